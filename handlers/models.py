@@ -1,0 +1,126 @@
+"""The contract between layers: a parsed `Query` goes in, an `Answer` comes out.
+
+Edges (CLI, Slack) build a `Query` with `handlers.parse`, handlers turn it into an `Answer`, and the edges render
+that `Answer`. Everything here is a frozen pydantic model, so a handler can never mutate what it was given, and
+`Answer.model_dump()` is the JSON contract of `gpubot ask --json` (see README, "JSON contract").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Intent = Literal[
+    "cheapest",
+    "price",
+    "compare",
+    "spec",
+    "recommend",
+    "tco",
+    "pitfalls",
+    "checklist",
+    "digest",
+    "history",
+    "help",
+    "unknown",
+]
+Pricing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
+Workload = Literal["training", "fine_tuning", "inference", "hpc", "rendering", "general"]
+Priority = Literal["cost", "performance", "ecosystem", "compliance"]
+Language = Literal["en", "zh"]
+Currency = Literal["USD", "CNY"]
+
+PRICINGS: tuple[Pricing, ...] = ("on_demand", "spot", "reserved_1y", "reserved_3y")
+
+
+class Model(BaseModel):
+    """Base of every contract model: immutable, strict about unknown fields, cheap to import."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+
+class NameIssue(Model):
+    """A name in the question that could not be resolved to exactly one thing in the knowledge base."""
+
+    kind: Literal["gpu", "provider", "region", "instance_type"]
+    text: str
+    status: Literal["unknown", "ambiguous"]
+    candidates: list[str] = Field(default_factory=list)
+
+
+class Query(Model):
+    """One question, parsed once. Handlers never see raw text."""
+
+    text: str = ""
+    intent: Intent = "unknown"
+    gpus: list[str] = Field(default_factory=list)
+    gpu_count: float | None = None
+    min_gpu_memory_gb: float | None = None
+    pricing: Pricing | None = None
+    providers: list[str] = Field(default_factory=list)
+    regions: list[str] = Field(default_factory=list)
+    instance_types: list[str] = Field(default_factory=list)
+    workload: Workload | None = None
+    model_size_b: float | None = None
+    priority: Priority | None = None
+    duration_hours: float | None = None
+    storage_gb: float | None = None
+    egress_gb: float | None = None
+    currency: Currency | None = None
+    top_n: int | None = None
+    language: Language = "en"
+    topic: str | None = None
+    issues: list[NameIssue] = Field(default_factory=list)
+
+
+class Offer(Model):
+    """One way to rent GPUs: an instance type in a region under one pricing model.
+
+    `price_per_hour` is for the whole instance, `price_per_gpu_hour` for one whole GPU (fractional and vGPU
+    offers are scaled up to a whole GPU), both in `currency`, the currency the vendor quoted. The `_usd` twins
+    carry the same figure in USD and are what rankings compare.
+    """
+
+    provider: str
+    instance_type: str
+    gpu: str
+    gpu_model: str | None = None
+    gpu_memory_gb: float | None = None
+    gpu_count: float
+    region: str
+    zone: str | None = None
+    pricing: Pricing
+    price_per_hour: float
+    price_per_gpu_hour: float
+    currency: str
+    price_per_hour_usd: float
+    price_per_gpu_hour_usd: float
+    source: str
+    as_of: str
+    vgpu: bool = False
+    kind: Literal["catalog", "pricing", "article"] = "catalog"
+    status: str = "ok"
+    note: str | None = None
+
+
+class Source(Model):
+    """Where figures in an answer came from, and how old they are."""
+
+    source: str
+    as_of: str
+
+
+class Answer(Model):
+    """What a handler returns; rendered to text, Block Kit or JSON by the edges."""
+
+    query: Query
+    title: str
+    offers: list[Offer] = Field(default_factory=list)
+    context: list[Offer] = Field(default_factory=list)
+    lines: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    suggestions: list[str] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list)
+    more: int = 0
+    extra: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,198 @@
+"""Build the knowledge base: validate every bundled data file and load it into one SQLite file.
+
+The SQLite file is a build artifact (`$GPUBOT_HOME/kb.db`), never committed and never edited: `gpubot kb build`
+(or the first question, when it is missing) rebuilds it from `knowledge/data/` plus the catalogs imported with
+`gpubot kb import`. A build writes a temporary file and renames it over the old one, so a failed build or import
+leaves the previous knowledge base serving, untouched.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from knowledge import pricing
+from knowledge.catalog import Catalog, read_catalog
+from knowledge.offers import Currency, convert
+from knowledge.paths import CATALOG_DIR, DATA_DIR, imports_dir, kb_path
+from knowledge.reference import gpu_families
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogSource:
+    """One catalog to load: bundled (from the manifest) or imported by a user."""
+
+    provider: str
+    path: Path
+    hosts_path: Path | None
+    currency: str
+    usd_per_unit: float
+    as_of: str
+    source: str
+
+    def currency_info(self) -> Currency:
+        if self.currency == "USD":
+            return Currency()
+        note = f"{self.currency} as returned by the vendor; the catalog stored USD at {self.usd_per_unit} USD per " \
+               f"{self.currency}"
+        return Currency(self.currency, self.usd_per_unit, note)
+
+
+def bundled_catalogs() -> list[CatalogSource]:
+    with (CATALOG_DIR / "manifest.csv").open(encoding="utf-8", newline="") as handle:
+        return [
+            CatalogSource(
+                provider=row["provider"],
+                path=CATALOG_DIR / row["file"],
+                hosts_path=CATALOG_DIR / row["hosts_file"] if row["hosts_file"] else None,
+                currency=row["currency"],
+                usd_per_unit=float(row["usd_per_unit"]),
+                as_of=row["as_of"],
+                source=row["source"],
+            )
+            for row in csv.DictReader(handle)
+        ]
+
+
+def imported_catalogs() -> list[CatalogSource]:
+    """Catalogs added with `gpubot kb import`, newest per provider (recorded in imports/manifest.json)."""
+    manifest = imports_dir() / "manifest.json"
+    if not manifest.exists():
+        return []
+    entries = json.loads(manifest.read_text(encoding="utf-8"))
+    return [
+        CatalogSource(
+            provider=e["provider"],
+            path=imports_dir() / e["file"],
+            hosts_path=imports_dir() / e["hosts_file"] if e.get("hosts_file") else None,
+            currency=e["currency"],
+            usd_per_unit=e["usd_per_unit"],
+            as_of=e["as_of"],
+            source=e["source"],
+        )
+        for e in entries.values()
+    ]
+
+
+def all_catalogs() -> list[CatalogSource]:
+    """Bundled catalogs, each replaced by a user import for the same provider."""
+    imported = {c.provider: c for c in imported_catalogs()}
+    bundled = [c for c in bundled_catalogs() if c.provider not in imported]
+    return bundled + list(imported.values())
+
+
+def _specs() -> list[dict]:
+    family_of = {model: family.name for family in gpu_families() for model in family.spec_models}
+    rows = []
+    with (DATA_DIR / "gpu_specs.csv").open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            record: dict = {"family": family_of.get(row["model"])}
+            for key, value in row.items():
+                if key in ("model", "vendor", "architecture", "form_factor", "memory_type", "source"):
+                    record[key] = value
+                else:
+                    record[key] = float(value) if value.strip() else None
+            rows.append(record)
+    return rows
+
+
+def load_catalogs(sources: list[CatalogSource]) -> tuple[list[dict], list[dict], list[str]]:
+    """(offers, raw rows, skipped notes) for all catalogs; raises CatalogError on the first bad file."""
+    offers: list[dict] = []
+    raw: list[dict] = []
+    skipped: list[str] = []
+    for src in sources:
+        catalog = read_catalog(src.path)
+        hosts: Catalog | None = read_catalog(src.hosts_path) if src.hosts_path else None
+        result = convert(src.provider, catalog, hosts=hosts.hosts if hosts else (), currency=src.currency_info(),
+                         source=src.source, as_of=src.as_of)
+        offers += result.offers
+        skipped += [f"{src.provider} {src.path.name} {s}" for s in result.skipped]
+        for cat in (catalog, hosts) if hosts else (catalog,):
+            for row in (*cat.rows, *cat.hosts):
+                raw.append({"provider": src.provider, "file": Path(cat.path).name, "line": row.line,
+                            "instance_type": row.instance_type, "accelerator": row.accelerator,
+                            "accelerator_count": row.accelerator_count, "vcpus": row.vcpus,
+                            "memory_gib": row.memory_gib, "gpu_info": row.gpu_info, "price": row.price,
+                            "spot_price": row.spot_price, "region": row.region, "zone": row.zone,
+                            "generation": row.generation, "arch": row.arch})
+    return offers, raw, skipped
+
+
+def _gpu_info(offers: list[dict], provider: str) -> dict[str, dict]:
+    keys = ("accelerator", "gpu", "gpu_model", "gpu_kind", "gpu_memory_gb", "gpu_count", "accelerator_count", "vgpu",
+            "vcpus", "memory_gib")
+    return {o["instance_type"]: {k: o[k] for k in keys} for o in offers if o["provider"] == provider}
+
+
+def build(target: Path | None = None) -> dict:
+    """Build the knowledge base atomically; return a small report (counts, seconds, skipped rows)."""
+    import sqlite_utils
+
+    started = time.perf_counter()
+    target = target or kb_path()
+    offers, raw, skipped = load_catalogs(all_catalogs())
+    aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"))
+    gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"))
+    risks += pricing.spot_advisor({o["instance_type"] for o in offers if o["provider"] == "aws"} |
+                                  {r["instance_type"] for r in risks})
+    all_offers = offers + aws_offers + gcp_offers
+
+    from knowledge import facts_loader
+
+    extra = facts_loader.tables(all_offers)
+
+    fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".db", dir=target.parent)
+    os.close(fd)
+    try:
+        db = sqlite_utils.Database(tmp)
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        with db.conn:
+            db["meta"].insert_all(
+                [{"key": "schema_version", "value": str(SCHEMA_VERSION)},
+                 {"key": "built_at", "value": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}],
+                pk="key",
+            )
+            db["gpus"].insert_all(
+                [{**f.model_dump(), "aliases": json.dumps(f.aliases), "spec_models": json.dumps(f.spec_models)}
+                 for f in gpu_families()],
+                pk="name",
+            )
+            db["gpu_specs"].insert_all(_specs(), pk="model")
+            db["catalog_rows"].insert_all(raw, batch_size=2000)
+            db["offers"].insert_all(all_offers + extra.pop("article_offers", []), batch_size=2000)
+            db["price_terms"].insert_all(terms + gcp_terms, batch_size=2000)
+            db["spot_risk"].insert_all(risks, batch_size=2000)
+            for name, rows in extra.items():
+                if rows:
+                    db[name].insert_all(rows, batch_size=2000, alter=True)
+            db["skipped"].insert_all([{"note": s} for s in skipped] or [{"note": ""}])
+            db["offers"].create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
+            db["offers"].create_index(["instance_type"])
+            db["offers"].create_index(["provider", "pricing"])
+            db["price_terms"].create_index(["instance_type", "region"])
+            db["spot_risk"].create_index(["instance_type", "region"])
+            db["catalog_rows"].create_index(["provider", "instance_type"])
+        db.execute("ANALYZE")
+        db.close()
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return {
+        "path": str(target),
+        "offers": len(all_offers),
+        "catalog_rows": len(raw),
+        "price_terms": len(terms) + len(gcp_terms),
+        "spot_risk": len(risks),
+        "skipped": skipped,
+        "seconds": round(time.perf_counter() - started, 2),
+    }

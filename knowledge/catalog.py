@@ -1,0 +1,194 @@
+"""Read a GPU instance catalog in SkyPilot's CSV format, for any cloud.
+
+The importer is driven by the file's header, not by the cloud: columns may come in any order, and only
+`AcceleratorName`, `AcceleratorCount`, `Price` and `Region` are required on accelerator rows. Rows with an empty
+`AcceleratorName` are host-VM rows (GCP prices attached GPUs without their host VM; see `knowledge.offers`).
+
+The format's traps are handled here, once: an empty `Price`/`SpotPrice` means "no offer" (never zero), exact
+duplicate rows are tolerated (GCP's source repeats some), conflicting duplicates are an error, and every problem
+is reported as a `CatalogError` naming the file, line and column, before anything is stored.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+REQUIRED = ("AcceleratorName", "AcceleratorCount", "Price", "Region")
+KNOWN = (
+    "InstanceType",
+    "AcceleratorName",
+    "AcceleratorCount",
+    "vCPUs",
+    "MemoryGiB",
+    "GpuInfo",
+    "Price",
+    "SpotPrice",
+    "Region",
+    "AvailabilityZone",
+    "Generation",
+    "Arch",
+)
+MAX_BYTES = 200 * 1024 * 1024
+
+
+class CatalogError(ValueError):
+    """A catalog file that cannot be imported; the message names file, line and column."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None, column: str | None = None):
+        where = str(path)
+        if line is not None:
+            where += f", line {line}"
+        if column:
+            where += f", column {column}"
+        super().__init__(f"{where}: {message}")
+        self.path, self.line, self.column = str(path), line, column
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogRow:
+    """One row of a catalog; prices are USD per instance-hour (None = no offer)."""
+
+    line: int
+    instance_type: str
+    accelerator: str
+    accelerator_count: float
+    vcpus: float | None
+    memory_gib: float | None
+    gpu_info: str
+    price: float | None
+    spot_price: float | None
+    region: str
+    zone: str
+    generation: str
+    arch: str
+
+    @property
+    def is_host(self) -> bool:
+        return not self.accelerator
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """A validated catalog file: accelerator rows, host-VM rows, and what was tolerated."""
+
+    path: str
+    header: tuple[str, ...]
+    rows: tuple[CatalogRow, ...]
+    hosts: tuple[CatalogRow, ...]
+    duplicates: int
+
+
+def _number(
+    text: str, path: str | Path, line: int, column: str, *, price: bool = False, zero_ok: bool = False
+) -> float | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise CatalogError(path, f"{text!r} is not a number", line, column) from None
+    if not math.isfinite(value):
+        raise CatalogError(path, f"{text!r} is not a finite number", line, column)
+    if price and (value < 0 or (value == 0 and not zero_ok)):
+        raise CatalogError(path, f"price {text} must be positive (leave the cell empty for 'no offer')", line, column)
+    if not price and value < 0:
+        raise CatalogError(path, f"{text} must not be negative", line, column)
+    return value
+
+
+def read_catalog(path: str | Path) -> Catalog:
+    """Parse and validate a catalog file; raise `CatalogError` on the first problem."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CatalogError(path, f"cannot read file ({exc.strerror or exc})") from None
+    if len(raw) > MAX_BYTES:
+        raise CatalogError(path, f"file is larger than {MAX_BYTES // 2**20} MB")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CatalogError(path, f"not UTF-8 text (byte {raw[exc.start]:#x})", line) from None
+    return parse_catalog(text, path)
+
+
+def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
+    """Validate catalog text (see `read_catalog`)."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = tuple(cell.strip() for cell in next(reader))
+    except StopIteration:
+        raise CatalogError(path, "file is empty (expected a SkyPilot catalog header)", 1) from None
+    except csv.Error as exc:
+        raise CatalogError(path, f"malformed CSV ({exc})", 1) from None
+    missing = [name for name in REQUIRED if name not in header]
+    if missing:
+        raise CatalogError(path, f"missing column(s) {', '.join(missing)}; header is {','.join(header)}", 1)
+    if len(set(header)) != len(header):
+        raise CatalogError(path, "duplicate column names in header", 1)
+    index = {name: header.index(name) for name in KNOWN if name in header}
+
+    rows: list[CatalogRow] = []
+    hosts: list[CatalogRow] = []
+    seen: dict[tuple, tuple] = {}
+    duplicates = 0
+    try:
+        for record in reader:
+            line = reader.line_num
+            if not record or all(not cell.strip() for cell in record):
+                continue
+            if len(record) != len(header):
+                raise CatalogError(
+                    path, f"expected {len(header)} cells, found {len(record)} (truncated or malformed row)", line
+                )
+
+            def cell(name: str, record: list[str] = record) -> str:
+                return record[index[name]].strip() if name in index else ""
+
+            region = cell("Region")
+            if not region:
+                raise CatalogError(path, "empty region", line, "Region")
+            accelerator = cell("AcceleratorName")
+            count = _number(cell("AcceleratorCount"), path, line, "AcceleratorCount")
+            if accelerator and not count:
+                raise CatalogError(path, "an accelerator row needs a positive AcceleratorCount", line, "AcceleratorCount")
+            row = CatalogRow(
+                line=line,
+                instance_type=cell("InstanceType"),
+                accelerator=accelerator,
+                accelerator_count=count or 0.0,
+                vcpus=_number(cell("vCPUs"), path, line, "vCPUs"),
+                memory_gib=_number(cell("MemoryGiB"), path, line, "MemoryGiB"),
+                gpu_info=cell("GpuInfo"),
+                # host-VM rows may be 0.0: the accelerator row already carries the whole price (GCP a4)
+                price=_number(cell("Price"), path, line, "Price", price=True, zero_ok=not accelerator),
+                spot_price=_number(cell("SpotPrice"), path, line, "SpotPrice", price=True, zero_ok=not accelerator),
+                region=region,
+                zone=cell("AvailabilityZone"),
+                generation=cell("Generation"),
+                arch=cell("Arch"),
+            )
+            if not row.instance_type and not row.accelerator:
+                raise CatalogError(path, "row has neither an instance type nor an accelerator", line, "InstanceType")
+            key = (row.instance_type, row.accelerator, row.accelerator_count, row.region, row.zone)
+            value = (row.price, row.spot_price, row.vcpus, row.memory_gib, row.gpu_info)
+            if key in seen:
+                if seen[key] != value:
+                    raise CatalogError(
+                        path, f"conflicting duplicate of an earlier row for {key[0] or key[1]} in {key[3]}", line
+                    )
+                duplicates += 1
+                continue
+            seen[key] = value
+            (hosts if row.is_host else rows).append(row)
+    except csv.Error as exc:
+        raise CatalogError(path, f"malformed CSV ({exc})", reader.line_num) from None
+    if not rows and not hosts:
+        raise CatalogError(path, "no data rows")
+    return Catalog(str(path), header, tuple(rows), tuple(hosts), duplicates)

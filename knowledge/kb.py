@@ -1,0 +1,203 @@
+"""Read-only access to the knowledge base: small query functions over one SQLite connection.
+
+`KB.open()` builds the knowledge base on first use (or after an upgrade changed its schema) and then opens it
+read-only. Queries return plain dicts with the columns of their table; handlers turn them into models.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from knowledge.paths import kb_path
+
+_MEMORY = re.compile(r"^(?P<family>.+?)\s+(?P<memory>\d+(?:\.\d+)?)\s*GB$", re.IGNORECASE)
+
+
+class KnowledgeBaseError(RuntimeError):
+    """The knowledge base is missing, corrupt or could not be built."""
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRef:
+    """A GPU as a query names it: a family ("A100"), optionally one memory variant ("A100 80GB")."""
+
+    family: str
+    memory_gb: float | None = None
+
+    @classmethod
+    def parse(cls, name: str) -> GpuRef:
+        match = _MEMORY.match(name.strip())
+        if match:
+            return cls(match.group("family"), float(match.group("memory")))
+        return cls(name.strip())
+
+    def __str__(self) -> str:
+        return f"{self.family} {self.memory_gb:g}GB" if self.memory_gb else self.family
+
+
+class KB:
+    """The knowledge base, opened read-only."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise KnowledgeBaseError(f"knowledge base {path} is unreadable ({exc}); run `gpubot kb build`") from exc
+
+    @classmethod
+    def open(cls, path: Path | None = None, *, build_if_missing: bool = True) -> KB:
+        """Open the knowledge base, building it first when it is missing, stale or corrupt."""
+        from knowledge.build import SCHEMA_VERSION
+
+        path = path or kb_path()
+        if path.exists():
+            try:
+                kb = cls(path)
+                if kb.meta("schema_version") == str(SCHEMA_VERSION):
+                    return kb
+                kb.close()
+            except KnowledgeBaseError:
+                if not build_if_missing:
+                    raise
+        if not build_if_missing:
+            raise KnowledgeBaseError(f"knowledge base {path} is missing; run `gpubot kb build`")
+        from knowledge.build import build
+
+        build(path)
+        return cls(path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def rows(self, sql: str, params: Sequence | dict = ()) -> list[dict]:
+        return [dict(row) for row in self.conn.execute(sql, params)]
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    # --- names -------------------------------------------------------------------------------------------------
+
+    @cached_property
+    def gpu_names(self) -> dict[str, str]:
+        """Every name a GPU family goes by (lower-cased) -> the family's knowledge-base name."""
+        names: dict[str, str] = {}
+        for row in self.conn.execute("SELECT name, aliases, spec_models FROM gpus"):
+            for alias in [row["name"], *json.loads(row["aliases"]), *json.loads(row["spec_models"])]:
+                names.setdefault(alias.lower(), row["name"])
+        for row in self.conn.execute("SELECT DISTINCT accelerator, gpu FROM offers WHERE kind = 'catalog'"):
+            names.setdefault(row["accelerator"].lower(), row["gpu"])
+            names.setdefault(row["gpu"].lower(), row["gpu"])
+        return names
+
+    @cached_property
+    def gpu_kinds(self) -> dict[str, str]:
+        kinds = {row["name"]: row["kind"] for row in self.conn.execute("SELECT name, kind FROM gpus")}
+        for row in self.conn.execute("SELECT DISTINCT gpu, gpu_kind FROM offers"):
+            kinds.setdefault(row["gpu"], row["gpu_kind"])
+        return kinds
+
+    @cached_property
+    def providers(self) -> dict[str, dict]:
+        return {row["id"]: row for row in self.rows("SELECT * FROM providers")}
+
+    @cached_property
+    def provider_names(self) -> dict[str, str]:
+        """alias (lower-cased) -> provider id"""
+        names: dict[str, str] = {}
+        for pid, row in self.providers.items():
+            for alias in [pid, row.get("name_en") or pid, row.get("name_zh") or pid, *json.loads(row["aliases"] or "[]")]:
+                names.setdefault(alias.lower(), pid)
+        return names
+
+    @cached_property
+    def regions(self) -> dict[str, set[str]]:
+        """region id -> providers that have offers there"""
+        regions: dict[str, set[str]] = {}
+        for row in self.conn.execute("SELECT DISTINCT region, provider FROM offers WHERE kind != 'article'"):
+            regions.setdefault(row["region"], set()).add(row["provider"])
+        return regions
+
+    @cached_property
+    def instance_types(self) -> dict[str, str]:
+        """instance type (lower-cased) -> its spelling in the knowledge base"""
+        return {
+            row[0].lower(): row[0]
+            for row in self.conn.execute("SELECT DISTINCT instance_type FROM offers WHERE kind != 'article'")
+        }
+
+    # --- offers ------------------------------------------------------------------------------------------------
+
+    def offers(
+        self,
+        *,
+        gpus: Iterable[GpuRef] = (),
+        pricing: str | None = None,
+        providers: Iterable[str] = (),
+        regions: Iterable[str] = (),
+        instance_types: Iterable[str] = (),
+        gpu_count: float | None = None,
+        min_memory_gb: float | None = None,
+        kinds: Iterable[str] = ("catalog", "pricing"),
+        limit: int | None = None,
+        order: str = "price_per_gpu_hour_usd, provider, instance_type, region",
+    ) -> list[dict]:
+        """Offers matching every given filter, cheapest per GPU-hour (USD) first."""
+        where, params = ["kind IN (%s)" % ",".join("?" * len(kinds := list(kinds)))], list(kinds)
+        gpu_clauses = []
+        for ref in gpus:
+            if ref.memory_gb:
+                gpu_clauses.append("(gpu = ? AND ABS(gpu_memory_gb - ?) < 0.6)")
+                params += [ref.family, ref.memory_gb]
+            else:
+                gpu_clauses.append("gpu = ?")
+                params.append(ref.family)
+        if gpu_clauses:
+            where.append("(" + " OR ".join(gpu_clauses) + ")")
+        for column, values in (("provider", providers), ("region", regions), ("instance_type", instance_types)):
+            values = list(values)
+            if values:
+                where.append(f"{column} IN ({','.join('?' * len(values))})")
+                params += values
+        if pricing:
+            where.append("pricing = ?")
+            params.append(pricing)
+        if gpu_count:
+            where.append("ABS(gpu_count - ?) < 1e-6")
+            params.append(gpu_count)
+        if min_memory_gb:
+            where.append("gpu_memory_gb >= ?")
+            params.append(min_memory_gb)
+        sql = f"SELECT * FROM offers WHERE {' AND '.join(where)} ORDER BY {order}"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return self.rows(sql, params)
+
+    def price_terms(self, instance_type: str, region: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM price_terms WHERE instance_type = ?"
+        params: list = [instance_type]
+        if region:
+            sql += " AND region = ?"
+            params.append(region)
+        return self.rows(sql + " ORDER BY region, term", params)
+
+    def spot_risk(self, instance_type: str, region: str | None = None) -> list[dict]:
+        """Interruption buckets, newest first, for one instance type (optionally one region)."""
+        sql = "SELECT * FROM spot_risk WHERE instance_type = ?"
+        params: list = [instance_type]
+        if region:
+            sql += " AND region = ?"
+            params.append(region)
+        return self.rows(sql + " ORDER BY as_of DESC, region", params)
+
+    def fx(self) -> dict:
+        return self.rows("SELECT * FROM fx LIMIT 1")[0]

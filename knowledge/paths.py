@@ -1,0 +1,39 @@
+"""Where gpubot reads bundled data and where it writes its own files.
+
+Nothing is ever written inside the installed package: the knowledge base (a rebuildable artifact) and the
+persistent state (price history, subscriptions, settings) live under `GPUBOT_HOME`, by default a per-user data
+folder (`$XDG_DATA_HOME/gpubot`, else `~/.local/share/gpubot`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+CATALOG_DIR = DATA_DIR / "catalogs"
+PRICING_DIR = DATA_DIR / "pricing"
+
+
+def home() -> Path:
+    """The folder gpubot writes to (created on demand)."""
+    configured = os.environ.get("GPUBOT_HOME")
+    if configured:
+        path = Path(configured).expanduser()
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        path = Path(base) / "gpubot"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def kb_path() -> Path:
+    """The knowledge-base SQLite file (rebuilt from bundled data by `gpubot kb build`)."""
+    return home() / "kb.db"
+
+
+def imports_dir() -> Path:
+    """Catalogs imported with `gpubot kb import`, kept so that a rebuild includes them."""
+    path = home() / "imports"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,147 @@
+"""Reserved and committed prices and spot interruption risk, from the dated files in `knowledge/data/pricing/`.
+
+- AWS (`aws_gpu_instances_reserved_spot.json`, ec2instances.info schema, 2025-11-30): every reserved-instance
+  term per region (Linux) goes to `price_terms`; `reserved_1y`/`reserved_3y` offers are the Standard, no-upfront
+  effective hourly rates. Spot interruption buckets go to `spot_risk`.
+- AWS Spot Advisor (`aws_spot_advisor.json`, 2025-06-28): buckets for many more types and regions.
+- GCP (`gcp_gpu_commitments.yml`, 2026-07-30): whole-VM hourly, spot, 1- and 3-year committed prices
+  (`month_1y / 730`).
+
+A provider offering no such term for a type or region simply has no row: answers say so rather than invent one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from knowledge.paths import PRICING_DIR
+
+AWS_FILE = "aws_gpu_instances_reserved_spot.json"
+AWS_AS_OF = "2025-11-30"
+AWS_SOURCE = "ec2instances.info via tsaol/aws-gpu gpu_instances_raw.json @2d0108c"
+ADVISOR_FILE = "aws_spot_advisor.json"
+ADVISOR_AS_OF = "2025-06-28"
+ADVISOR_SOURCE = "AWS Spot Instance Advisor feed via alexei-led/spotinfo @5bdc33c"
+GCP_FILE = "gcp_gpu_commitments.yml"
+GCP_AS_OF = "2026-07-30"
+GCP_SOURCE = "Google Cloud Billing Catalog via Cyclenerd/google-cloud-pricing-cost-calculator @fd66b26"
+HOURS_PER_MONTH = 730  # the GCP file's own convention (month = hour x 730)
+
+RESERVED_TERMS = {"reserved_1y": "yrTerm1Standard.noUpfront", "reserved_3y": "yrTerm3Standard.noUpfront"}
+GCP_TERMS = {"reserved_1y": "month_1y", "reserved_3y": "month_3y"}
+GCP_GPU_KEYS = {
+    "a100": ("A100", "A100 40GB SXM4", 40.0),
+    "a100-80gb": ("A100", "A100 80GB SXM4", 80.0),
+    "h100-80gb": ("H100", "H100 SXM5 80GB", 80.0),
+    "h100-80gb-mega": ("H100", "H100 SXM5 80GB", 80.0),
+    "l4": ("L4", "L4", 24.0),
+    "rtx6000": ("RTX PRO 6000", None, 96.0),
+}
+BUCKETS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
+
+
+def _offer(base: dict, provider: str, instance_type: str, region: str, pricing: str, usd: float, source: str,
+           as_of: str, note: str) -> dict:
+    gpus = base["gpu_count"]
+    return {
+        **base,
+        "provider": provider,
+        "instance_type": instance_type,
+        "region": region,
+        "zone": None,
+        "pricing": pricing,
+        "price_per_hour": usd,
+        "price_per_gpu_hour": usd / gpus,
+        "currency": "USD",
+        "price_per_hour_usd": usd,
+        "price_per_gpu_hour_usd": usd / gpus,
+        "kind": "pricing",
+        "status": "ok",
+        "note": note,
+        "source": source,
+        "as_of": as_of,
+        "line": None,
+    }
+
+
+def aws_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple[list[dict], list[dict], list[dict]]:
+    """(reserved offers, price_terms rows, spot_risk rows) from the AWS reserved/spot file."""
+    offers: list[dict] = []
+    terms: list[dict] = []
+    risks: list[dict] = []
+    for item in json.loads((directory / AWS_FILE).read_text(encoding="utf-8")):
+        instance_type = item["instance_type"]
+        base = gpu_info.get(instance_type)
+        for region, by_os in item.get("pricing", {}).items():
+            linux = by_os.get("linux")
+            if not linux:
+                continue
+            for term, value in (("ondemand", linux.get("ondemand")), *linux.get("reserved", {}).items(),
+                                ("spot_min", linux.get("spot_min")), ("spot_avg", linux.get("spot_avg")),
+                                ("spot_max", linux.get("spot_max"))):
+                if value in (None, "", "0", "0.0"):
+                    continue
+                terms.append({"provider": "aws", "instance_type": instance_type, "region": region, "term": term,
+                              "price_per_hour": float(value), "currency": "USD", "source": AWS_SOURCE,
+                              "as_of": AWS_AS_OF})
+            for pricing, term in RESERVED_TERMS.items():
+                value = linux.get("reserved", {}).get(term)
+                if base and value and float(value) > 0:
+                    offers.append(_offer(base, "aws", instance_type, region, pricing, float(value), AWS_SOURCE,
+                                         AWS_AS_OF, f"AWS {term} (effective hourly rate)"))
+            if linux.get("pct_interrupt") in BUCKETS:
+                risks.append({"provider": "aws", "instance_type": instance_type, "region": region,
+                              "bucket": linux["pct_interrupt"], "bucket_index": BUCKETS.index(linux["pct_interrupt"]),
+                              "savings_pct": linux.get("pct_savings_od"), "source": AWS_SOURCE, "as_of": AWS_AS_OF})
+    return offers, terms, risks
+
+
+def spot_advisor(instance_types: Iterable[str], directory: Path = PRICING_DIR) -> list[dict]:
+    """Spot Advisor buckets (Linux) for the given instance types, every region."""
+    wanted = set(instance_types)
+    data = json.loads((directory / ADVISOR_FILE).read_text(encoding="utf-8"))
+    labels = [entry["label"] for entry in data["ranges"]]
+    rows = []
+    for region, by_os in data["spot_advisor"].items():
+        for instance_type, entry in by_os.get("Linux", {}).items():
+            if instance_type in wanted:
+                rows.append({"provider": "aws", "instance_type": instance_type, "region": region,
+                             "bucket": labels[entry["r"]], "bucket_index": entry["r"], "savings_pct": entry.get("s"),
+                             "source": ADVISOR_SOURCE, "as_of": ADVISOR_AS_OF})
+    return rows
+
+
+def gcp_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple[list[dict], list[dict]]:
+    """(committed-use offers, price_terms rows) from the GCP pricing file."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = yaml.load((directory / GCP_FILE).read_text(encoding="utf-8"), Loader=loader)
+    offers: list[dict] = []
+    terms: list[dict] = []
+    for machine, entry in data["compute"]["instance"].items():
+        base = gpu_info.get(machine)
+        if base is None:
+            key = next((k for k in GCP_GPU_KEYS if entry.get(k)), None)
+            if key:
+                gpu, model, memory = GCP_GPU_KEYS[key]
+                base = {"accelerator": key, "gpu": gpu, "gpu_model": model, "gpu_kind": "gpu", "gpu_memory_gb": memory,
+                        "gpu_count": float(entry[key]), "accelerator_count": float(entry[key]), "vgpu": False,
+                        "vcpus": entry.get("cpu"), "memory_gib": entry.get("ram")}
+        for region, cost in entry.get("cost", {}).items():
+            hourly = {"ondemand": cost.get("hour"), "spot": cost.get("hour_spot")}
+            for pricing, month_key in GCP_TERMS.items():
+                if cost.get(month_key):
+                    hourly[pricing] = cost[month_key] / HOURS_PER_MONTH
+            for term, value in hourly.items():
+                if value:
+                    terms.append({"provider": "gcp", "instance_type": machine, "region": region, "term": term,
+                                  "price_per_hour": float(value), "currency": "USD", "source": GCP_SOURCE,
+                                  "as_of": GCP_AS_OF})
+            for pricing in GCP_TERMS:
+                if base and hourly.get(pricing):
+                    offers.append(_offer(base, "gcp", machine, region, pricing, float(hourly[pricing]), GCP_SOURCE,
+                                         GCP_AS_OF, f"GCP {pricing[-2:]} committed use, whole VM (month / 730)"))
+    return offers, terms

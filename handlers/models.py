@@ -111,8 +111,47 @@ class Source(Model):
     as_of: str
 
 
+class RuleHit(Model):
+    """A rule that fired while answering, with its explanation in the question's language."""
+
+    id: str
+    explain: str
+
+
+class Recommendation(Model):
+    gpu: str
+    gpu_memory_gb: float | None = None
+    gpu_count: float | None = None
+    offer: Offer | None = None
+    reason: str
+
+
+class Pitfall(Model):
+    id: str
+    title: str
+    body: str
+    severity: str
+    tags: dict[str, list[str]] = Field(default_factory=dict)
+    source: str
+
+
+class Tco(Model):
+    hours: float
+    pricing: Pricing
+    compute: float
+    storage: float
+    egress: float
+    total: float
+    currency: str
+    assumptions: list[str] = Field(default_factory=list)
+
+
 class Answer(Model):
-    """What a handler returns; rendered to text, Block Kit or JSON by the edges."""
+    """What a handler returns; rendered to text, Block Kit or JSON by the edges.
+
+    `title` is the one-line headline, `offers` the ranked offers, `context` dated figures shown beside them
+    (seed-article prices), `lines` the reasoning, `notes` caveats, `suggestions` did-you-mean choices.
+    """
 
     query: Query
     title: str
@@ -123,4 +162,10 @@ class Answer(Model):
     suggestions: list[str] = Field(default_factory=list)
     sources: list[Source] = Field(default_factory=list)
     more: int = 0
+    recommendations: list[Recommendation] = Field(default_factory=list)
+    rules: list[RuleHit] = Field(default_factory=list)
+    specs: list[dict[str, Any]] = Field(default_factory=list)
+    tco: Tco | None = None
+    tco_options: list[Tco] = Field(default_factory=list)
+    pitfalls: list[Pitfall] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)

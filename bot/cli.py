@@ -1,0 +1,155 @@
+"""The `gpubot` command line: the same engine as the Slack app, without Slack.
+
+    gpubot ask "cheapest A100 spot" [--json]      answer a question
+    gpubot parse ["TEXT"] [--json]                 show the parsed query (no TEXT: one question per stdin line)
+    gpubot kb build | stats                        (re)build or describe the knowledge base
+    gpubot kb import PATH --provider NAME          add a catalog in SkyPilot's format for any cloud
+
+Other commands (serve, digest, prices, history, db) are registered by their own modules in `COMMANDS`.
+Heavy modules are imported only by the command that needs them, so `gpubot ask` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Sequence
+
+# command name -> module exposing add_arguments(parser) and run(args) -> int
+COMMANDS: dict[str, str] = {}
+
+
+def _print_json(data: object) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _open_kb():
+    from knowledge.kb import KB
+
+    return KB.open()
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from bot.pipeline import answer
+    from bot.render import answer_json, render_text
+
+    text = " ".join(args.text).strip()
+    result = answer(text, _open_kb())
+    if args.json:
+        _print_json(answer_json(result))
+    else:
+        sys.stdout.write(render_text(result))
+    return 0
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from bot.pipeline import understand
+
+    kb = _open_kb()
+    texts = [" ".join(args.text)] if args.text else (line.rstrip("\n") for line in sys.stdin)
+    for text in texts:
+        query = understand(text, kb).model_dump(mode="json")
+        if args.json or not args.text:
+            sys.stdout.write(json.dumps(query, ensure_ascii=False) + "\n")
+        else:
+            _print_json(query)
+    return 0
+
+
+def cmd_kb(args: argparse.Namespace) -> int:
+    from knowledge.catalog import CatalogError
+
+    if args.kb_command == "build":
+        from knowledge.build import build
+
+        report = build()
+        print(f"built {report['path']}: {report['offers']} offers from {report['catalog_rows']} catalog rows, "
+              f"{report['price_terms']} price terms, {report['spot_risk']} spot-risk rows in {report['seconds']} s "
+              f"({len(report['skipped'])} catalog figures skipped as non-prices)")
+        return 0
+    if args.kb_command == "import":
+        from knowledge.imports import import_catalog
+
+        try:
+            report = import_catalog(args.path, args.provider, hosts=args.hosts, currency=args.currency,
+                                    usd_per_unit=args.usd_per_unit, source=args.source, as_of=args.as_of)
+        except (CatalogError, ValueError) as exc:
+            print(f"gpubot: import failed: {exc}\nThe knowledge base was not changed.", file=sys.stderr)
+            return 2
+        print(f"imported {report['rows']} rows for {report['provider']}: {report['offers']} offers "
+              f"({report['duplicates']} exact duplicate rows ignored, {len(report['skipped'])} figures skipped)")
+        for note in report["skipped"][:20]:
+            print(f"  skipped {note}")
+        return 0
+    kb = _open_kb()
+    stats = {
+        "path": str(kb.path),
+        "built_at": kb.meta("built_at"),
+        "offers_by_provider": {r["provider"]: r["n"] for r in kb.rows(
+            "SELECT provider, COUNT(*) n FROM offers GROUP BY provider ORDER BY provider")},
+        "catalog_rows": kb.rows("SELECT COUNT(*) n FROM catalog_rows")[0]["n"],
+        "gpus": len(kb.rows("SELECT name FROM gpus")),
+    }
+    _print_json(stats)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpubot", description="Where to rent GPUs: prices, specs, advice.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ask = sub.add_parser("ask", help="answer a question (English or Chinese)")
+    ask.add_argument("text", nargs="+", help='the question, e.g. "cheapest A100 spot"')
+    ask.add_argument("--json", action="store_true", help="print the JSON contract instead of text")
+    ask.set_defaults(func=cmd_ask)
+
+    parse = sub.add_parser("parse", help="show how a question is understood")
+    parse.add_argument("text", nargs="*", help="the question; without it, read one per line from stdin")
+    parse.add_argument("--json", action="store_true", help="one JSON object per line")
+    parse.set_defaults(func=cmd_parse)
+
+    kb = sub.add_parser("kb", help="the knowledge base")
+    kb_sub = kb.add_subparsers(dest="kb_command", required=True)
+    kb_sub.add_parser("build", help="rebuild it from the bundled data and imported catalogs")
+    kb_sub.add_parser("stats", help="describe it")
+    imp = kb_sub.add_parser("import", help="import a catalog file in SkyPilot's format")
+    imp.add_argument("path", help="catalog CSV (SkyPilot format, any column order)")
+    imp.add_argument("--provider", required=True, help="provider id, e.g. aws or lambda")
+    imp.add_argument("--hosts", help="host-VM rows priced separately (like gcp_host_vms.csv)")
+    imp.add_argument("--currency", help="vendor currency the USD prices were converted from (e.g. CNY)")
+    imp.add_argument("--usd-per-unit", type=float, help="USD per unit of --currency used in the conversion")
+    imp.add_argument("--source", help="where the file came from (shown with every price)")
+    imp.add_argument("--as-of", help="date of the prices (default: today)")
+    kb.set_defaults(func=cmd_kb)
+
+    for name, module in COMMANDS.items():
+        command = importlib.import_module(module)
+        sub_parser = sub.add_parser(name, help=(command.__doc__ or name).strip().splitlines()[0])
+        command.add_arguments(sub_parser)
+        sub_parser.set_defaults(func=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the last line of defence: a clear message, never a traceback
+        from knowledge.kb import KnowledgeBaseError
+
+        import logging
+
+        if isinstance(exc, KnowledgeBaseError):
+            print(f"gpubot: {exc}", file=sys.stderr)
+            return 2
+        logging.getLogger("gpubot").debug("unexpected error", exc_info=True)
+        print(f"gpubot: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""One path from a question to an answer, shared by the CLI and Slack: parse -> route -> handler -> Answer.
+
+Errors never escape as tracebacks: a knowledge-base problem and an unexpected error both become short answers
+(the latter logged with context), in the question's language.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from handlers.models import Answer, Query
+from knowledge.kb import KB, KnowledgeBaseError
+
+log = logging.getLogger("gpubot")
+
+
+def understand(text: str, kb: KB) -> Query:
+    """Parse a question into a `Query` against the knowledge base's names."""
+    from handlers.parse import Vocabulary, parse
+
+    return parse(text, Vocabulary.from_kb(kb))
+
+
+def answer_query(query: Query, kb: KB) -> Answer:
+    """Answer an already-parsed query; never raises."""
+    from handlers import route
+    from handlers.i18n import t
+
+    try:
+        return route(query)(query, kb)
+    except KnowledgeBaseError as exc:
+        log.error("knowledge base unavailable: %s", exc)
+        return Answer(query=query, title=t("error.kb", query.language, detail=type(exc).__name__))
+    except Exception:
+        log.exception("internal error answering %r (intent %s)", query.text, query.intent)
+        return Answer(query=query, title=t("error.internal", query.language))
+
+
+def answer(text: str, kb: KB) -> Answer:
+    """Answer a question in plain text; never raises."""
+    try:
+        query = understand(text, kb)
+    except Exception:
+        log.exception("internal error parsing %r", text)
+        from handlers.i18n import t
+
+        lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
+        return Answer(query=Query(text=text[:500], language=lang), title=t("error.internal", lang))
+    return answer_query(query, kb)

@@ -1,0 +1,97 @@
+"""cheapest <gpu> [xN] [spot|on-demand|reserved] [on provider] [in region]: the cheapest offers per GPU-hour."""
+
+from __future__ import annotations
+
+from handlers.common import money, name_notes, offer, pricing_label, sources
+from handlers.i18n import t
+from handlers.models import Answer, Offer, Query
+from knowledge.kb import KB, GpuRef
+
+DEFAULT_TOP = 5
+
+
+def handle(query: Query, kb: KB) -> Answer:
+    """cheapest <gpu> [xN] [spot|on-demand|reserved] [on provider] [in region]: cheapest offers per GPU-hour"""
+    lang = query.language
+    pricing = query.pricing or "on_demand"
+    notes, suggestions = name_notes(query)
+    if not query.gpus and not query.min_gpu_memory_gb:
+        return Answer(query=query, title=t("cheapest.which_gpu", lang), notes=notes, suggestions=suggestions)
+    refs = [GpuRef.parse(name) for name in query.gpus]
+    what = " / ".join(query.gpus) or f">= {query.min_gpu_memory_gb:g} GB"
+    if query.gpu_count:
+        what = f"{query.gpu_count:g}x {what}"
+    top = query.top_n or DEFAULT_TOP
+    filters = dict(gpus=refs, pricing=pricing, providers=query.providers, regions=query.regions,
+                   min_memory_gb=query.min_gpu_memory_gb)
+    rows = kb.offers(**filters, gpu_count=query.gpu_count)
+    if not rows and query.gpu_count:
+        rows = kb.offers(**filters)
+        if rows:
+            notes.append(t("cheapest.count_fallback", lang, count=query.gpu_count))
+    if not query.gpus:
+        rows = [r for r in rows if kb.gpu_kinds.get(r["gpu"]) == "gpu"]
+    ranked, context = _with_articles(kb, query, refs, pricing, [offer(r) for r in rows], notes)
+    title = t("cheapest.title", lang, what=what, pricing=pricing_label(pricing, lang))
+    if not ranked:
+        notes.insert(0, t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)))
+    shown = ranked[:top]
+    if any(o.vgpu for o in shown):
+        notes.append(t("cheapest.vgpu", lang))
+    if any("GPU only" in o.instance_type for o in shown):
+        notes.append(t("cheapest.gpu_only", lang))
+    return Answer(
+        query=query,
+        title=title,
+        offers=shown,
+        context=context,
+        notes=notes,
+        suggestions=suggestions,
+        sources=sources([*shown, *context]),
+        more=max(0, len(ranked) - top),
+    )
+
+
+def _with_articles(
+    kb: KB, query: Query, refs: list[GpuRef], pricing: str, ranked: list[Offer], notes: list[str]
+) -> tuple[list[Offer], list[Offer]]:
+    """Rank catalog offers; seed-article figures rank only for providers without a catalog that were asked for
+    (or when nothing else is known), and are otherwise shown as dated context beside the catalog's best price."""
+    articles = [
+        offer(r)
+        for r in kb.offers(gpus=refs, pricing=pricing, providers=query.providers, kinds=("article",))
+        if r.get("servable") and (not query.gpu_count or abs(r["gpu_count"] - query.gpu_count) < 1e-6)
+    ]
+    if not articles or not refs:
+        return ranked, []
+    catalog_providers = {pid for pid, row in kb.providers.items() if row.get("has_catalog")}
+    asked = set(query.providers)
+    rank_articles = [a for a in articles if a.provider not in catalog_providers and (a.provider in asked or not ranked)]
+    for provider in sorted({a.provider for a in rank_articles}):
+        notes.append(t("cheapest.article_only", query.language, provider=_provider_name(kb, provider, query.language)))
+    context = [a for a in articles if a not in rank_articles]
+    merged = sorted([*ranked, *rank_articles], key=_rank_key)
+    best = {o.provider: o for o in reversed(ranked)}
+    lang = query.language
+    for item in context:
+        cheapest = best.get(item.provider)
+        if cheapest:
+            notes.append(t(
+                "cheapest.article_context", lang, as_of=item.as_of, provider=_provider_name(kb, item.provider, lang),
+                subject=item.instance_type, price=_per_gpu(item),
+                best=f"{_per_gpu(cheapest)} ({cheapest.instance_type}, {cheapest.region})",
+            ))
+    return merged, context
+
+
+def _rank_key(item: Offer) -> tuple:
+    return (item.price_per_gpu_hour_usd, item.provider, item.instance_type, item.region)
+
+
+def _per_gpu(item: Offer) -> str:
+    return f"{money(item.price_per_gpu_hour, item.currency)}/GPU-h"
+
+
+def _provider_name(kb: KB, provider: str, lang: str) -> str:
+    row = kb.providers.get(provider) or {}
+    return (row.get("name_zh") if lang == "zh" else row.get("name_en")) or provider

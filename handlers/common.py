@@ -1,0 +1,55 @@
+"""Helpers shared by handlers: rows to models, money, sources, did-you-mean notes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from handlers.i18n import t
+from handlers.models import NameIssue, Offer, Query, Source
+
+SYMBOLS = {"USD": "$", "CNY": "¥"}
+_OFFER_FIELDS = set(Offer.model_fields)
+
+
+def offer(row: dict) -> Offer:
+    """An `Offer` from an `offers` table row."""
+    return Offer.model_validate({key: value for key, value in row.items() if key in _OFFER_FIELDS})
+
+
+def money(value: float, currency: str = "USD") -> str:
+    symbol = SYMBOLS.get(currency)
+    digits = 4 if abs(value) < 1 else 2
+    amount = f"{value:,.{digits}f}"
+    return f"{symbol}{amount}" if symbol else f"{amount} {currency}"
+
+
+def pricing_label(pricing: str, lang: str) -> str:
+    return t(f"pricing.{pricing}", lang)
+
+
+def sources(offers: Iterable[Offer]) -> list[Source]:
+    """Distinct (source, as_of) pairs, in order of first appearance."""
+    seen: dict[tuple[str, str], Source] = {}
+    for item in offers:
+        seen.setdefault((item.source, item.as_of), Source(source=item.source, as_of=item.as_of))
+    return list(seen.values())
+
+
+def name_notes(query: Query) -> tuple[list[str], list[str]]:
+    """(notes, suggestions) for names the parser could not resolve: what was not understood, and did-you-mean."""
+    notes: list[str] = []
+    suggestions: list[str] = []
+    lang = query.language
+    for issue in query.issues:
+        notes.append(_issue_text(issue, lang))
+        suggestions += [c for c in issue.candidates if c not in suggestions]
+    return notes, suggestions
+
+
+def _issue_text(issue: NameIssue, lang: str) -> str:
+    kind = t(f"kind.{issue.kind}", lang)
+    key = "names.ambiguous" if issue.status == "ambiguous" else "names.unknown"
+    text = t(key, lang, kind=kind, text=issue.text)
+    if issue.candidates:
+        text += " " + t("names.did_you_mean", lang, candidates=t("word.or", lang).join(issue.candidates[:4]))
+    return text

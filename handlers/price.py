@@ -1,0 +1,87 @@
+"""price <instance type | gpu> [pricing] [region]: every known price, by region and pricing model."""
+
+from __future__ import annotations
+
+from handlers import cheapest
+from handlers.common import money, name_notes, offer, pricing_label, sources
+from handlers.i18n import t
+from handlers.models import PRICINGS, Answer, Offer, Query
+from knowledge.kb import KB
+
+MAX_ROWS = 40
+_RESERVED_TERM_NAMES = ("yrTerm1Standard", "yrTerm1Convertible", "yrTerm3Standard", "yrTerm3Convertible")
+
+
+def handle(query: Query, kb: KB) -> Answer:
+    """price <instance type | gpu> [spot|on-demand|reserved] [region]: every known price of an instance type"""
+    lang = query.language
+    if not query.instance_types:
+        if query.gpus:
+            return _by_provider(query, kb)
+        notes, suggestions = name_notes(query)
+        return Answer(query=query, title=t("price.which", lang), notes=notes, suggestions=suggestions)
+    notes, suggestions = name_notes(query)
+    pricings = [query.pricing] if query.pricing else list(PRICINGS)
+    rows = [
+        offer(r)
+        for r in kb.offers(instance_types=query.instance_types, providers=query.providers, regions=query.regions,
+                           order="instance_type, pricing, price_per_hour_usd, region")
+        if r["pricing"] in pricings
+    ]
+    rows.sort(key=lambda o: (o.instance_type, PRICINGS.index(o.pricing), o.price_per_hour_usd, o.region))
+    what = ", ".join(query.instance_types[:3]) + (" …" if len(query.instance_types) > 3 else "")
+    where = (t("word.in", lang) + ", ".join(query.regions)) if query.regions else ""
+    if query.pricing and not rows:
+        notes.insert(0, _missing_term(kb, query, what, where))
+    if query.pricing in ("reserved_1y", "reserved_3y"):
+        notes += _other_terms(kb, query)
+    return Answer(
+        query=query,
+        title=t("price.title", lang, what=what),
+        offers=rows[:MAX_ROWS],
+        notes=notes,
+        suggestions=suggestions,
+        sources=sources(rows[:MAX_ROWS]),
+        more=max(0, len(rows) - MAX_ROWS),
+    )
+
+
+def _missing_term(kb: KB, query: Query, what: str, where: str) -> str:
+    lang = query.language
+    available = sorted({
+        r["pricing"] for r in kb.offers(instance_types=query.instance_types, regions=query.regions)
+    }, key=PRICINGS.index)
+    if not available:
+        return t("price.none", lang, what=what, where=where, pricing=pricing_label(query.pricing or "on_demand", lang))
+    provider = kb.offers(instance_types=query.instance_types, limit=1)[0]["provider"]
+    return t("price.no_term", lang, provider=provider, what=what, where=where,
+             pricing=pricing_label(query.pricing or "on_demand", lang),
+             available=", ".join(pricing_label(p, lang) for p in available))
+
+
+def _other_terms(kb: KB, query: Query) -> list[str]:
+    """Every reserved-instance term (upfront options, convertible) for the asked type and regions."""
+    notes = []
+    for instance_type in query.instance_types[:3]:
+        for region in query.regions[:3] or [None]:
+            terms = [r for r in kb.price_terms(instance_type, region) if r["term"].startswith(_RESERVED_TERM_NAMES)]
+            if not terms or region is None:
+                continue
+            listed = ", ".join(f"{r['term']} {money(r['price_per_hour'])}/h" for r in terms)
+            notes.append(t("price.other_terms", query.language, region=region, as_of=terms[0]["as_of"], terms=listed))
+    return notes
+
+
+def _by_provider(query: Query, kb: KB) -> Answer:
+    """A GPU's price: the cheapest offer per provider for the asked (or on-demand) pricing model."""
+    answer = cheapest.handle(query.model_copy(update={"top_n": 500}), kb)
+    best: dict[str, Offer] = {}
+    for item in answer.offers:
+        best.setdefault(item.provider, item)
+    offers = list(best.values())
+    return answer.model_copy(update={
+        "title": t("price.title", query.language, what=" / ".join(query.gpus)) + f" ({pricing_label(query.pricing or 'on_demand', query.language)})",
+        "offers": offers,
+        "sources": sources([*offers, *answer.context]),
+        "more": 0,
+    })

@@ -1,0 +1,113 @@
+"""gpubot's persistent state: everything that is not rebuilt from bundled data.
+
+Price snapshots and history, digest subscriptions and the record of what was posted, channel and workspace
+settings, Slack installations and the record of events already handled live here, never in the knowledge base,
+so rebuilding the knowledge base or upgrading gpubot loses none of it.
+
+`DATABASE_URL` selects the database: by default a SQLite file `state.db` in `GPUBOT_HOME`; a
+`postgresql://...` URL puts the state in PostgreSQL, shared by every process on every machine. Tables are
+SQLAlchemy Core tables on one `metadata`; modules that own state (history, subscriptions, settings) define their
+tables on it. "Once" is enforced by the database (unique keys), never by in-process locks.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from functools import cache
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from knowledge.paths import home
+
+metadata = sa.MetaData()
+
+handled_events = sa.Table(
+    "handled_events",
+    metadata,
+    sa.Column("event_key", sa.String(200), primary_key=True),
+    sa.Column("handled_at", sa.Float, nullable=False),
+)
+
+_init_lock = threading.Lock()
+
+
+def database_url() -> str:
+    url = os.environ.get("DATABASE_URL", "").strip()
+    if not url:
+        return f"sqlite:///{home() / 'state.db'}"
+    if url.startswith("postgres://"):  # Heroku-style scheme
+        url = "postgresql://" + url[len("postgres://"):]
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+    return url
+
+
+@cache
+def _engine_for(url: str) -> sa.Engine:
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(connection, _record) -> None:  # concurrent readers, one writer, no lost writes
+            cursor = connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+
+
+def engine() -> sa.Engine:
+    """The state database engine, with every table created (idempotent, safe from many processes)."""
+    url = database_url()
+    eng = _engine_for(url)
+    if not getattr(eng, "_gpubot_ready", False):
+        with _init_lock:
+            if not getattr(eng, "_gpubot_ready", False):
+                upgrade(eng)
+                eng._gpubot_ready = True  # type: ignore[attr-defined]
+    return eng
+
+
+def upgrade(eng: sa.Engine | None = None) -> None:
+    """Create missing tables. Safe to run concurrently from every worker at start-up."""
+    _import_table_owners()
+    eng = eng or _engine_for(database_url())
+    for table in metadata.sorted_tables:
+        try:
+            table.create(eng, checkfirst=True)
+        except sa.exc.DatabaseError:  # another process created it between the check and the create
+            with eng.connect() as conn:
+                if not eng.dialect.has_table(conn, table.name):
+                    raise
+
+
+def _import_table_owners() -> None:
+    """Modules that define tables on `metadata`; imported so that `upgrade` creates them all."""
+    import importlib
+
+    for module in ("knowledge.history", "knowledge.subscriptions", "knowledge.settings_store"):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+def claim_event(key: str, ttl_seconds: float = 6 * 3600) -> bool:
+    """Record that an event is being handled; False if any process already claimed it (Slack retries)."""
+    now = time.time()
+    eng = engine()
+    try:
+        with eng.begin() as conn:
+            conn.execute(handled_events.insert().values(event_key=key[:200], handled_at=now))
+    except IntegrityError:
+        return False
+    if int(now) % 97 == 0:  # occasional cleanup keeps the table small
+        with eng.begin() as conn:
+            conn.execute(handled_events.delete().where(handled_events.c.handled_at < now - ttl_seconds))
+    return True

@@ -1,0 +1,67 @@
+"""Independent computations straight from catalog CSV files, to check the bot's rankings against.
+
+Deliberately written without any gpubot code: plain csv parsing and the rules of the catalogs' README
+(per instance-hour prices, empty = no offer, region price = lowest over zones, GCP accelerator + host VM).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+CATALOGS = Path(__file__).resolve().parent.parent / "knowledge" / "data" / "catalogs"
+
+
+def rows(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def region_offers(path: Path, accelerators: set[str], column: str) -> dict[tuple[str, str], tuple[float, float]]:
+    """(instance type, region) -> (lowest price over zones, accelerator count) for instance catalogs."""
+    best: dict[tuple[str, str], tuple[float, float]] = {}
+    for row in rows(path):
+        if row["AcceleratorName"] not in accelerators or not row[column].strip():
+            continue
+        key = (row["InstanceType"], row["Region"])
+        price = float(row[column])
+        if key not in best or price < best[key][0]:
+            best[key] = (price, float(row["AcceleratorCount"]))
+    return best
+
+
+def per_gpu_ranking(path: Path, accelerators: set[str], column: str) -> list[tuple[float, str, str]]:
+    """[(price per GPU-hour, instance type, region)] cheapest first."""
+    offers = region_offers(path, accelerators, column)
+    return sorted((price / count, itype, region) for (itype, region), (price, count) in offers.items())
+
+
+GCP_FIXED_HOSTS = {
+    ("A100", 1): "a2-highgpu-1g", ("A100", 2): "a2-highgpu-2g", ("A100", 4): "a2-highgpu-4g",
+    ("A100", 8): "a2-highgpu-8g", ("A100", 16): "a2-megagpu-16g",
+    ("A100-80GB", 1): "a2-ultragpu-1g", ("A100-80GB", 2): "a2-ultragpu-2g", ("A100-80GB", 4): "a2-ultragpu-4g",
+    ("A100-80GB", 8): "a2-ultragpu-8g",
+    ("H100", 1): "a3-highgpu-1g", ("H100", 2): "a3-highgpu-2g", ("H100", 4): "a3-highgpu-4g",
+    ("H100", 8): "a3-highgpu-8g", ("H100-MEGA", 8): "a3-megagpu-8g", ("H200", 8): "a3-ultragpu-8g",
+    ("B200", 8): "a4-highgpu-8g",
+    ("L4", 1): "g2-standard-4", ("L4", 2): "g2-standard-24", ("L4", 4): "g2-standard-48", ("L4", 8): "g2-standard-96",
+}
+
+
+def gcp_ranking(accelerators: set[str], column: str) -> list[tuple[float, str, str]]:
+    """GCP whole offers: accelerator row + host VM row of the same zone (n1-standard-8 for n1-attached GPUs)."""
+    hosts = {(r["InstanceType"], r["AvailabilityZone"]): r for r in rows(CATALOGS / "gcp_host_vms.csv")}
+    best: dict[tuple[str, str], float] = {}
+    for row in rows(CATALOGS / "gcp_vms.csv"):
+        name, count = row["AcceleratorName"], float(row["AcceleratorCount"])
+        if name not in accelerators or not row[column].strip():
+            continue
+        host_type = GCP_FIXED_HOSTS.get((name, int(count)), "n1-standard-8")
+        host = hosts.get((host_type, row["AvailabilityZone"]))
+        if host is None or not host[column].strip():
+            continue
+        label = host_type if (name, int(count)) in GCP_FIXED_HOSTS else f"{host_type} + {count:g}x {name}"
+        key = (label, row["Region"])
+        per_gpu = (float(row[column]) + float(host[column])) / count
+        best[key] = min(per_gpu, best.get(key, per_gpu))
+    return sorted((price, itype, region) for (itype, region), price in best.items())

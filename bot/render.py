@@ -17,7 +17,8 @@ LABELS = {
     "rules": {"en": "Rules applied", "zh": "应用的规则"},
     "suggestions": {"en": "Did you mean", "zh": "您是不是指"},
     "article": {"en": "seed article", "zh": "种子文章"},
-    "gpu_h": {"en": "GPU-h", "zh": "GPU·小时"},
+    "more": {"en": "more (ask for more results, e.g. 'top 20')", "zh": "条未显示（可加“前20”查看更多）"},
+    "as_of": {"en": "as of", "zh": "截至"},
 }
 
 
@@ -100,6 +101,8 @@ def render_text(answer: Answer) -> str:
         rules_label=_label("rules", lang),
         suggestions_label=_label("suggestions", lang),
         sources_label=t("sources", lang),
+        more_label=_label("more", lang),
+        as_of_label=_label("as_of", lang),
     )
     lines = [line.rstrip() for line in text.splitlines()]
     out: list[str] = []

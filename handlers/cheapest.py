@@ -31,15 +31,16 @@ def handle(query: Query, kb: KB) -> Answer:
             notes.append(t("cheapest.count_fallback", lang, count=query.gpu_count))
     if not query.gpus:
         rows = [r for r in rows if kb.gpu_kinds.get(r["gpu"]) == "gpu"]
-    ranked, context = _with_articles(kb, query, refs, pricing, [offer(r) for r in rows], notes)
+    whole = [r for r in rows if "GPU only" not in r["instance_type"]]
+    if len(whole) < len(rows):  # a GPU-only figure (host VM price unknown) is not what a user pays
+        notes.append(t("cheapest.gpu_only_excluded", lang, count=len(rows) - len(whole)))
+    ranked, context = _with_articles(kb, query, refs, pricing, [offer(r) for r in whole], notes)
     title = t("cheapest.title", lang, what=what, pricing=pricing_label(pricing, lang))
     if not ranked:
         notes.insert(0, t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)))
     shown = ranked[:top]
     if any(o.vgpu for o in shown):
         notes.append(t("cheapest.vgpu", lang))
-    if any("GPU only" in o.instance_type for o in shown):
-        notes.append(t("cheapest.gpu_only", lang))
     return Answer(
         query=query,
         title=title,

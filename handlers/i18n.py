@@ -31,9 +31,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "vGPU slices are priced per whole GPU-hour so they compare fairly; they are not whole GPUs.",
         "zh": "vGPU分片已折算为整卡每小时价格以便公平比较；它们不是整张物理GPU。",
     },
-    "cheapest.gpu_only": {
-        "en": "Offers marked 'GPU only' exclude the host VM: the real price is higher.",
-        "zh": "标注“GPU only”的报价不含宿主虚拟机，实际价格更高。",
+    "cheapest.gpu_only_excluded": {
+        "en": "{count} GCP figures without a host-VM price (GPU only, not what you pay) are not ranked; "
+        "`price of` an instance lists them.",
+        "zh": "{count}条GCP报价缺少宿主虚拟机价格（仅GPU，并非实付价），未参与排名。",
     },
     "price.title": {"en": "Prices of {what}", "zh": "{what}的价格"},
     "price.none": {

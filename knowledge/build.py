@@ -168,12 +168,18 @@ def build(target: Path | None = None) -> dict:
             )
             db["gpu_specs"].insert_all(_specs(), pk="model")
             db["catalog_rows"].insert_all(raw, batch_size=2000)
-            db["offers"].insert_all(all_offers + extra.pop("article_offers", []), batch_size=2000)
+            db["offers"].insert_all(all_offers + extra.pop("article_offers", []), batch_size=2000, alter=True)
             db["price_terms"].insert_all(terms + gcp_terms, batch_size=2000)
             db["spot_risk"].insert_all(risks, batch_size=2000)
             for name, rows in extra.items():
                 if rows:
                     db[name].insert_all(rows, batch_size=2000, alter=True)
+            if db["pitfalls"].exists():  # full-text search; trigrams so that Chinese text matches too
+                db.execute("CREATE VIRTUAL TABLE pitfalls_fts USING fts5(id UNINDEXED, content, tokenize='trigram')")
+                db.execute(
+                    "INSERT INTO pitfalls_fts (id, content) SELECT id, title_en || ' ' || title_zh || ' ' || "
+                    "body_en || ' ' || body_zh || ' ' || keywords FROM pitfalls"
+                )
             db["skipped"].insert_all([{"note": s} for s in skipped] or [{"note": ""}])
             db["offers"].create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
             db["offers"].create_index(["instance_type"])

@@ -12,12 +12,11 @@ import json
 
 from knowledge.paths import DATA_DIR
 
-# seed GPU subjects -> (family, memory) where the seed names the GPU precisely enough
 _PRICE_STATUSES_SERVED = {"ok", "unverified", "needs_qualifier", "outdated", "self_contradiction"}
 
 
 def _dump(value: object) -> object:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, list | tuple | dict) else value
 
 
 def tables(catalog_offers: list[dict]) -> dict[str, list[dict]]:
@@ -30,11 +29,12 @@ def tables(catalog_offers: list[dict]) -> dict[str, list[dict]]:
     pitfalls = facts.load_pitfalls(DATA_DIR / "pitfalls.yaml")
 
     known = {p.id for p in providers}
+    with_catalog = {o["provider"] for o in catalog_offers if o["kind"] == "catalog"}
     provider_rows = [
-        {**{k: _dump(v) for k, v in p.model_dump().items()}, "has_catalog": any(o["provider"] == p.id for o in catalog_offers)}
+        {**{k: _dump(v) for k, v in p.model_dump().items()}, "has_catalog": p.id in with_catalog}
         for p in providers
     ]
-    for extra in sorted({o["provider"] for o in catalog_offers} - known):
+    for extra in sorted(with_catalog - known):
         provider_rows.append({"id": extra, "name_en": extra, "name_zh": extra, "aliases": json.dumps([extra]),
                               "kind": "cloud", "has_catalog": True})
     return {
@@ -48,64 +48,51 @@ def tables(catalog_offers: list[dict]) -> dict[str, list[dict]]:
 
 
 def article_offers(figures: list, fx: object) -> list[dict]:
-    """Seed price figures as labelled `article` offers (per GPU-hour where the seed says per GPU)."""
+    """Seed price figures as labelled `article` offers; `seed_price_subjects.csv` says which GPUs a subject is."""
+    import csv
+
+    with (DATA_DIR / "seed_price_subjects.csv").open(encoding="utf-8", newline="") as handle:
+        subjects = {row["subject"]: row for row in csv.DictReader(handle)}
     rows = []
     for fig in figures:
-        if fig.metric != "price" or not fig.provider or fig.unit != "per_hour" or not fig.pricing:
+        subject = subjects.get(fig.subject)
+        if fig.metric != "price" or not fig.provider or subject is None:
             continue
-        family, memory = _gpu_of(fig.subject)
-        if not family:
-            continue
-        count = _count_of(fig.subject, fig.quote_zh)
+        pricing = fig.pricing or subject["default_pricing"]
+        if fig.unit not in ("per_hour", "per_gpu_hour") or not pricing:
+            continue  # per-month figures are the seeds' unit errors (S0-04): never served as prices
+        count = float(subject["gpu_count"])
+        per_hour = fig.value * count if fig.unit == "per_gpu_hour" else fig.value
         usd_per_unit = 1.0 if fig.currency == "USD" else fx.usd_per_cny
+        notes = [n for n in (subject["note"], fig.correction) if n]
         rows.append({
             "provider": fig.provider,
             "instance_type": fig.subject,
-            "accelerator": family,
-            "gpu": family,
+            "accelerator": subject["gpu"],
+            "gpu": subject["gpu"],
             "gpu_model": None,
             "gpu_kind": "gpu",
-            "gpu_memory_gb": memory,
+            "gpu_memory_gb": float(subject["gpu_memory_gb"]) if subject["gpu_memory_gb"] else None,
             "gpu_count": count,
             "accelerator_count": count,
             "vcpus": None,
             "memory_gib": None,
             "region": "article",
             "zone": None,
-            "pricing": fig.pricing,
-            "price_per_hour": fig.value,
-            "price_per_gpu_hour": fig.value / count,
+            "pricing": pricing,
+            "price_per_hour": per_hour,
+            "price_per_gpu_hour": per_hour / count,
             "currency": fig.currency or "USD",
-            "price_per_hour_usd": fig.value * usd_per_unit,
-            "price_per_gpu_hour_usd": fig.value * usd_per_unit / count,
+            "price_per_hour_usd": per_hour * usd_per_unit,
+            "price_per_gpu_hour_usd": per_hour * usd_per_unit / count,
             "vgpu": False,
             "kind": "article",
             "status": fig.status,
-            "note": fig.correction or None,
-            "source": f"seed article {fig.seed} ({fig.section}): {fig.quote_zh}",
+            "note": "; ".join(notes) or None,
+            "source": f"seed article {fig.seed} §{fig.section}: {fig.quote_zh}",
             "as_of": fig.as_of or "undated",
             "line": None,
             "figure_id": fig.id,
-            "servable": fig.status in _PRICE_STATUSES_SERVED and fig.status != "wrong",
+            "servable": fig.status != "wrong",
         })
     return rows
-
-
-def _gpu_of(subject: str) -> tuple[str | None, float | None]:
-    import re
-
-    from knowledge.reference import gpu_families
-
-    text = subject.upper()
-    for family in sorted(gpu_families(), key=lambda f: -len(f.name)):
-        if family.kind == "gpu" and re.search(rf"(?<![A-Z0-9]){re.escape(family.name.upper())}(?![A-Z0-9])", text):
-            memory = re.search(r"(\d+)\s*GB", text)
-            return family.name, float(memory.group(1)) if memory else None
-    return None, None
-
-
-def _count_of(subject: str, quote: str) -> float:
-    import re
-
-    match = re.search(r"(\d+)\s*[x×]\s*[A-Z]", subject, re.IGNORECASE) or re.search(r"(\d+)\s*[x×]", quote)
-    return float(match.group(1)) if match else 1.0

@@ -1,0 +1,70 @@
+"""pitfalls [anything]: what bites before you sign, ranked by relevance, each with its source."""
+
+from __future__ import annotations
+
+from handlers.common import name_notes
+from handlers.models import Answer, Offer, Pitfall, Query
+from knowledge import pitfalls as store
+from knowledge.kb import KB
+
+PHRASES = {
+    "title": {"en": "Pitfalls to check{about}", "zh": "需要注意的坑{about}"},
+    "none": {"en": "No pitfall matches '{text}'.", "zh": "没有找到与“{text}”相关的坑。"},
+    "try": {"en": "Try one of", "zh": "可以试试"},
+    "checklist": {"en": "Checklist", "zh": "检查清单"},
+}
+DEFAULT_TOP = 5
+SUGGESTED_TOPICS = {
+    "en": ["spot", "reserved", "egress", "vGPU", "driver", "Kubernetes", "compliance", "quota"],
+    "zh": ["竞价实例", "预留实例", "出网流量", "vGPU", "驱动", "Kubernetes", "合规", "配额"],
+}
+
+
+def _p(key: str, lang: str, **values: object) -> str:
+    return PHRASES[key][lang].format(**values)
+
+
+def to_model(row: dict, lang: str) -> Pitfall:
+    return Pitfall(
+        id=row["id"],
+        title=row["title_zh"] if lang == "zh" else row["title_en"],
+        body=row["body_zh"] if lang == "zh" else row["body_en"],
+        severity=row["severity"],
+        tags={key: list(value) for key, value in row["tags"].items()},
+        source=row["source"],
+    )
+
+
+def relevant(kb: KB, query: Query, offers: list[Offer] = (), limit: int = 3) -> list[Pitfall]:
+    """The pitfalls that matter most for a question and the offers it recommends."""
+    providers = list(dict.fromkeys([*query.providers, *(o.provider for o in offers)]))
+    gpus = list(dict.fromkeys([*query.gpus, *(o.gpu for o in offers)]))
+    pricing = query.pricing or (offers[0].pricing if offers else None)
+    text = " ".join(filter(None, [query.text, query.topic, *(["vgpu"] if any(o.vgpu for o in offers) else [])]))
+    found = store.search(kb, text, gpus=gpus, providers=providers, pricing=pricing, limit=limit)
+    return [to_model(s.row, query.language) for s in found]
+
+
+def handle(query: Query, kb: KB) -> Answer:
+    """pitfalls [topic | gpu | provider | pricing]: hidden costs and traps, e.g. `pitfalls spot on aws`"""
+    lang = query.language
+    notes, suggestions = name_notes(query)
+    found = store.search(kb, " ".join(filter(None, [query.text, query.topic])), gpus=query.gpus,
+                         providers=query.providers, pricing=query.pricing, limit=query.top_n or DEFAULT_TOP)
+    about = f": {query.topic or ' '.join([*query.gpus, *query.providers])}".rstrip(": ")
+    if not found:
+        from rapidfuzz import process, utils
+
+        words = store.keyword_vocabulary(kb)
+        close = [m[0] for m in process.extract(query.topic or query.text, words, processor=utils.default_process,
+                                               limit=4, score_cutoff=60)]
+        notes.append(_p("none", lang, text=query.topic or query.text))
+        suggestions += close or SUGGESTED_TOPICS[lang]
+        return Answer(query=query, title=_p("title", lang, about=""), notes=notes, suggestions=suggestions)
+    return Answer(
+        query=query,
+        title=_p("title", lang, about=about if about.strip(": ") else ""),
+        pitfalls=[to_model(s.row, lang) for s in found],
+        notes=notes,
+        suggestions=suggestions,
+    )

@@ -13,6 +13,8 @@ from knowledge.kb import KB, KnowledgeBaseError
 
 log = logging.getLogger("gpubot")
 
+WITH_PITFALLS = ("cheapest", "recommend", "tco")  # answers that recommend something carry what bites
+
 
 def understand(text: str, kb: KB) -> Query:
     """Parse a question into a `Query` against the knowledge base's names."""
@@ -27,13 +29,24 @@ def answer_query(query: Query, kb: KB) -> Answer:
     from handlers.i18n import t
 
     try:
-        return route(query)(query, kb)
+        result = route(query)(query, kb)
+        if query.intent in WITH_PITFALLS and not result.pitfalls:
+            result = _with_pitfalls(result, kb)
+        return result
     except KnowledgeBaseError as exc:
         log.error("knowledge base unavailable: %s", exc)
         return Answer(query=query, title=t("error.kb", query.language, detail=type(exc).__name__))
     except Exception:
         log.exception("internal error answering %r (intent %s)", query.text, query.intent)
         return Answer(query=query, title=t("error.internal", query.language))
+
+
+def _with_pitfalls(result: Answer, kb: KB) -> Answer:
+    """Attach the one to three pitfalls that matter most for what the answer recommends."""
+    from handlers.pitfalls import relevant
+
+    offers = [*result.offers, *(r.offer for r in result.recommendations if r.offer)]
+    return result.model_copy(update={"pitfalls": relevant(kb, result.query, offers[:5], limit=3)})
 
 
 def answer(text: str, kb: KB) -> Answer:

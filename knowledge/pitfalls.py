@@ -6,6 +6,7 @@ A pitfall's relevance is the sum of
 - keyword hits (a curated keyword of the pitfall appears in the question; catches two-character Chinese words
   the trigram index cannot see),
 - tag matches with the parsed query: its GPUs, providers, pricing model and topic words,
+- similarity to the pitfall's own title (someone asking for it by name),
 - a small bonus for severity, so that among equals the costly trap comes first.
 A pitfall tagged for other providers than the ones asked about is pushed down.
 """
@@ -104,12 +105,17 @@ def search(
         topics |= {"spot", "interruption"}
     elif pricing in ("reserved_1y", "reserved_3y"):
         topics |= {"reserved", "lock_in"}
+    from rapidfuzz import fuzz, utils
+
     families = {g.split()[0].upper() for g in gpus}
     fts = _fts_scores(kb, text)
     scored = []
     for row in _rows(kb):
         tags = row["tags"]
         score = fts.get(row["id"], 0.0)
+        title = max(fuzz.token_set_ratio(text, row[k], processor=utils.default_process) for k in ("title_en", "title_zh"))
+        if title >= 70:  # the question names the pitfall itself
+            score += (title - 60) / 10
         score += sum(1.5 + 0.2 * min(len(k), 10) for k in row["keywords"] if k.lower() in lowered)
         score += 2.0 * len(topics & set(tags.get("topics", ())))
         if pricing and pricing in tags.get("pricing", ()):

@@ -24,3 +24,24 @@ def kb(gpubot_home: Path):
     from knowledge.kb import KB
 
     return KB.open(gpubot_home / "kb.db")
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """One real PostgreSQL server for the session, from the machine's binaries (never skipped)."""
+    from tests.pgserver import PostgresServer
+
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def state_url(request, tmp_path, monkeypatch) -> str:
+    """A fresh, empty persistent-state database, on SQLite and on PostgreSQL (each test runs on both)."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'state.db'}"
+    else:
+        url = request.getfixturevalue("postgres").new_database()
+    monkeypatch.setenv("DATABASE_URL", url)
+    return url

@@ -18,7 +18,12 @@ import sys
 from collections.abc import Sequence
 
 # command name -> module exposing add_arguments(parser) and run(args) -> int
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {
+    "serve": "bot.serve",
+    "digest": "bot.digest_cmd",
+    "prices": "bot.prices_cmd",
+    "clock": "bot.clock",
+}
 
 
 def _print_json(data: object) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from handlers import cheapest, help, price
+from handlers import cheapest, checklist, compare, digest, help, pitfalls, recommend, spec, tco
 from handlers.models import Answer, Query
 from knowledge.kb import KB
 
@@ -16,7 +16,14 @@ Handler = Callable[[Query, KB], Answer]
 
 INTENTS: dict[str, Handler] = {
     "cheapest": cheapest.handle,
-    "price": price.handle,
+    "price": tco.price_or_tco,  # price.handle, plus the spot-risk / break-even / datasheet questions it gets
+    "recommend": recommend.handle,
+    "compare": compare.handle,
+    "spec": spec.handle,
+    "tco": tco.handle,
+    "pitfalls": pitfalls.handle,
+    "checklist": checklist.handle,
+    "digest": digest.handle,
     "help": help.handle,
 }
 

@@ -143,8 +143,8 @@ def test_vendor_code_names_are_not_mapped_to_nvidia(kb):
 
 def test_gcp_offers_include_the_host_vm(ask):
     result = ask("cheapest 8x A100 on gcp")
-    expected = gcp_ranking({"A100"}, "Price")
-    expected = [e for e in expected if e[1] == "a2-highgpu-8g"][:5]
+    expected = gcp_ranking({"A100", "A100-80GB"}, "Price")  # a bare family covers 40 GB and 80 GB
+    expected = [e for e in expected if e[1] in ("a2-highgpu-8g", "a2-ultragpu-8g")][:5]
     assert _triples(result["offers"]) == _rounded(expected)
 
 

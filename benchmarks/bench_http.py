@@ -1,0 +1,179 @@
+"""Slash-command round trip over real HTTP: `gpubot serve --http --workers 1` against the loopback Slack stand-in.
+
+    .venv/bin/python benchmarks/bench_http.py [--requests 400] [--clients 4] [--threads 8]
+
+Starts the stand-in Slack Web API and the server (one gunicorn worker), fires signed `/gpu ...` requests from a
+few concurrent clients (threads, each with its own keep-alive `http.client` connection), and prints p50/p90/p99
+latency in ms (time until the user has the answer: the HTTP ack when it carries the answer, else the answer's
+arrival at the response_url), requests per second, how many answers came inside the ack, and the server's peak
+RSS (VmHWM from /proc). Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import http.client
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.slack_standin import SlackStandIn  # noqa: E402
+
+SECRET = "bench-secret"
+WORKING = "Looking that up"
+QUESTIONS = ["cheapest A100 spot", "price of p4d.24xlarge", "最便宜的H100按需实例", "cheapest 8x H100 on aws"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def signed_slash(slack: SlackStandIn, text: str) -> tuple[bytes, dict[str, str], str]:
+    hook = f"bench-{uuid.uuid4().hex[:10]}"
+    body = urlencode({"team_id": "T0001", "channel_id": "C0BENCH", "channel_name": "bench", "user_id": "U_BENCH",
+                      "command": "/gpu", "text": text, "response_url": slack.hook_url(hook), "trigger_id": "1"})
+    ts = str(int(time.time()))
+    sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    headers = {"Content-Type": "application/x-www-form-urlencoded", "X-Slack-Request-Timestamp": ts,
+               "X-Slack-Signature": sig}
+    return body.encode(), headers, hook
+
+
+def peak_rss_kb(pid: int) -> dict[int, int]:
+    """VmHWM (peak resident set) of a process and its children, in kB."""
+    out: dict[int, int] = {}
+    pids = [pid]
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        pids += [int(c) for c in children]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    out[p] = int(line.split()[1])
+        except OSError:
+            pass
+    return out
+
+
+def client_loop(port: int, slack: SlackStandIn, jobs: list[str], results: list, lock: threading.Lock) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    for text in jobs:
+        body, headers, hook = signed_slash(slack, text)
+        started = time.time()
+        conn.request("POST", "/slack/events", body=body, headers=headers)
+        response = conn.getresponse()
+        raw = response.read()
+        acked = time.time()
+        in_ack = WORKING not in raw.decode()  # the ack carried the answer, not "Looking that up…"
+        with lock:
+            results.append({"status": response.status, "start": started, "ack": acked, "hook": hook,
+                            "in_ack": in_ack})
+    conn.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=8, help="gunicorn threads per worker")
+    args = parser.parse_args()
+    gpubot = str(Path(sys.executable).with_name("gpubot"))
+    with tempfile.TemporaryDirectory() as home, SlackStandIn() as slack:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+        env.update(GPUBOT_HOME=home, SLACK_SIGNING_SECRET=SECRET, SLACK_BOT_TOKEN="xoxb-bench",
+                   SLACK_API_URL=slack.base_url, GPUBOT_LOG_LEVEL="WARNING")
+        subprocess.run([gpubot, "kb", "build"], env=env, check=True, capture_output=True)
+        port = free_port()
+        started = time.time()
+        server = subprocess.Popen([gpubot, "serve", "--http", "--host", "127.0.0.1", "--port", str(port),
+                                   "--workers", "1", "--threads", str(args.threads)], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            while True:
+                try:
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                    conn.request("GET", "/healthz")
+                    if conn.getresponse().status == 200:
+                        break
+                except OSError:
+                    time.sleep(0.05)
+                if server.poll() is not None:
+                    print(server.stderr.read().decode(), file=sys.stderr)
+                    return 1
+            startup = time.time() - started
+            warm: list = []
+            client_loop(port, slack, QUESTIONS * 2, warm, threading.Lock())  # first auth.test, caches
+            slack.clear()
+
+            jobs = [QUESTIONS[n % len(QUESTIONS)] for n in range(args.requests)]
+            per_client = [jobs[i:: args.clients] for i in range(args.clients)]
+            results: list[dict] = []
+            lock = threading.Lock()
+            threads = [threading.Thread(target=client_loop, args=(port, slack, chunk, results, lock))
+                       for chunk in per_client]
+            begin = time.time()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            deferred = [r for r in results if not r["in_ack"]]
+            for r in deferred:
+                call = slack.wait_for(f"hooks/{r['hook']}", timeout=30)[0]
+                r["done"] = call.time
+            end = max([r["ack"] for r in results] + [r["done"] for r in deferred])
+            for r in results:
+                r.setdefault("done", r["ack"])
+            rss = peak_rss_kb(server.pid)
+        finally:
+            server.terminate()
+            server.wait(timeout=15)
+
+    latencies = sorted((r["done"] - r["start"]) * 1000 for r in results)
+    acks = sorted((r["ack"] - r["start"]) * 1000 for r in results)
+
+    def pct(values: list[float], p: float) -> float:
+        return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+    errors = sum(1 for r in results if r["status"] != 200)
+    print(f"gpubot serve --http, 1 worker x {args.threads} threads; {args.requests} signed /gpu requests from "
+          f"{args.clients} keep-alive clients; questions: {', '.join(QUESTIONS)}")
+    print(f"{'metric':38} {'value':>12}")
+    rows = [
+        ("server start-up to /healthz (s)", f"{startup:.2f}"),
+        ("answer round trip p50 (ms)", f"{statistics.median(latencies):.1f}"),
+        ("answer round trip p90 (ms)", f"{pct(latencies, 90):.1f}"),
+        ("answer round trip p99 (ms)", f"{pct(latencies, 99):.1f}"),
+        ("answer round trip max (ms)", f"{latencies[-1]:.1f}"),
+        ("HTTP ack p50 / p99 (ms)", f"{statistics.median(acks):.1f} / {pct(acks, 99):.1f}"),
+        ("answers inside the ack", f"{len(results) - len(deferred)}/{len(results)}"),
+        ("non-200 responses", str(errors)),
+        ("requests per second", f"{len(results) / (end - begin):.1f}"),
+    ]
+    for pid, kb in sorted(rss.items()):
+        role = "master" if pid == server.pid else "worker"
+        rows.append((f"peak RSS {role} pid {pid} (MB)", f"{kb / 1024:.1f}"))
+    for label, value in rows:
+        print(f"{label:38} {value:>12}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""the clock process: refresh prices daily, post digests to channels whose hour has come (APScheduler)
+
+    gpubot clock            run forever (Procfile: `clock: gpubot clock`)
+    gpubot clock --once     refresh and post now, then exit (for platform cron jobs and smoke tests)
+
+Jobs (UTC cron, a BlockingScheduler with coalescing and one instance per job):
+- refresh: daily at GPUBOT_REFRESH_HOUR (default 5): each source in GPUBOT_REFRESH_SOURCES (default
+  `azure,aws,gcp`) is refreshed; `azure` is the live Retail Prices API, any other name is a catalog in SkyPilot's
+  format downloaded from GPUBOT_CATALOG_URL_<NAME> (defaults: SkyPilot's published v8 catalogs for aws and gcp).
+  A failing source is logged and does not stop the others; then the digest job runs at once.
+- digest: hourly at minute GPUBOT_DIGEST_MINUTE (default 5): posts to every subscription whose local hour has
+  come and whose post for the local day is not done. Two clock processes (two machines) are safe: snapshots and
+  posts are made once by the database's unique keys, not by this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+__all__ = ["add_arguments", "build_scheduler", "post_due", "refresh_all", "run"]
+
+log = logging.getLogger("gpubot.clock")
+
+SKYPILOT_CATALOG = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/{}/vms.csv"
+DEFAULT_SOURCES = "azure,aws,gcp"
+
+
+def _int_env(name: str, default: int, low: int, high: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    value = int(raw)
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high}, not {value}")
+    return value
+
+
+def refresh_all() -> dict[str, dict | str]:
+    """Refresh every configured source; returns source -> report (or the error text)."""
+    from bot.prices_cmd import refresh_azure, refresh_catalog
+
+    results: dict[str, dict | str] = {}
+    for name in [s.strip().lower() for s in os.environ.get("GPUBOT_REFRESH_SOURCES", DEFAULT_SOURCES).split(",")]:
+        if not name:
+            continue
+        try:
+            if name == "azure":
+                results[name] = refresh_azure(update_kb=True)
+            else:
+                url = os.environ.get(f"GPUBOT_CATALOG_URL_{name.upper()}") or SKYPILOT_CATALOG.format(name)
+                results[name] = refresh_catalog(url, name)
+            log.info("refreshed %s: %s", name, results[name])
+        except Exception as exc:  # one source down must not stop the others
+            log.exception("refresh of %s failed; its previous snapshot keeps serving", name)
+            results[name] = f"{type(exc).__name__}: {exc}"
+    return results
+
+
+def post_due() -> None:
+    """Post the digest to every subscription whose hour has come today (idempotent)."""
+    from bot.digest_cmd import default_client_for_team, post_digests
+
+    report = post_digests(default_client_for_team, due_only=True)
+    for line in report.lines():
+        log.info("digest %s", line)
+
+
+def _daily() -> None:
+    refresh_all()
+    post_due()
+
+
+def build_scheduler():
+    """The BlockingScheduler with the refresh and digest jobs (not started)."""
+    from apscheduler.schedulers.blocking import BlockingScheduler
+    from apscheduler.triggers.cron import CronTrigger
+
+    refresh_hour = _int_env("GPUBOT_REFRESH_HOUR", 5, 0, 23)
+    digest_minute = _int_env("GPUBOT_DIGEST_MINUTE", 5, 0, 59)
+    scheduler = BlockingScheduler(
+        timezone="UTC", job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600}
+    )
+    scheduler.add_job(_daily, CronTrigger(hour=refresh_hour, minute=0, timezone="UTC"), id="refresh",
+                      name="daily price refresh, then digest")
+    scheduler.add_job(post_due, CronTrigger(minute=digest_minute, timezone="UTC"), id="digest",
+                      name="hourly digest for subscriptions whose hour has come")
+    return scheduler
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--once", action="store_true", help="refresh and post now, then exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=os.environ.get("GPUBOT_LOG_LEVEL", "INFO").upper(),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.once:
+        results = refresh_all()
+        post_due()
+        return 1 if any(isinstance(r, str) for r in results.values()) else 0
+    scheduler = build_scheduler()
+    log.info("clock started: %s", ", ".join(f"{job.name} ({job.trigger})" for job in scheduler.get_jobs()))
+    try:
+        scheduler.start()
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    return 0

@@ -1,0 +1,391 @@
+"""price-change digest: show it, post it to subscribed channels, manage subscriptions
+
+    gpubot digest [--since DATE] [--json] [--threshold PCT] [--gpus H100,A100] [--provider P] [--lang zh]
+    gpubot digest --post [--due-only]        post to every subscribed channel, once per channel and local day
+    gpubot digest subscribe --channel C123 [--team T1] [--hour 9] [--tz Asia/Shanghai] [--gpus H100,A100]
+                            [--threshold 1] [--quiet] [--no-charts] [--lang zh]
+    gpubot digest unsubscribe --channel C123 [--team T1]
+    gpubot digest list [--team T1] [--json]
+
+Functions for the Slack app (`/gpu digest subscribe|unsubscribe|now`, App Home): `subscribe`, `unsubscribe`,
+`list_subscriptions` (from `knowledge.subscriptions`), `digest_answer(team, channel)` for "now", and
+`post_digests(client_for_team, now=None)` for the scheduled post; `client_for_team` maps a team id to a
+`slack_sdk.WebClient`, so per-workspace tokens plug in later.
+
+Posting is idempotent through the `digest_posts` table (see `knowledge.subscriptions`): a channel's row for the
+period is claimed in the database before the post and marked sent after, so a rerun, a retry, a crash mid-run or
+a second clock process on another machine posts nothing twice. 429s are retried after `Retry-After` by slack_sdk's
+`RateLimitErrorRetryHandler`; a channel error (`not_in_channel`, `channel_not_found`, `is_archived`) fails that
+channel for the period, is reported, and after three failing days switches the subscription off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+__all__ = [
+    "PostReport",
+    "PostResult",
+    "add_arguments",
+    "default_client_for_team",
+    "digest_answer",
+    "list_subscriptions",
+    "post_digests",
+    "run",
+    "subscribe",
+    "unsubscribe",
+]
+
+log = logging.getLogger("gpubot.digest")
+
+CHANNEL_ERRORS = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
+# errors that another attempt in the same period will not fix
+PERMANENT_ERRORS = CHANNEL_ERRORS | {
+    "account_inactive", "invalid_auth", "not_authed", "token_revoked", "missing_scope", "restricted_action",
+    "team_access_not_granted", "no_permission", "msg_too_long", "no_text", "invalid_blocks", "ekm_access_denied",
+    "is_inactive", "org_login_required",
+}
+MAX_TEXT = 39_000  # Slack rejects message text over 40,000 characters (msg_too_long)
+STALE_CLAIM = dt.timedelta(minutes=30)
+
+
+@dataclass(slots=True)
+class PostResult:
+    """What happened to one subscribed channel in a run."""
+
+    team: str
+    channel: str
+    period: str
+    status: str  # posted | quiet | already_sent | already_skipped | already_failed | in_progress | not_due | failed
+    detail: str | None = None
+    message_ts: str | None = None
+    changes: int = 0
+
+
+@dataclass(slots=True)
+class PostReport:
+    results: list[PostResult] = field(default_factory=list)
+
+    def of(self, status: str) -> list[PostResult]:
+        return [r for r in self.results if r.status == status]
+
+    @property
+    def posted(self) -> list[PostResult]:
+        return self.of("posted")
+
+    @property
+    def failed(self) -> list[PostResult]:
+        return self.of("failed")
+
+    def as_json(self) -> dict:
+        return {"results": [asdict(r) for r in self.results],
+                "posted": len(self.posted), "failed": len(self.failed)}
+
+    def lines(self) -> list[str]:
+        out = []
+        for r in self.results:
+            extra = f": {r.detail}" if r.detail else ""
+            out.append(f"{r.team}/{r.channel} {r.period} {r.status}{extra}")
+        return out
+
+
+def subscribe(team: str | None, channel: str, **options):
+    """Subscribe a channel (see `knowledge.subscriptions.subscribe` for the options); returns the subscription."""
+    from knowledge import subscriptions
+
+    return subscriptions.subscribe(team or subscriptions.DEFAULT_TEAM, channel, **options)
+
+
+def unsubscribe(team: str | None, channel: str) -> bool:
+    """Remove a channel's subscription; False when it had none."""
+    from knowledge import subscriptions
+
+    return subscriptions.unsubscribe(team or subscriptions.DEFAULT_TEAM, channel)
+
+
+def list_subscriptions(team: str | None = None, *, active_only: bool = False):
+    """Subscriptions of one team (or all)."""
+    from knowledge import subscriptions
+
+    return subscriptions.list_subscriptions(team, active_only=active_only)
+
+
+def _ensure_rate_limit_retries(client) -> None:
+    from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+    handlers = getattr(client, "retry_handlers", None)
+    if handlers is not None and not any(isinstance(h, RateLimitErrorRetryHandler) for h in handlers):
+        handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
+
+
+def default_client_for_team(team: str):
+    """A WebClient with the bot token from the environment (one workspace), retrying 429s after Retry-After.
+
+    Connection errors and 5xx are *not* retried inside a run (the message may have been posted); the next run
+    retries the channel instead, up to `knowledge.subscriptions.MAX_ATTEMPTS` times.
+    """
+    from slack_sdk import WebClient
+    from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+    from bot.settings import load_settings
+
+    settings = load_settings()
+    token = settings.secret("slack_bot_token")
+    if not token:
+        raise RuntimeError("SLACK_BOT_TOKEN is not set: it is needed to post the digest")
+    return WebClient(token=token, base_url=settings.slack_api_url, timeout=30,
+                     retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=3)])
+
+
+def _digest_for(sub, cache: dict):
+    from handlers.digest import matches_gpus
+    from knowledge import history
+    from knowledge.history import Digest
+    from knowledge.subscriptions import last_delivered
+
+    start = last_delivered(sub.team, sub.channel) or {}
+    key = (tuple(sorted(start.items())), sub.threshold_pct)
+    if key not in cache:
+        cache[key] = history.diff_since(start_ids=start, threshold_pct=sub.threshold_pct)
+    digest = cache[key]
+    if sub.gpus:
+        digest = digest.filtered(matches_gpus(sub.gpus))
+        digest = Digest(digest.providers, digest.threshold_pct, digest.since, sub.gpus)
+    return digest
+
+
+def _text(answer) -> str:
+    from bot.render import render_text
+
+    text = render_text(answer)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 2] + "…\n"
+
+
+def post_digests(
+    client_for_team: Callable[[str], object],
+    now: dt.datetime | None = None,
+    *,
+    due_only: bool = False,
+    team: str | None = None,
+    stale_after: dt.timedelta = STALE_CLAIM,
+    on_posted: Callable[[PostResult], None] | None = None,
+) -> PostReport:
+    """Post the digest to every active subscription (of `team`, or all) whose post for the period is not done.
+
+    `due_only` (the clock) skips subscriptions whose local hour has not come yet; the CLI's `--post` posts to all.
+    `on_posted` is called after each channel's outcome is recorded (progress; an exception it raises stops the
+    run like a crash would, which is how the tests simulate one).
+    """
+    from slack_sdk.errors import SlackApiError
+
+    from handlers.digest import summarize
+    from knowledge import history
+    from knowledge.subscriptions import (
+        MAX_ATTEMPTS,
+        claim_post,
+        disable_after_failures,
+        finish_post,
+        period_for,
+    )
+
+    now = now or dt.datetime.now(dt.UTC)
+    report = PostReport()
+    history.ensure_baselines()
+    cache: dict = {}
+    for sub in list_subscriptions(team, active_only=True):
+        period, due = period_for(sub, now)
+        if due_only and not due:
+            report.results.append(PostResult(sub.team, sub.channel, period, "not_due"))
+            continue
+        claim = claim_post(sub.team, sub.channel, period, now=now, stale_after=stale_after)
+        if isinstance(claim, str):
+            status = claim if claim == "in_progress" else f"already_{claim}"
+            report.results.append(PostResult(sub.team, sub.channel, period, status))
+            continue
+        result = PostResult(sub.team, sub.channel, period, "failed")
+        try:
+            digest = _digest_for(sub, cache)
+            result.changes = len(digest.changed) + len(digest.added) + len(digest.removed)
+            if not digest and sub.quiet:
+                finish_post(claim, "skipped", snapshot_ids=digest.snapshot_ids(), changes=0, now=now)
+                result.status = "quiet"
+            else:
+                answer = summarize(digest, lang=sub.language, no_changes_one_line=not digest)
+                client = client_for_team(sub.team)
+                _ensure_rate_limit_retries(client)
+                response = client.chat_postMessage(  # type: ignore[attr-defined]
+                    channel=sub.channel, text=_text(answer), unfurl_links=False, unfurl_media=False,
+                    metadata={"event_type": "gpubot_digest", "event_payload": {"team": sub.team, "period": period}},
+                )
+                result.status, result.message_ts = "posted", response.get("ts")
+                result.detail = None if digest else "no changes (one line)"
+                finish_post(claim, "sent", message_ts=result.message_ts, snapshot_ids=digest.snapshot_ids(),
+                            changes=result.changes, now=now)
+        except SlackApiError as exc:
+            error = exc.response.get("error") if exc.response is not None else None
+            error = error or f"HTTP {getattr(exc.response, 'status_code', '?')}"
+            retryable = error not in PERMANENT_ERRORS and claim.attempts < MAX_ATTEMPTS
+            finish_post(claim, "failed", error=error, retryable=retryable, now=now)
+            result.detail = error + ("" if retryable else " (not retried this period)")
+            if error in CHANNEL_ERRORS and disable_after_failures(sub.team, sub.channel, error):
+                result.detail += "; subscription switched off after repeated channel errors"
+            log.warning("digest to %s/%s failed: %s", sub.team, sub.channel, error)
+        except Exception as exc:  # one channel's surprise must not block the others
+            log.exception("digest to %s/%s failed", sub.team, sub.channel)
+            retryable = claim.attempts < MAX_ATTEMPTS
+            finish_post(claim, "failed", error=f"{type(exc).__name__}: {exc}"[:500], retryable=retryable, now=now)
+            result.detail = f"{type(exc).__name__}: {exc}"
+        except BaseException:  # interrupted: let a rerun try this channel again
+            finish_post(claim, "failed", error="interrupted", retryable=True, now=now)
+            raise
+        report.results.append(result)
+        if on_posted is not None:
+            on_posted(result)
+    return report
+
+
+def digest_answer(team: str | None = None, channel: str | None = None, *, since: dt.date | None = None,
+                  lang: str | None = None, threshold_pct: float | None = None, gpus: tuple[str, ...] = ()):
+    """The digest as an `Answer` for `/gpu digest now` or the CLI; records nothing about posting.
+
+    With a subscribed (team, channel): that channel's GPUs, threshold and language, and the changes since its
+    last digest; otherwise the changes since the previous snapshot (or `since`).
+    """
+    from handlers.digest import matches_gpus, summarize
+    from knowledge import history
+    from knowledge.history import Digest
+    from knowledge.subscriptions import get_subscription, last_delivered
+
+    history.ensure_baselines()
+    sub = get_subscription(team or "default", channel) if channel else None
+    start = last_delivered(sub.team, sub.channel) if sub and since is None else None
+    threshold = threshold_pct if threshold_pct is not None else (sub.threshold_pct if sub else 1.0)
+    digest = history.diff_since(since=since, start_ids=start, threshold_pct=threshold)
+    wanted = tuple(gpus) or (sub.gpus if sub else ())
+    if wanted:
+        digest = digest.filtered(matches_gpus(wanted))
+        digest = Digest(digest.providers, digest.threshold_pct, digest.since, wanted)
+    return summarize(digest, lang=lang or (sub.language if sub else "en")), digest
+
+
+# --- command line ----------------------------------------------------------------------------------------------
+
+
+def _date(text: str) -> dt.date | dt.datetime:
+    try:
+        return dt.date.fromisoformat(text) if len(text) == 10 else dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _csv_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--since", type=_date, help="changes since this date (default: the previous snapshot)")
+    parser.add_argument("--json", action="store_true", help="list every change as JSON")
+    parser.add_argument("--post", action="store_true", help="post to every subscribed channel (once per day)")
+    parser.add_argument("--due-only", action="store_true", help="with --post: only channels whose hour has come")
+    parser.add_argument("--threshold", type=float, default=None, help="smallest price move to list, in %% (1)")
+    parser.add_argument("--gpus", type=_csv_list, default=[], help="only these GPU families, e.g. H100,A100")
+    parser.add_argument("--provider", action="append", default=[], help="only this provider (repeatable)")
+    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the text output")
+    sub = parser.add_subparsers(dest="digest_command", metavar="{subscribe,unsubscribe,list}")
+
+    add = sub.add_parser("subscribe", help="subscribe a channel to the daily digest")
+    add.add_argument("--channel", required=True, help="Slack channel id, e.g. C0123456789")
+    add.add_argument("--team", default=None, help="Slack team id (default: 'default', the single workspace)")
+    add.add_argument("--hour", type=int, default=None, help="local hour of the daily post, 0-23 (9)")
+    add.add_argument("--tz", default=None, help="IANA timezone of that hour, e.g. Asia/Shanghai (UTC)")
+    add.add_argument("--gpus", type=_csv_list, default=None, help="GPU families of interest (default: all)")
+    add.add_argument("--threshold", type=float, default=None, help="smallest price move to report, in %% (1)")
+    add.add_argument("--quiet", action=argparse.BooleanOptionalAction, default=None,
+                     help="post nothing on days without changes (default: a one-line 'no changes')")
+    add.add_argument("--charts", action=argparse.BooleanOptionalAction, default=None,
+                     help="attach a chart of the biggest movers (default: on)")
+    add.add_argument("--lang", dest="sub_lang", choices=("en", "zh"), default=None, help="language of the post")
+
+    remove = sub.add_parser("unsubscribe", help="stop a channel's digest")
+    remove.add_argument("--channel", required=True)
+    remove.add_argument("--team", default=None)
+
+    show = sub.add_parser("list", help="list subscriptions")
+    show.add_argument("--team", default=None)
+    show.add_argument("--json", dest="list_json", action="store_true", help="as JSON")
+
+
+def _print_json(data: object) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    from knowledge.history import HistoryError
+
+    try:
+        if args.digest_command == "subscribe":
+            found = subscribe(args.team, args.channel, hour=args.hour, timezone=args.tz, gpus=args.gpus,
+                              threshold_pct=args.threshold, charts=args.charts, quiet=args.quiet,
+                              language=args.sub_lang)
+            print(f"subscribed {found.team}/{found.channel}: daily at {found.hour:02d}:00 {found.timezone}, "
+                  f"GPUs {', '.join(found.gpus) or 'all'}, threshold {found.threshold_pct:g}%, "
+                  f"{'quiet' if found.quiet else 'one line when nothing changed'}")
+            return 0
+        if args.digest_command == "unsubscribe":
+            done = unsubscribe(args.team or "default", args.channel)
+            print(f"unsubscribed {args.channel}" if done else f"{args.channel} was not subscribed")
+            return 0 if done else 1
+        if args.digest_command == "list":
+            subs = list_subscriptions(args.team)
+            if args.list_json:
+                _print_json({"subscriptions": [s.as_json() for s in subs]})
+            else:
+                for s in subs:
+                    state = "active" if s.active else f"off ({s.disabled_reason})"
+                    print(f"{s.team}/{s.channel}: {s.hour:02d}:00 {s.timezone}, GPUs {', '.join(s.gpus) or 'all'}, "
+                          f"threshold {s.threshold_pct:g}%, quiet={s.quiet}, charts={s.charts}, "
+                          f"lang={s.language}, {state}")
+                if not subs:
+                    print("no subscriptions")
+            return 0
+        if args.post:
+            report = post_digests(default_client_for_team, due_only=args.due_only)
+            if args.json:
+                _print_json(report.as_json())
+            else:
+                print("\n".join(report.lines()) or "no subscriptions")
+            return 1 if report.failed else 0
+        return _show(args)
+    except (ValueError, HistoryError, RuntimeError) as exc:
+        print(f"gpubot: {exc}", file=sys.stderr)
+        return 2
+
+
+def _show(args: argparse.Namespace) -> int:
+    from bot.render import render_text
+    from handlers.digest import matches_gpus, summarize
+    from handlers.models import Query
+    from knowledge import history
+    from knowledge.history import Digest
+    from knowledge.subscriptions import resolve_gpus
+
+    history.ensure_baselines()
+    threshold = 1.0 if args.threshold is None else args.threshold
+    if threshold < 0:
+        raise ValueError("--threshold must not be negative")
+    digest = history.diff_since(since=args.since, threshold_pct=threshold, provider_names=args.provider or None)
+    if args.gpus:
+        gpus = resolve_gpus(args.gpus)
+        digest = digest.filtered(matches_gpus(gpus))
+        digest = Digest(digest.providers, digest.threshold_pct, digest.since, gpus)
+    if args.json:
+        _print_json(digest.to_json())
+    else:
+        sys.stdout.write(render_text(summarize(digest, Query(intent="digest", language=args.lang))))
+    return 0

@@ -1,0 +1,228 @@
+"""refresh prices (a catalog file or URL, or the live Azure API) and record each refresh as a snapshot
+
+    gpubot prices refresh --catalog PATH_OR_URL --provider NAME [--hosts PATH_OR_URL] [--currency CNY
+                          --usd-per-unit 0.138] [--source TEXT] [--as-of DATE] [--taken-at ISO] [--no-kb]
+    gpubot prices refresh --azure [--region eastus ...] [--kb]
+    gpubot prices snapshots [--provider NAME] [--json]
+
+Every refresh validates and converts the whole source first and then records one snapshot in one transaction
+(`knowledge.history.record_snapshot`); unchanged content records nothing. A failure anywhere (download, malformed
+file or page, database) records nothing, so the previous snapshot keeps serving. A catalog refresh also imports
+the file into the knowledge base (as `gpubot kb import` does) unless `--no-kb`; an Azure refresh does so only with
+`--kb` and no `--region`. A `--region` refresh keeps the latest snapshot's prices for the other regions, so a
+partial fetch never looks like offers withdrawn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+__all__ = ["add_arguments", "refresh_azure", "refresh_catalog", "run"]
+
+_PROVIDER = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+
+
+def _is_url(location: str) -> bool:
+    return location.startswith(("http://", "https://"))
+
+
+def _local(location: str | Path, folder: Path, name: str, client) -> Path:
+    """A local path for `location`, downloading a URL into `folder` first."""
+    from knowledge.fetchers import download
+
+    location = str(location)
+    if not _is_url(location):
+        return Path(location)
+    return download(location, folder / name, client)
+
+
+def _summary(result, previous) -> dict:
+    from knowledge import history
+
+    report = {"provider": result.snapshot.provider, "created": result.created, **result.snapshot.as_json(),
+              "previous": previous.as_json() if previous else None}
+    if result.created and previous is not None:
+        diff = history.changes(previous, result.snapshot, threshold_pct=0.0)
+        report["vs_previous"] = {"added": len(diff.added), "removed": len(diff.removed),
+                                 "changed": len(diff.changed)}
+    return report
+
+
+def refresh_catalog(
+    location: str | Path,
+    provider: str,
+    *,
+    hosts: str | Path | None = None,
+    currency: str | None = None,
+    usd_per_unit: float | None = None,
+    source: str | None = None,
+    as_of: str | None = None,
+    taken_at: dt.datetime | None = None,
+    update_kb: bool = True,
+    client=None,
+) -> dict:
+    """Record a snapshot from a catalog in SkyPilot's format (a path or an http(s) URL); return a report.
+
+    Raises CatalogError, FetchError, HistoryError or ValueError; nothing is recorded then.
+    """
+    from knowledge import history
+    from knowledge.build import bundled_catalogs
+
+    provider = provider.strip().lower()
+    if not _PROVIDER.match(provider):
+        raise ValueError(f"provider name {provider!r} must be lower-case letters, digits, '-' or '_'")
+    bundled = {c.provider: c for c in bundled_catalogs()}.get(provider)
+    currency = (currency or (bundled.currency if bundled else "USD")).upper()
+    if usd_per_unit is None:
+        usd_per_unit = bundled.usd_per_unit if bundled and bundled.currency == currency else 1.0
+    if currency != "USD" and usd_per_unit == 1.0:
+        raise ValueError(f"give --usd-per-unit for a {currency} catalog (the rate its USD prices were converted at)")
+    as_of = as_of or dt.date.today().isoformat()
+    with tempfile.TemporaryDirectory(prefix="gpubot-refresh-") as folder:
+        path = _local(location, Path(folder), f"{provider}.csv", client)
+        hosts_path = _local(hosts, Path(folder), f"{provider}-hosts.csv", client) if hosts else (
+            bundled.hosts_path if bundled else None)
+        source = source or f"{location} (refreshed with gpubot prices refresh)"
+        offers = history.offers_from_catalog(provider, path, hosts_path=hosts_path, currency=currency,
+                                             usd_per_unit=usd_per_unit, source=source, as_of=as_of)
+        previous = history.latest_snapshot(provider)
+        result = history.record_snapshot(provider, offers, source, taken_at, kind="catalog")
+        report = _summary(result, previous)
+        if update_kb:
+            report["kb"] = _import_into_kb(path, provider, hosts_path, currency, usd_per_unit, source, as_of)
+    return report
+
+
+def _import_into_kb(path: Path, provider: str, hosts: Path | None, currency: str, usd_per_unit: float, source: str,
+                    as_of: str) -> str:
+    """Import into the knowledge base; a failure there is reported, not raised (the snapshot is recorded)."""
+    try:
+        from knowledge.imports import import_catalog
+
+        report = import_catalog(path, provider, hosts=hosts, currency=currency, usd_per_unit=usd_per_unit,
+                                source=source, as_of=as_of)
+    except Exception as exc:  # noqa: BLE001 - the KB is rebuildable; history is what this command records
+        return f"not updated ({type(exc).__name__}: {exc}); run `gpubot kb import` to retry"
+    return f"updated ({report['offers']} offers for {provider})"
+
+
+def refresh_azure(
+    regions: Iterable[str] = (),
+    *,
+    client=None,
+    update_kb: bool = False,
+    now: dt.datetime | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> dict:
+    """Fetch GPU VM prices from the Azure Retail Prices API and record them as an `azure` snapshot."""
+    from knowledge import history
+    from knowledge.fetchers import azure, new_client
+
+    regions = [r.strip().lower() for r in regions if r.strip()]
+    if update_kb and regions:
+        raise ValueError("--kb needs a full refresh (without --region): the knowledge base holds all regions")
+    own = client is None
+    client = client or new_client()
+    try:
+        prices = azure.fetch(client, regions=regions, now=now, sleep=sleep)
+    finally:
+        if own:
+            client.close()
+    offers = prices.offers()
+    previous = history.latest_snapshot("azure")
+    if regions and previous is not None:  # keep the other regions' latest prices: a partial fetch removes nothing
+        offers += [o for o in history.offers_of(previous).values() if o["region"] not in set(regions)]
+    result = history.record_snapshot("azure", offers, prices.source, now, kind="api")
+    report = _summary(result, previous)
+    report["fetch"] = {"pages": prices.pages, "items": prices.items, "prices": len(prices.prices),
+                       "skipped": dict(prices.skipped), "unknown_sizes": sorted(prices.unknown_sizes)}
+    if update_kb:
+        with tempfile.TemporaryDirectory(prefix="gpubot-azure-") as folder:
+            path = Path(folder) / "azure_retail_prices.csv"
+            path.write_text(prices.catalog_csv(), encoding="utf-8")
+            report["kb"] = _import_into_kb(path, "azure", None, "USD", 1.0, prices.source, prices.as_of)
+    return report
+
+
+# --- command line ----------------------------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="prices_command", required=True)
+    refresh = sub.add_parser("refresh", help="fetch prices and record a snapshot")
+    what = refresh.add_mutually_exclusive_group(required=True)
+    what.add_argument("--catalog", help="catalog in SkyPilot's format: a path or an http(s) URL")
+    what.add_argument("--azure", action="store_true", help="the live Azure Retail Prices API (GPU VM sizes)")
+    refresh.add_argument("--provider", help="provider id for --catalog, e.g. aws or gcp")
+    refresh.add_argument("--hosts", help="host-VM rows priced separately (GCP; default: the bundled file)")
+    refresh.add_argument("--currency", help="vendor currency the USD prices were converted from (e.g. CNY)")
+    refresh.add_argument("--usd-per-unit", type=float, help="USD per unit of --currency used in the conversion")
+    refresh.add_argument("--source", help="where the prices came from (shown with every figure)")
+    refresh.add_argument("--as-of", help="date of the prices (default: today)")
+    refresh.add_argument("--taken-at", type=dt.datetime.fromisoformat, help="snapshot time (default: now)")
+    refresh.add_argument("--region", action="append", default=[], help="--azure: only this region (repeatable)")
+    refresh.add_argument("--kb", action=argparse.BooleanOptionalAction, default=None,
+                         help="also import into the knowledge base (default: yes for --catalog, no for --azure)")
+    refresh.add_argument("--json", action="store_true", help="print the report as JSON")
+    snaps = sub.add_parser("snapshots", help="list recorded snapshots")
+    snaps.add_argument("--provider", help="only this provider")
+    snaps.add_argument("--json", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    from knowledge.catalog import CatalogError
+    from knowledge.fetchers import FetchError
+    from knowledge.history import HistoryError
+
+    if args.prices_command == "snapshots":
+        return _snapshots(args)
+    try:
+        if args.azure:
+            report = refresh_azure(args.region, update_kb=bool(args.kb))
+        else:
+            if not args.provider:
+                print("gpubot: --catalog needs --provider", file=sys.stderr)
+                return 2
+            report = refresh_catalog(args.catalog, args.provider, hosts=args.hosts, currency=args.currency,
+                                     usd_per_unit=args.usd_per_unit, source=args.source, as_of=args.as_of,
+                                     taken_at=args.taken_at, update_kb=args.kb is not False)
+    except (CatalogError, FetchError, HistoryError, ValueError, OSError) as exc:
+        print(f"gpubot: refresh failed: {exc}\nNothing was recorded; the previous snapshot keeps serving.",
+              file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    if report["created"]:
+        line = f"recorded snapshot {report['provider']} #{report['seq']} ({report['offers']} offers)"
+        if "vs_previous" in report:
+            v = report["vs_previous"]
+            line += f": {v['added']} added, {v['removed']} removed, {v['changed']} re-priced vs #{report['previous']['seq']}"
+    else:
+        line = f"unchanged: {report['provider']} prices equal snapshot #{report['seq']}; nothing recorded"
+    print(line)
+    if "kb" in report:
+        print(f"knowledge base: {report['kb']}")
+    return 0
+
+
+def _snapshots(args: argparse.Namespace) -> int:
+    from knowledge import history
+
+    names = [args.provider.lower()] if args.provider else history.providers()
+    rows = [s.as_json() for name in names for s in history.snapshots_of(name)]
+    if args.json:
+        sys.stdout.write(json.dumps({"snapshots": rows}, ensure_ascii=False, indent=2) + "\n")
+    else:
+        for s in rows:
+            print(f"{s['provider']} #{s['seq']} {s['taken_at'][:19]} {s['kind']} {s['offers']} offers  {s['source']}")
+        if not rows:
+            print("no snapshots yet")
+    return 0

@@ -1,0 +1,149 @@
+"""serve: run the Slack app, over HTTP (gunicorn) or Socket Mode.
+
+    gpubot serve --http [--port PORT] [--host 0.0.0.0] [--workers N] [--threads 8]
+    gpubot serve --socket
+
+HTTP mode serves every Slack request (slash commands, events, buttons) on `POST /slack/events` with signature
+verification on, `GET /healthz` (JSON: is the knowledge base there and how fresh it is), and 404 elsewhere. It runs
+under gunicorn (gthread workers): the master opens (and if needed builds) the knowledge base and warms the pipeline
+once, the workers fork from it and each reopen their own read-only SQLite connection (a connection must not cross
+a fork). Socket Mode needs no public URL: it connects out with SLACK_APP_TOKEN.
+
+Settings come from the environment (`bot.settings`); a missing one is one line on stderr and exit code 2.
+Heavy imports happen inside `run()` so that `gpubot ask` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+SLACK_PATH = "/slack/events"
+HEALTH_PATH = "/healthz"
+WARM_UP_QUESTIONS = ("cheapest A100 spot", "price of p4d.24xlarge")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--http", action="store_true", help=f"serve Slack's requests on POST {SLACK_PATH} (gunicorn)")
+    mode.add_argument("--socket", action="store_true", help="connect to Slack with Socket Mode (no public URL)")
+    parser.add_argument("--port", type=int, help="HTTP port (default: $PORT, else 3000)")
+    parser.add_argument("--host", default="0.0.0.0", help="HTTP interface to bind (default: 0.0.0.0)")
+    parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes (default: 1)")
+    parser.add_argument("--threads", type=int, default=8, help="threads per HTTP worker (default: 8)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.settings import SettingsError, load_settings
+
+    mode = "http" if args.http else "socket"
+    try:
+        settings = load_settings().require(mode)
+    except SettingsError as exc:
+        print(f"gpubot serve: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from knowledge.kb import KB
+
+    kb = KB.open()  # builds it when missing or stale: once, before any worker starts
+    from bot.slack_app import build_app
+
+    app = build_app(settings, kb)
+    _warm_up(kb)
+    if mode == "socket":
+        from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+        logging.getLogger("gpubot").info("gpubot connecting with Socket Mode")
+        SocketModeHandler(app, app_token=settings.secret("slack_app_token")).start()
+        return 0
+    port = args.port or settings.port
+    return _serve_http(make_wsgi(app, kb), kb, host=args.host, port=port, workers=args.workers,
+                       threads=args.threads, log_level=settings.log_level)
+
+
+def _warm_up(kb) -> None:
+    """Answer a few questions once so that the parser's vocabulary and the kb's caches exist before forking."""
+    from bot.pipeline import answer
+
+    for question in WARM_UP_QUESTIONS:
+        answer(question, kb)
+
+
+def health(kb) -> dict[str, Any]:
+    """What /healthz reports: the knowledge base's build time and, per provider, its newest price date."""
+    providers = {r["provider"]: r["as_of"] for r in kb.rows(
+        "SELECT provider, MAX(as_of) AS as_of FROM offers GROUP BY provider ORDER BY provider")}
+    offers = kb.rows("SELECT COUNT(*) AS n FROM offers")[0]["n"]
+    return {"ok": True, "kb": {"built_at": kb.meta("built_at"), "schema_version": kb.meta("schema_version"),
+                               "offers": offers, "newest_price_by_provider": providers}}
+
+
+def make_wsgi(app, kb) -> Callable[[dict, Callable], Iterable[bytes]]:
+    """The WSGI application: Bolt on POST /slack/events, /healthz, 404 for anything else."""
+    from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+    slack = SlackRequestHandler(app, path=SLACK_PATH)
+    health_body = json.dumps(health(kb)).encode()
+
+    def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD", "GET")
+        if path == SLACK_PATH and method == "POST":
+            return slack(environ, start_response)
+        if path == HEALTH_PATH and method in ("GET", "HEAD"):
+            return _reply(start_response, "200 OK", health_body, "application/json")
+        if path in (SLACK_PATH, HEALTH_PATH):
+            return _reply(start_response, "405 Method Not Allowed", b"Method Not Allowed", "text/plain")
+        return _reply(start_response, "404 Not Found", b"Not Found", "text/plain")
+
+    return wsgi
+
+
+def _reply(start_response: Callable, status: str, body: bytes, content_type: str) -> list[bytes]:
+    start_response(status, [("Content-Type", f"{content_type}; charset=utf-8"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def _serve_http(wsgi, kb, *, host: str, port: int, workers: int, threads: int, log_level: str) -> int:
+    from gunicorn.app.base import BaseApplication
+
+    def post_fork(server, worker) -> None:  # each worker gets its own SQLite connection
+        from knowledge.kb import KB
+
+        kb.conn = KB(kb.path).conn
+
+    options = {
+        "bind": f"{host}:{port}",
+        "workers": max(1, workers),
+        "worker_class": "gthread",
+        "threads": max(1, threads),
+        "preload_app": True,
+        "post_fork": post_fork,
+        "timeout": 30,
+        "graceful_timeout": 10,
+        "keepalive": 5,
+        "accesslog": None,
+        "errorlog": "-",
+        "loglevel": log_level.lower(),
+        "proc_name": "gpubot",
+        "control_socket_disable": True,  # gunicorn 23+: no ~/.gunicorn/*.ctl shared by every server on the host
+    }
+
+    class Server(BaseApplication):
+        def load_config(self) -> None:
+            for key, value in options.items():
+                if key in self.cfg.settings:  # older gunicorns lack some settings (control_socket_disable)
+                    self.cfg.set(key, value)
+
+        def load(self):
+            return wsgi
+
+    logging.getLogger("gpubot").info("gpubot serving Slack on http://%s:%s%s", host, port, SLACK_PATH)
+    try:
+        Server().run()
+    except SystemExit as exc:  # gunicorn's arbiter exits through sys.exit
+        return int(exc.code or 0)
+    return 0

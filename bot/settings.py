@@ -1,0 +1,126 @@
+"""gpubot's configuration, read once from the environment into a frozen, typed `Settings`.
+
+Every setting is an environment variable of the same name (upper case) and carries a help string
+(`Settings.describe()` lists them). Secrets are `SecretStr`, so they never appear in a repr, a log line or a
+traceback. Each run mode needs some settings; `Settings.require(mode)` names the missing ones:
+
+    http    SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN   (`gpubot serve --http`)
+    socket  SLACK_APP_TOKEN, SLACK_BOT_TOKEN        (`gpubot serve --socket`)
+
+To add settings (for example SLACK_CLIENT_ID / SLACK_CLIENT_SECRET for OAuth), add a field with a description
+and, if a mode needs it, list it in `REQUIRED`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["REQUIRED", "MissingSettingError", "Settings", "SettingsError", "load_settings"]
+
+Mode = Literal["http", "socket"]
+
+# run mode -> settings it cannot start without (field names; the variables are their upper-case forms)
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "http": ("slack_signing_secret", "slack_bot_token"),
+    "socket": ("slack_app_token", "slack_bot_token"),
+}
+
+
+class SettingsError(ValueError):
+    """The environment holds an invalid setting; the message names the variable."""
+
+
+class MissingSettingError(SettingsError):
+    """A setting the chosen mode needs is not set; the message names the variable."""
+
+
+class Settings(BaseSettings):
+    """gpubot's settings, from environment variables of the same name."""
+
+    model_config = SettingsConfigDict(
+        frozen=True, case_sensitive=False, extra="ignore", env_ignore_empty=True, populate_by_name=True
+    )
+
+    slack_bot_token: SecretStr | None = Field(
+        None, description="Bot token (xoxb-...) from the Slack app's OAuth & Permissions page."
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        None, description="Signing secret from the Slack app's Basic Information page; verifies HTTP requests."
+    )
+    slack_app_token: SecretStr | None = Field(
+        None, description="App-level token (xapp-...) with connections:write; needed for Socket Mode only."
+    )
+    slack_api_url: str = Field(
+        "https://slack.com/api/",
+        description="Base URL of the Slack Web API (a stand-in or proxy for tests); always ends with a slash.",
+    )
+    gpubot_home: Path | None = Field(
+        None, description="Folder for the knowledge base and state (default: $XDG_DATA_HOME/gpubot)."
+    )
+    database_url: SecretStr | None = Field(
+        None, description="State database URL (default: SQLite state.db in GPUBOT_HOME; postgresql://... to share)."
+    )
+    port: int = Field(3000, ge=1, le=65535, description="HTTP port for `gpubot serve --http` (Heroku sets PORT).")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
+        "INFO",
+        validation_alias=AliasChoices("GPUBOT_LOG_LEVEL", "LOG_LEVEL"),
+        description="Log level (GPUBOT_LOG_LEVEL or LOG_LEVEL): DEBUG, INFO, WARNING, ERROR.",
+    )
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _trailing_slash(cls, value: str) -> str:
+        value = value.strip()
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL")
+        return value if value.endswith("/") else value + "/"
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @staticmethod
+    def env_name(field: str) -> str:
+        """The environment variable of a field."""
+        return "GPUBOT_LOG_LEVEL" if field == "log_level" else field.upper()
+
+    def missing(self, mode: str) -> list[str]:
+        """Environment variables `mode` needs that are not set."""
+        return [self.env_name(name) for name in REQUIRED[mode] if not self.secret(name)]
+
+    def require(self, mode: str) -> Settings:
+        """Self, or `MissingSettingError` naming every variable `mode` needs that is not set."""
+        missing = self.missing(mode)
+        if missing:
+            fields = type(self).model_fields
+            helps = "; ".join(f"{name}: {(fields[name.lower()].description or '').rstrip('.')}" for name in missing)
+            raise MissingSettingError(f"missing setting {', '.join(missing)} (needed for {mode} mode) -- {helps}")
+        return self
+
+    def secret(self, name: str) -> str | None:
+        """The plain value of a secret setting (None when unset)."""
+        value = getattr(self, name)
+        return value.get_secret_value() if value is not None else None
+
+    @classmethod
+    def describe(cls) -> dict[str, str]:
+        """Environment variable -> help string, for docs and `--help`."""
+        return {cls.env_name(name): field.description or "" for name, field in cls.model_fields.items()}
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read the environment once. An invalid value becomes `SettingsError` naming the variable (no traceback)."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error["loc"] else "?"
+            name = Settings.env_name(field) if field in Settings.model_fields else field.upper()
+            problems.append(f"{name}: {error['msg']}")
+        raise SettingsError("invalid setting " + "; ".join(problems)) from None

@@ -1,0 +1,201 @@
+"""digest [gpu] [provider] [spot|on-demand]: what changed in GPU prices since the previous snapshot.
+
+`summarize(digest, lang)` is pure: it turns computed changes (`knowledge.history.Digest`) into an `Answer` with a
+short summary per GPU family, provider and pricing model first ("H100 spot on AWS: 6 regions cheaper, median
+-12%"), then the biggest moves. `handle(query, kb)` reads the changes from the price history and calls it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+
+from handlers.common import money
+from handlers.models import Answer, Query, Source
+from knowledge.history import Change, Digest
+from knowledge.kb import KB, GpuRef
+
+MAX_GROUPS = 12
+MAX_MOVES = 10
+PROVIDER_NAMES = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "alibaba": "Alibaba Cloud", "tencent": "Tencent Cloud"}
+PROVIDER_NAMES_ZH = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "alibaba": "阿里云", "tencent": "腾讯云"}
+
+PHRASES: dict[str, dict[str, str]] = {
+    "title": {"en": "GPU price changes since {since}", "zh": "自 {since} 以来的 GPU 价格变化"},
+    "title.none": {"en": "No GPU price changes since {since}", "zh": "自 {since} 以来 GPU 价格没有变化"},
+    "title.no_history": {
+        "en": "No price history yet: `gpubot prices refresh` records the first snapshot.",
+        "zh": "还没有价格历史：运行 `gpubot prices refresh` 记录第一个快照。",
+    },
+    "title.one_snapshot": {
+        "en": "Only one price snapshot so far ({since}): changes appear after the next refresh.",
+        "zh": "目前只有一个价格快照（{since}）：下次刷新后才会显示变化。",
+    },
+    "group": {"en": "{gpu} {pricing} on {provider}: {parts}", "zh": "{provider} 上 {gpu} {pricing}：{parts}"},
+    "cheaper": {"en": "{n} {regions} cheaper{offers}, median {pct}", "zh": "{n} 个地域降价{offers}，中位数 {pct}"},
+    "dearer": {"en": "{n} {regions} dearer{offers}, median {pct}", "zh": "{n} 个地域涨价{offers}，中位数 {pct}"},
+    "offers_in": {"en": " ({n} offers)", "zh": "（{n} 个报价）"},
+    "added": {"en": "{n} new {offers}", "zh": "新增 {n} 个报价"},
+    "removed": {"en": "{n} withdrawn", "zh": "下架 {n} 个"},
+    "more_groups": {"en": "… and {n} more groups (full list: `gpubot digest --json`)",
+                    "zh": "……另有 {n} 组（完整列表：`gpubot digest --json`）"},
+    "moves": {"en": "Biggest moves:", "zh": "变化最大的报价："},
+    "move": {"en": "{provider} {instance} · {region} · {pricing}: {old} → {new}/h ({pct})",
+             "zh": "{provider} {instance} · {region} · {pricing}：{old} → {new}/小时（{pct}）"},
+    "threshold": {
+        "en": "Counted: moves of at least {t:g}% per instance type, region and pricing model; {small} smaller moves "
+              "left out. Spot prices are the region's lowest over its zones.",
+        "zh": "统计口径：每个实例规格、地域和计费方式的价格变动至少 {t:g}%；另有 {small} 个较小变动未列出。"
+              "竞价价格取地域内各可用区的最低价。",
+    },
+    "filtered": {"en": "Only: {what}.", "zh": "仅限：{what}。"},
+    "no_changes_line": {"en": "No GPU price changes since {since}.", "zh": "自 {since} 以来 GPU 价格没有变化。"},
+}
+PRICING = {
+    "on_demand": {"en": "on-demand", "zh": "按需"},
+    "spot": {"en": "spot", "zh": "竞价"},
+    "reserved_1y": {"en": "1-year reserved", "zh": "1年预留"},
+    "reserved_3y": {"en": "3-year reserved", "zh": "3年预留"},
+}
+
+
+def phrase(key: str, lang: str = "en", **values: object) -> str:
+    """A digest phrase in `lang` (English when missing), formatted with `values`."""
+    table = PHRASES[key]
+    return (table.get(lang) or table["en"]).format(**values)
+
+
+def _pricing(pricing: str, lang: str) -> str:
+    return PRICING.get(pricing, {}).get(lang) or pricing
+
+
+def _provider(provider: str, lang: str) -> str:
+    return (PROVIDER_NAMES_ZH if lang == "zh" else PROVIDER_NAMES).get(provider, provider)
+
+
+def _pct(value: float) -> str:
+    return f"{value:+.1f}%"
+
+
+def _plural(n: int, word: str, lang: str) -> str:
+    return word if lang == "zh" or n == 1 else word + "s"
+
+
+def _since(digest: Digest) -> str:
+    olds = [p.old.taken_at for p in digest.providers if p.old is not None]
+    if digest.since:
+        return digest.since[:10]
+    return min(olds).date().isoformat() if olds else "—"
+
+
+def _group_line(key: tuple[str, str, str], items: dict[str, list[Change]], lang: str) -> str:
+    gpu, provider, pricing = key
+    parts = []
+    down = [c for c in items["changed"] if (c.change_pct or 0) < 0]
+    up = [c for c in items["changed"] if (c.change_pct or 0) > 0]
+    for word, moved in (("cheaper", down), ("dearer", up)):
+        if moved:
+            regions = len({c.region for c in moved})
+            offers = phrase("offers_in", lang, n=len(moved)) if len(moved) > regions else ""
+            parts.append(phrase(word, lang, n=regions, regions=_plural(regions, "region", lang), offers=offers,
+                                pct=_pct(statistics.median(c.change_pct or 0.0 for c in moved))))
+    if items["added"]:
+        n = len(items["added"])
+        parts.append(phrase("added", lang, n=n, offers=_plural(n, "offer", lang)))
+    if items["removed"]:
+        parts.append(phrase("removed", lang, n=len(items["removed"])))
+    separator = "，" if lang == "zh" else ", "
+    return phrase("group", lang, gpu=gpu, pricing=_pricing(pricing, lang), provider=_provider(provider, lang),
+                  parts=separator.join(parts))
+
+
+def _move_line(change: Change, lang: str) -> str:
+    if change.currency != "USD" and change.old_native and change.new_native:
+        old, new = money(change.old_native, change.currency), money(change.new_native, change.currency)
+    else:
+        old, new = money(change.old or 0.0), money(change.new or 0.0)
+    return phrase("move", lang, provider=_provider(change.provider, lang), instance=change.instance_type,
+                  region=change.region, pricing=_pricing(change.pricing, lang), old=old, new=new,
+                  pct=_pct(change.change_pct or 0.0))
+
+
+def matches_gpus(gpus: Iterable[str]):
+    """A predicate over changes: True for the named GPU families ("A100" covers its variants; "A100 80GB" one)."""
+    refs = [GpuRef.parse(g) for g in gpus]
+    if not refs:
+        return lambda change: True
+
+    def keep(change: Change) -> bool:
+        for ref in refs:
+            if change.gpu.lower() == ref.family.lower() and (
+                ref.memory_gb is None or (change.gpu_memory_gb and abs(change.gpu_memory_gb - ref.memory_gb) < 0.6)
+            ):
+                return True
+        return False
+
+    return keep
+
+
+def summarize(digest: Digest, query: Query | None = None, *, lang: str | None = None, top: int = MAX_MOVES,
+              no_changes_one_line: bool = False) -> Answer:
+    """The digest as an `Answer`: per-family summary lines, then the biggest moves, in the query's language."""
+    query = query or Query(intent="digest", language=lang or "en")
+    lang = lang or query.language
+    since = _since(digest)
+    if not digest.providers:
+        return Answer(query=query, title=phrase("title.no_history", lang))
+    if all(p.old is None for p in digest.providers):
+        return Answer(query=query, title=phrase("title.one_snapshot", lang, since=since))
+    notes = []
+    if digest.gpus:
+        notes.append(phrase("filtered", lang, what=", ".join(digest.gpus)))
+    small = sum(p.changes.below_threshold for p in digest.providers)
+    sources = [Source(source=p.new.source, as_of=p.new.taken_at.date().isoformat())
+               for p in digest.providers if p.changes]
+    if not digest:
+        title = phrase("no_changes_line" if no_changes_one_line else "title.none", lang, since=since)
+        if not no_changes_one_line:
+            notes.append(phrase("threshold", lang, t=digest.threshold_pct, small=small))
+        return Answer(query=query, title=title, notes=notes,
+                      extra={"digest": {"changes": 0, "added": 0, "removed": 0}})
+
+    groups: dict[tuple[str, str, str], dict[str, list[Change]]] = defaultdict(
+        lambda: {"changed": [], "added": [], "removed": []})
+    for kind, changes in (("changed", digest.changed), ("added", digest.added), ("removed", digest.removed)):
+        for change in changes:
+            groups[(change.gpu, change.provider, change.pricing)][kind].append(change)
+    ordered = sorted(groups.items(), key=lambda kv: (-sum(len(v) for v in kv[1].values()), kv[0]))
+    lines = [f"• {_group_line(key, items, lang)}" for key, items in ordered[:MAX_GROUPS]]
+    if len(ordered) > MAX_GROUPS:
+        lines.append(phrase("more_groups", lang, n=len(ordered) - MAX_GROUPS))
+    moves = sorted(digest.changed, key=lambda c: (-abs(c.change_pct or 0.0), c.key))[:top]
+    if moves:
+        lines.append("")
+        lines.append(phrase("moves", lang))
+        lines += [f"  {n}. {_move_line(c, lang)}" for n, c in enumerate(moves, start=1)]
+    notes.append(phrase("threshold", lang, t=digest.threshold_pct, small=small))
+    return Answer(
+        query=query,
+        title=phrase("title", lang, since=since),
+        lines=lines,
+        notes=notes,
+        sources=sources,
+        extra={"digest": {"changes": len(digest.changed), "added": len(digest.added),
+                          "removed": len(digest.removed),
+                          "groups": [{"gpu": k[0], "provider": k[1], "pricing": k[2],
+                                      **{kind: len(v) for kind, v in items.items()}} for k, items in ordered]}},
+    )
+
+
+def handle(query: Query, kb: KB | None = None) -> Answer:
+    """digest [gpu] [provider] [spot|on-demand]: GPU price changes since the previous snapshot"""
+    from knowledge import history
+
+    history.ensure_baselines()
+    digest = history.diff_since(provider_names=query.providers or None)
+    keep_gpu = matches_gpus(query.gpus)
+    digest = digest.filtered(lambda c: keep_gpu(c) and (query.pricing is None or c.pricing == query.pricing))
+    if query.gpus:
+        digest = Digest(digest.providers, digest.threshold_pct, digest.since, tuple(query.gpus))
+    return summarize(digest, query)

@@ -1,0 +1,236 @@
+"""recommend <workload> [model size] [budget|performance|ecosystem|compliance]: ranked GPUs and the decision path."""
+
+from __future__ import annotations
+
+import math
+
+from handlers.common import money, name_notes, offer, pricing_label, sources
+from handlers.i18n_rules import provider_name, provider_notes, rule_hits, t
+from handlers.models import Answer, Query, Recommendation
+from handlers.spec import errata_json, errata_lines, match_errata, whole
+from handlers.tco import saving_facts, spot_estimate
+from knowledge import rules as R
+from knowledge.kb import KB, GpuRef
+
+DEFAULT_FAMILIES = ("H100", "A100", "L40S", "L4", "A10G", "T4")
+TOP = 5
+
+
+def handle(query: Query, kb: KB) -> Answer:
+    """recommend <workload> [model size] [budget|performance|ecosystem|compliance]: ranked GPUs, decision path"""
+    lang = query.language
+    if not (query.workload or query.model_size_b or query.priority or query.gpu_count) and (
+            query.instance_types or match_errata(query, kb)):
+        from handlers import spec  # "which GPU is in Azure NCv3?": a fact question, not a recommendation
+
+        return spec.handle(query.model_copy(update={"intent": "spec"}), kb)
+    notes, suggestions = name_notes(query)
+    facts = R.query_facts(query)
+    fired = R.evaluate(facts, lang)
+    hardware = R.first(fired, "hardware")
+    if hardware and hardware.then.device == "cpu" and not query.gpus:
+        return Answer(query=query, title=t("rec.cpu", lang), notes=notes,
+                      rules=rule_hits([f for f in fired if f.group == "hardware"]))
+    facts["pricing"] = pricing = query.pricing or _advised(fired) or "on_demand"
+    memory = R.first(fired, "memory", "bytes_per_param")
+    if memory and query.model_size_b:
+        params = memory.then.params
+        facts["required_gb"] = R.memory_required_gb(query.model_size_b, params["bytes_per_param"], params["overhead"])
+    fired = R.evaluate(facts, lang)  # the memory need can change the hardware class (large-model inference)
+    variants = _variants(kb, query, fired, facts)
+    required = facts.get("required_gb")
+    counts = {v: max(R.gpus_needed(required, v[1]) if required else 1, int(query.gpu_count or 1)) for v in variants}
+    if counts and (required or query.gpu_count):
+        largest = max(variants, key=lambda v: (v[1], -counts[v]))
+        facts.update(gpus_needed=min(counts.values()), largest_gpu=f"{largest[0]} {largest[1]:g}GB", largest_gb=largest[1])
+    nvlink = any("nvlink" in f.then.require for f in R.evaluate(facts, lang, groups=("hardware", "interconnect")))
+    providers, regions = _scope(kb, query, fired, facts)
+    options = [_option(kb, v, counts[v], pricing, providers, regions, nvlink) for v in variants]
+    rank = R.first(fired, "priority", "rank_by") or R.first(fired, "hardware", "rank_by")
+    options.sort(key=_rank_key(rank.then.rank_by if rank else "price"))
+    facts.update(_ranking_facts(kb, query, options, pricing, fired, lang))
+    top = options[0]["offer"] if options and options[0]["offer"] else None
+    if top:
+        facts.update(saving_facts(kb, top["instance_type"], top["region"], lang))
+    if top and pricing == "spot":
+        od = kb.offers(instance_types=[top["instance_type"]], regions=[top["region"]], pricing="on_demand", limit=1)
+        if od:
+            hours = query.duration_hours or R.HOURS_PER_MONTH
+            facts.update(spot_estimate(kb, top, od[0]["price_per_hour_usd"], top["price_per_hour_usd"], hours,
+                                       options[0]["instances"], lang)[1])
+    errata = match_errata(query, kb)
+    facts["erratum_ids"] = [e["id"] for e in errata]
+    fired = R.evaluate(facts, lang)
+    recs = [_recommendation(o, required, pricing, lang, kb) for o in options[: query.top_n or TOP]]
+    lines = _provider_lines(kb, fired, providers, lang) + errata_lines(errata, lang)
+    if nvlink and any(c > 1 for c in counts.values()):
+        notes.append(t("rec.nvlink", lang))
+    notes.append(t("rec.vgpu", lang))
+    if not query.workload and not query.gpus:
+        notes.insert(0, t("rec.ask", lang))
+    what = " ".join(x for x in (f"{query.model_size_b:g}B" if query.model_size_b else "",
+                                t(f"workload.{query.workload}", lang) if query.workload else "",
+                                t(f"priority.{query.priority}", lang) if query.priority else "") if x)
+    what = what or ", ".join(query.gpus) or "?"
+    return Answer(query=query, title=t("rec.title", lang, what=what), recommendations=recs, rules=rule_hits(fired),
+                  lines=lines, notes=notes, suggestions=suggestions,
+                  sources=sources([r.offer for r in recs if r.offer]), extra={"errata": errata_json(errata, lang)})
+
+
+def _advised(fired: list[R.Fired]) -> str | None:
+    """The pricing a priority rule advises (budget first: spot), when the question named none."""
+    rule = R.first(fired, "priority", "pricing")
+    return rule.then.pricing if rule else None
+
+
+def _variants(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> list[tuple[str, float]]:
+    """(family, memory GB) candidates: the GPUs asked, else the hardware rule's families, minus excluded ones."""
+    hardware = R.first(fired, "hardware", "families") or R.first(fired, "hardware", "min_fp64_tflops")
+    refs = [GpuRef.parse(g) for g in query.gpus]
+    if not refs and hardware and hardware.then.params.get("min_fp64_tflops"):
+        threshold = hardware.then.params["min_fp64_tflops"]
+        names = [r["family"] for r in kb.rows("SELECT family, MAX(fp64_tflops) f FROM gpu_specs WHERE fp64_tflops >= ? "
+                                               "AND family IS NOT NULL GROUP BY family ORDER BY f DESC", [threshold])]
+        facts["fp64_families"] = ", ".join(names)
+        refs = [GpuRef(n) for n in names]
+    refs = refs or [GpuRef(f) for f in (hardware.then.families if hardware else DEFAULT_FAMILIES)]
+    excluded = {f for item in fired for f in item.then.exclude_families}
+    variants = []
+    for ref in refs:
+        if ref.family in excluded and not query.gpus:
+            continue
+        sizes = [ref.memory_gb] if ref.memory_gb else [r["m"] for r in kb.rows(
+            "SELECT DISTINCT gpu_memory_gb m FROM offers WHERE gpu = ? AND vgpu = 0 AND gpu_count >= 1 "
+            "AND kind != 'article' AND gpu_memory_gb IS NOT NULL ORDER BY m", [ref.family])]
+        sizes = sizes or [r["memory_gb"] for r in kb.rows("SELECT DISTINCT memory_gb FROM gpu_specs WHERE family = ?",
+                                                          [ref.family]) if r["memory_gb"]]
+        variants += [(ref.family, float(m)) for m in sizes if m >= (query.min_gpu_memory_gb or 0)]
+    return list(dict.fromkeys(variants))
+
+
+def _scope(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> tuple[list[str], list[str]]:
+    """Providers and regions to search: those asked, else a compliance rule's providers in mainland regions."""
+    rule = R.first(fired, "priority", "providers")
+    if query.providers or not rule:
+        return list(query.providers), list(query.regions)
+    providers = [p for p in rule.then.providers if p in kb.providers]
+    regions = query.regions or [r for r, owners in kb.regions.items() if R.in_mainland_china(r) and owners & set(providers)]
+    names = [provider_name(kb, p, query.language) for p in providers]
+    facts["compliance_providers"] = ", ".join(names)
+    return providers, regions
+
+
+def _nvlinked(kb: KB, row: dict) -> bool:
+    spec = kb.rows("SELECT form_factor FROM gpu_specs WHERE model = ?", [row["gpu_model"] or ""])
+    form = (spec[0]["form_factor"] or "") if spec else ""
+    return "SXM" in form.upper() or "NVLINK" in form.upper()
+
+
+def _option(kb: KB, variant: tuple[str, float], needed: int, pricing: str, providers: list[str], regions: list[str],
+            nvlink: bool) -> dict:
+    """The cheapest way to rent `needed` GPUs of one variant: instances x hourly price (USD)."""
+    family, memory = variant
+    rows = [r for r in kb.offers(gpus=[GpuRef(family, memory)], pricing=pricing, providers=providers, regions=regions)
+            if whole(r)]
+    if nvlink and needed > 1:
+        rows = [r for r in rows if r["gpu_count"] >= min(needed, 8) and _nvlinked(kb, r)]
+    best, hourly, instances = None, math.inf, 0
+    for row in rows:
+        count = math.ceil(needed / row["gpu_count"])
+        cost = count * row["price_per_hour_usd"]
+        if cost < hourly - 1e-9:
+            best, hourly, instances = row, cost, count
+    peak = kb.rows("SELECT MAX(COALESCE(bf16_tflops_dense, fp16_tflops_dense)) t, MAX(fp64_tflops) f FROM gpu_specs "
+                   "WHERE family = ?", [family])[0]
+    fp64 = peak["f"] or 0.0
+    if best and best["gpu_model"]:  # the offer's own model: a PCIe P100 has less FP64 than the SXM2 one
+        own = kb.rows("SELECT fp64_tflops f FROM gpu_specs WHERE model = ?", [best["gpu_model"]])
+        fp64 = (own[0]["f"] or 0.0) if own else fp64
+    return {"family": family, "memory": memory, "needed": needed, "offer": best, "hourly": hourly,
+            "instances": instances, "tflops": peak["t"] or 0.0, "fp64": fp64}
+
+
+def _rank_key(rank_by: str):
+    """Options with an offer first; then by throughput, price per FP64 TFLOPS or price (the rule's rank_by)."""
+    def key(o: dict) -> tuple:
+        if rank_by == "throughput":
+            return (o["offer"] is None, -o["tflops"], o["hourly"])
+        if rank_by == "fp64_price":
+            return (o["offer"] is None, o["hourly"] / o["fp64"] if o["fp64"] else float("inf"), o["hourly"])
+        return (o["offer"] is None, o["hourly"], -o["tflops"])
+    return key
+
+
+def _recommendation(option: dict, required: float | None, pricing: str, lang: str, kb: KB) -> Recommendation:
+    parts = [t("rec.fit" if required else "rec.count", lang, mem=option["memory"], needed=option["needed"],
+               required=required or 0)]
+    if option["tflops"]:
+        parts.append(t("rec.perf", lang, tflops=option["tflops"]))
+    if option["fp64"] and option["fp64"] >= 5:
+        parts.append(t("rec.fp64", lang, fp64=option["fp64"]))
+    row = option["offer"]
+    if row:
+        parts.append(t("rec.offer", lang, pricing=pricing_label(pricing, lang), instances=option["instances"],
+                       instance=row["instance_type"], provider=provider_name(kb, row["provider"], lang),
+                       region=row["region"], hourly=money(option["hourly"])))
+    else:
+        parts.append(t("rec.no_offer", lang, pricing=pricing_label(pricing, lang)))
+    return Recommendation(gpu=f"{option['family']} {option['memory']:g}GB", gpu_memory_gb=option["memory"],
+                          gpu_count=option["needed"], offer=offer(row) if row else None, reason="; ".join(parts))
+
+
+def _ranking_facts(kb: KB, query: Query, options: list[dict], pricing: str, fired: list[R.Fired], lang: str) -> dict:
+    """Provider rankings from the knowledge base, set against the seeds' ranking of a fired priority rule."""
+    rule = R.first(fired, "priority", "seed_ranking")
+    if not rule:
+        return {}
+    seed = list(rule.then.seed_ranking)
+    facts = {"seed_ranking_text": " > ".join(provider_name(kb, p, lang) for p in seed),
+             "rank_pricing": pricing_label(pricing, lang)}
+    if rule.then.rank_by == "throughput":
+        best: dict[str, float] = {}
+        for row in kb.rows("SELECT DISTINCT o.provider, o.gpu, s.t FROM offers o JOIN (SELECT family, MAX(COALESCE("
+                           "bf16_tflops_dense, fp16_tflops_dense)) t FROM gpu_specs GROUP BY family) s ON s.family = o.gpu "
+                           "WHERE o.kind = 'catalog' AND o.vgpu = 0"):
+            best[row["provider"]] = max(best.get(row["provider"], 0), row["t"] or 0)
+        order = sorted(best, key=lambda p: -best[p])
+        ranked = sorted({(o["family"], o["tflops"]) for o in options}, key=lambda x: -x[1])
+        facts["perf_ranking"] = ", ".join(f"{f} {v:,g}" for f, v in ranked[:6])
+    else:  # the top option's GPU; A100 (the seeds' own subject) when fewer than two ranked providers sell it
+        asked = [GpuRef.parse(query.gpus[0]).family] if query.gpus else [o["family"] for o in options[:1]]
+        for family in [*asked, "A100"]:
+            cheapest: dict[str, dict] = {}
+            for row in kb.offers(gpus=[GpuRef(family)], pricing=pricing):
+                if whole(row):
+                    cheapest.setdefault(row["provider"], row)
+            order = list(cheapest)
+            if len(set(order) & set(seed)) >= 2:
+                break
+        facts["rank_gpu"] = family
+        facts["kb_ranking"] = ", ".join(
+            f"{provider_name(kb, p, lang)} {money(cheapest[p]['price_per_gpu_hour_usd'])}" for p in order) or "-"
+    both_kb = [p for p in order if p in seed]
+    both_seed = [p for p in seed if p in order]
+    if not both_kb:
+        facts["ranking_diff"] = t("rank.none", lang)
+    elif both_kb == both_seed:
+        facts["ranking_diff"] = t("rank.agree", lang)
+    else:
+        names = lambda ps: " > ".join(provider_name(kb, p, lang) for p in ps)  # noqa: E731
+        facts["ranking_diff"] = t("rank.differ", lang, kb=names(both_kb), seed=names(both_seed))
+    return facts
+
+
+def _provider_lines(kb: KB, fired: list[R.Fired], providers: list[str], lang: str) -> list[str]:
+    """Provider notes for the topic a fired priority rule asks for (ecosystem, compliance)."""
+    rule = R.first(fired, "priority", "note_topic")
+    if not rule:
+        return []
+    lines = []
+    for pid in providers or list(kb.providers):
+        for note in provider_notes(kb, pid, rule.then.note_topic):
+            lines.append(t("rec.note", lang, provider=provider_name(kb, pid, lang), topic=rule.then.note_topic,
+                           note=note["zh"] if lang == "zh" else note["en"], source=note["source"]))
+        if rule.then.note_topic == "compliance" and not (kb.providers.get(pid) or {}).get("has_catalog"):
+            lines.append(t("rec.article_only", lang, provider=provider_name(kb, pid, lang)))
+    return lines

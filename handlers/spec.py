@@ -1,0 +1,246 @@
+"""spec <gpu | instance type> [precision]: datasheet figures with their source, dense vs sparse, seed errors corrected."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+
+from handlers.common import name_notes
+from handlers.i18n_rules import rule_hits, t
+from handlers.models import Answer, Query
+from knowledge.kb import KB, GpuRef
+from knowledge.rules import evaluate, query_facts
+
+PRECISIONS = {  # asked precision -> (gpu_specs column, label)
+    "fp64": ("fp64_tflops", "FP64"), "fp32": ("fp32_tflops", "FP32"), "tf32": ("tf32_tflops_dense", "TF32"),
+    "bf16": ("bf16_tflops_dense", "BF16"), "fp16": ("fp16_tflops_dense", "FP16"), "fp8": ("fp8_tflops_dense", "FP8"),
+    "int8": ("int8_tops_dense", "INT8"),
+}
+_PRECISION_WORDS = {"双精度": "fp64", "单精度": "fp32", "半精度": "fp16"}
+_SPARSE_VENDORS = ("A100", "H100", "H200", "L4", "L40", "L40S", "B200", "GB200", "A10", "A30", "A40", "RTX 6000 Ada")
+
+
+def handle(query: Query, kb: KB) -> Answer:
+    """spec <gpu | instance type> [fp8|fp32|...]: datasheet figures (dense), with source; seed errors corrected"""
+    lang = query.language
+    notes, suggestions = name_notes(query)
+    errata = match_errata(query, kb)
+    specs, lines = [], []
+    for instance_type in query.instance_types[:3]:
+        row, spec_rows = instance_specs(kb, instance_type)
+        if row:
+            lines.append(t("spec.instance", lang, instance=instance_type, provider=row["provider"],
+                           count=row["gpu_count"], model=row["gpu_model"] or row["gpu"],
+                           total=row["gpu_count"] * (row["gpu_memory_gb"] or 0), per=row["gpu_memory_gb"] or 0))
+            specs += [s for s in spec_rows if s not in specs]
+    for name in query.gpus[:3]:
+        specs += [s for s in spec_rows_for(kb, GpuRef.parse(name)) if s not in specs]
+    asked = asked_precisions(query.text)
+    lines += precision_lines(specs, asked, query.gpu_count, lang)
+    if not asked:
+        lines += [row_line(s, lang) for s in specs[:6]]
+    lines += errata_lines(errata, lang)
+    facts = {**query_facts(query), "erratum_ids": [e["id"] for e in errata]}
+    what = ", ".join([*query.instance_types[:3], *query.gpus[:3]]) or ", ".join(e["id"] for e in errata)
+    if not specs and not errata:
+        return Answer(query=query, title=t("spec.which", lang), notes=notes, suggestions=suggestions,
+                      rules=rule_hits(evaluate(facts, lang, groups=("spec",))))
+    return Answer(
+        query=query,
+        title=t("spec.title", lang, what=what),
+        specs=specs,
+        lines=lines,
+        notes=notes,
+        suggestions=suggestions,
+        rules=rule_hits(evaluate(facts, lang, groups=("spec",))),
+        extra={"errata": errata_json(errata, lang)},
+    )
+
+
+_FACT_WORDS = re.compile(
+    r"bandwidth|带宽|network|网络|memory|显存|\d+\s*gb\b|which gpu|what gpu|gpu型号|什么gpu|什么卡|nvlink|"
+    r"\bfp(8|16|32|64)\b|\bbf16\b|tflops|算力|images? per second|images?/s|img/s|吞吐|throughput|benchmark|基准")
+_PRICE_WORDS = re.compile(r"price|cost|how much does|多少钱|价格|费用|\$|per hour|每小时|一小时|cheap|便宜|value|性价比")
+
+
+def is_fact_question(query: Query, kb: KB) -> bool:
+    """A question about a datasheet or instance fact rather than a price (for questions parsed as `price`):
+    fact words ("bandwidth", "显存", "FP32") or a strong match with a seed erratum, and no price words."""
+    text = (query.text or "").lower()
+    if _PRICE_WORDS.search(text):
+        return False
+    return bool(_FACT_WORDS.search(text)) or any(score >= 8 for score, _, _ in _scores(query, kb))
+
+
+_FIGURE = re.compile(r"[$¥]\s*\d|\d(\.\d+)?\s*(美元|元|usd|cny|gbps|gb\b|tflops|img|images|张)")
+
+
+def with_errata(answer: Answer, query: Query, kb: KB) -> Answer:
+    """Another handler's answer with the corrections of the seed errata the question clearly touches (the
+    erratum's own question, two topic keywords, or a figure being checked), and their rule."""
+    text = (query.text or "").lower()
+    strong = {row["id"] for score, topical, row in _scores(query, kb)
+              if score >= 10 or topical >= 2 or topical and _FIGURE.search(text)}
+    errata = [e for e in match_errata(query, kb) if e["id"] in strong]
+    if not errata:
+        return answer
+    facts = {**query_facts(query), "erratum_ids": [e["id"] for e in errata]}
+    hits = [h for h in rule_hits(evaluate(facts, query.language, groups=("spec",))) if h.id == "spec.seed-erratum"]
+    return answer.model_copy(update={"lines": [*answer.lines, *errata_lines(errata, query.language)],
+                                     "rules": [*answer.rules, *hits],
+                                     "extra": {**answer.extra, "errata": errata_json(errata, query.language)}})
+
+
+def whole(row: dict) -> bool:
+    """A rentable whole-GPU offer: not a vGPU slice or fraction, and not a GPU-only price without its host VM."""
+    return not row["vgpu"] and row["gpu_count"] >= 1 and "GPU only" not in row["instance_type"]
+
+
+def spec_rows_for(kb: KB, ref: GpuRef) -> list[dict]:
+    """Datasheet rows of a GPU family (or one memory variant of it), as stored in gpu_specs."""
+    sql = "SELECT * FROM gpu_specs WHERE family = ?"
+    params: list = [ref.family]
+    if ref.memory_gb:
+        sql += " AND ABS(memory_gb - ?) < 0.6"
+        params.append(ref.memory_gb)
+    return kb.rows(sql + " ORDER BY memory_gb, model", params)
+
+
+def instance_specs(kb: KB, instance_type: str) -> tuple[dict | None, list[dict]]:
+    """(one catalog row of the instance type, datasheet rows of its GPU model)."""
+    rows = kb.offers(instance_types=[instance_type], kinds=("catalog", "pricing"), limit=1)
+    if not rows:
+        return None, []
+    row = rows[0]
+    specs = kb.rows("SELECT * FROM gpu_specs WHERE model = ?", [row["gpu_model"]]) if row["gpu_model"] else []
+    return row, specs or spec_rows_for(kb, GpuRef(row["gpu"], row["gpu_memory_gb"]))
+
+
+def asked_precisions(text: str) -> list[str]:
+    low = text.lower()
+    found = [p for p in PRECISIONS if re.search(rf"(?<![a-z0-9]){p}(?![0-9])", low)]
+    found += [p for word, p in _PRECISION_WORDS.items() if word in text and p not in found]
+    return found
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:,g}"
+
+
+def row_line(spec: dict, lang: str) -> str:
+    if spec.get("nvlink_gen"):
+        bridge = t("spec.bridge", lang) if "pcie" in (spec.get("form_factor") or "").lower() else ""
+        nvlink = t("spec.nvlink", lang, gen=spec["nvlink_gen"], bw=spec["nvlink_bandwidth_gbps"] or 0, bridge=bridge)
+    else:
+        nvlink = t("spec.no_nvlink", lang)
+    return t("spec.row", lang, model=spec["model"], memory=spec["memory_gb"] or 0, mtype=spec["memory_type"] or "",
+             bandwidth=_fmt(spec["memory_bandwidth_gbps"]), fp64=_fmt(spec["fp64_tflops"]),
+             fp32=_fmt(spec["fp32_tflops"]), tf32=_fmt(spec["tf32_tflops_dense"]),
+             bf16=_fmt(spec["bf16_tflops_dense"]), fp16=_fmt(spec["fp16_tflops_dense"]),
+             fp8=_fmt(spec["fp8_tflops_dense"]), int8=_fmt(spec["int8_tops_dense"]), nvlink=nvlink,
+             tdp=_fmt(spec["tdp_w"]))
+
+
+def precision_lines(specs: list[dict], asked: list[str], count: float | None, lang: str) -> list[str]:
+    """One line per (precision, result), models with the same result grouped."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for precision in asked:
+        column, label = PRECISIONS[precision]
+        for spec in specs:
+            value = spec.get(column)
+            if value is not None:
+                dense = column.endswith("_dense")
+                sparse = dense and spec.get("vendor") == "NVIDIA" and spec.get("family") in _SPARSE_VENDORS
+                key = ("spec.p.yes", f"{value}") if sparse else ("spec.p.plain", f"{value}")
+            else:
+                said = re.search(rf"\bno {label}\b[^.;,]*", spec.get("source") or "", re.IGNORECASE)
+                key = ("spec.p.no", said.group(0)) if said else ("spec.p.unknown", "")
+            grouped.setdefault((label, *key), []).append(spec["model"])
+            if count and value is not None and column == "fp32_tflops":
+                grouped.setdefault((label, "spec.total", f"{value}"), []).append(spec["model"])
+    lines = []
+    for (label, key, detail), models in grouped.items():
+        names = ", ".join(models)
+        if key == "spec.total":
+            lines.append(t(key, lang, count=count, model=names, fp32=float(detail), total=count * float(detail)))
+        elif key in ("spec.p.yes", "spec.p.plain"):
+            lines.append(t(key, lang, model=names, precision=label, value=float(detail), sparse=2 * float(detail)))
+        else:
+            lines.append(t(key, lang, model=names, precision=label, evidence=detail))
+    return lines
+
+
+# --- seed errata ----------------------------------------------------------------------------------------------------
+
+
+def _pattern(word: str) -> re.Pattern:
+    """A keyword as a pattern: ASCII tokens may be split by spaces or hyphens ("80GB" = "80 GB"), whole words only."""
+    low = word.lower()
+    if not re.fullmatch(r"[\x00-\x7f]+", low):
+        return re.compile(re.escape(low))
+    tokens = re.findall(r"[a-z]+|[0-9]+|[^a-z0-9\s]", low)
+    return re.compile(r"(?<![a-z0-9])" + r"[\s-]*".join(re.escape(tok) for tok in tokens) + r"(?![a-z0-9])")
+
+
+def _entity(kb: KB, word: str, instances: set[str]) -> bool:
+    """A keyword that only names a GPU, provider or instance (family), not what the erratum is about."""
+    low = word.lower()
+    return (low in kb.gpu_names or low in kb.provider_names or low in kb.instance_types
+            or any(i == low or i.startswith(low + ".") or i.startswith(low) and low[-1:].isdigit() for i in instances))
+
+
+def match_errata(query: Query, kb: KB, limit: int = 3) -> list[dict]:
+    """Errata rows the question touches, best first.
+
+    Score: 3 per keyword about the erratum's topic found in the text, 1 per keyword that only names a GPU,
+    provider or instance, 3 per instance type (asked or named in the text), 1 per GPU family and provider asked;
+    the very question the erratum poses adds 10. A score of 4 is needed, with a topic keyword (in spec questions
+    naming the subject is enough), and only rows within 2 points of the best are kept.
+    """
+    scored = []
+    for score, topical, row in _scores(query, kb):
+        if score >= 4 and (topical or query.intent == "spec" or score >= 10):
+            scored.append((score, -(row["top10"] or 99), row))
+    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    best = scored[0][0] if scored else 0
+    return [row for score, _, row in scored if score >= best - 2][:limit]
+
+
+def _plain(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower().strip(" ?!.。")
+
+
+def _scores(query: Query, kb: KB) -> list[tuple[int, int, dict]]:
+    text = (query.text or "").lower()
+    families = {GpuRef.parse(g).family.lower() for g in query.gpus}
+    asked_instances = {i.lower() for i in query.instance_types}
+    out = []
+    for row in kb.rows("SELECT * FROM errata"):
+        instances = {i.lower() for i in json.loads(row["instance_types"] or "[]")}
+        hits = [k for k in json.loads(row["keywords"] or "[]") if _pattern(k).search(text)]
+        if not hits:
+            continue
+        topical = sum(1 for k in hits if not _entity(kb, k, instances))
+        inst = sum(1 for i in instances if any(a == i or a.endswith("_" + i) for a in asked_instances)
+                   or _pattern(i).search(text))
+        gpus = len(families & {g.lower() for g in json.loads(row["gpus"] or "[]")})
+        providers = len(set(query.providers) & set(json.loads(row["providers"] or "[]")))
+        score = 3 * topical + (len(hits) - topical) + 3 * min(inst, 2) + gpus + providers
+        if _plain(text) in (_plain(row["question_en"]), _plain(row["question_zh"])):
+            score += 10
+        out.append((score, topical, row))
+    return out
+
+
+def errata_lines(errata: list[dict], lang: str) -> list[str]:
+    return [
+        t("spec.erratum", lang, id=e["id"], seeds="/".join(json.loads(e["seed"])),
+          text=e["correct_zh"] if lang == "zh" else e["correct_en"], sources="; ".join(json.loads(e["sources"])))
+        for e in errata
+    ]
+
+
+def errata_json(errata: list[dict], lang: str) -> list[dict]:
+    return [{"id": e["id"], "severity": e["severity"], "correct": e["correct_zh"] if lang == "zh" else e["correct_en"],
+             "sources": json.loads(e["sources"])} for e in errata]

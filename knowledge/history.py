@@ -1,0 +1,598 @@
+"""Price history: every import or refresh of a provider's prices is a snapshot, kept forever in the state database.
+
+Tables (on `knowledge.state.metadata`, so `gpubot db upgrade` creates them and a knowledge-base rebuild never
+touches them):
+
+- `snapshots`: one row per recorded snapshot: `provider`, `seq` (1, 2, 3 ... per provider; 0 is reserved for the
+  bundled-catalog baseline), `source`, `kind` (`catalog`, `api`, `bundled`), `taken_at`, `recorded_at`,
+  `content_hash` and the number of offers. `(provider, seq)` is unique: that key is what orders a provider's
+  history and what makes two processes recording at the same moment store one snapshot, not two.
+- `snapshot_offers`: the region-level offers of a snapshot, one per (instance type, region, pricing model), as
+  `knowledge.offers.convert` computes them (a zone-priced catalog gives the region's lowest price over its zones),
+  with the price per instance-hour in USD and in the vendor's currency, the GPU family, memory and count.
+
+Recording is idempotent: the content hash covers the offers and their prices (not the source name or date), and a
+snapshot whose content equals the provider's latest snapshot is not stored again, also when two processes do it
+at once (the loser's insert hits the unique key, it looks again and finds the same content). Content that moves
+back to an older state (A, B, A) is recorded: prices really moved back, and the digest says so.
+
+`changes(old, new)` compares two snapshots at the granularity of the digest: offers added, offers removed, and
+price changes of at least `threshold_pct` per (provider, instance type, region, pricing model). An offer gaining or
+losing a spot price is an added or removed spot offer, never a price change.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from knowledge import state
+from knowledge.state import metadata
+
+__all__ = [
+    "BASELINE_SEQ",
+    "Change",
+    "ChangeSet",
+    "Digest",
+    "HistoryError",
+    "ProviderDiff",
+    "Snapshot",
+    "SnapshotResult",
+    "changes",
+    "content_hash",
+    "diff_since",
+    "ensure_baselines",
+    "latest_snapshot",
+    "offers_from_catalog",
+    "offers_of",
+    "previous_snapshot",
+    "providers",
+    "record_snapshot",
+    "snapshot",
+    "snapshot_before",
+    "snapshots_of",
+]
+
+BASELINE_SEQ = 0  # the bundled catalog, recorded before a provider's first refresh
+PRICINGS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
+_KEY_COLUMNS = ("instance_type", "region", "pricing")
+
+snapshots = sa.Table(
+    "snapshots",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("provider", sa.String(40), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("source", sa.Text, nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("taken_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("content_hash", sa.String(64), nullable=False),
+    sa.Column("offers", sa.Integer, nullable=False),
+    sa.UniqueConstraint("provider", "seq", name="uq_snapshots_provider_seq"),
+    sa.Index("ix_snapshots_provider_hash", "provider", "content_hash"),
+)
+
+snapshot_offers = sa.Table(
+    "snapshot_offers",
+    metadata,
+    sa.Column("snapshot_id", sa.Integer, sa.ForeignKey("snapshots.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("provider", sa.String(40), nullable=False),
+    sa.Column("instance_type", sa.String(200), nullable=False),
+    sa.Column("region", sa.String(80), nullable=False),
+    sa.Column("pricing", sa.String(20), nullable=False),
+    sa.Column("gpu", sa.String(80), nullable=False),
+    sa.Column("accelerator", sa.String(120), nullable=False),
+    sa.Column("gpu_memory_gb", sa.Float, nullable=True),
+    sa.Column("gpu_count", sa.Float, nullable=False),
+    sa.Column("zone", sa.String(80), nullable=True),
+    sa.Column("price_per_hour_usd", sa.Float, nullable=False),
+    sa.Column("price_per_gpu_hour_usd", sa.Float, nullable=False),
+    sa.Column("price_per_hour", sa.Float, nullable=False),
+    sa.Column("currency", sa.String(8), nullable=False),
+    sa.Column("vgpu", sa.Boolean, nullable=False, default=False),
+    sa.UniqueConstraint("snapshot_id", "instance_type", "region", "pricing", name="uq_snapshot_offers_key"),
+    sa.Index("ix_snapshot_offers_gpu", "provider", "gpu", "pricing"),
+)
+
+
+class HistoryError(RuntimeError):
+    """Price history could not be read or written (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One recorded snapshot of a provider's prices."""
+
+    id: int
+    provider: str
+    seq: int
+    source: str
+    kind: str
+    taken_at: dt.datetime
+    content_hash: str
+    offers: int
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "provider": self.provider, "seq": self.seq, "source": self.source, "kind": self.kind,
+                "taken_at": self.taken_at.isoformat(), "offers": self.offers}
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotResult:
+    """What `record_snapshot` did: `created` is False when the content equals the latest snapshot's."""
+
+    snapshot: Snapshot
+    created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One added, removed or re-priced offer. Prices are USD per instance-hour (None: no offer on that side)."""
+
+    provider: str
+    instance_type: str
+    gpu: str
+    region: str
+    pricing: str
+    old: float | None
+    new: float | None
+    change_pct: float | None
+    gpu_count: float
+    gpu_memory_gb: float | None
+    currency: str
+    old_native: float | None
+    new_native: float | None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return self.provider, self.instance_type, self.region, self.pricing
+
+    def as_json(self) -> dict:
+        data = asdict(self)
+        if data["change_pct"] is not None:
+            data["change_pct"] = round(data["change_pct"], 4)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSet:
+    """Offers added, removed and re-priced between two snapshots of one provider."""
+
+    added: tuple[Change, ...] = ()
+    removed: tuple[Change, ...] = ()
+    changed: tuple[Change, ...] = ()
+    threshold_pct: float = 1.0
+    below_threshold: int = 0  # price moves smaller than the threshold, left out
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
+
+    def filtered(self, keep) -> ChangeSet:
+        """The same change set with only the changes for which `keep(change)` is true."""
+        return ChangeSet(
+            tuple(c for c in self.added if keep(c)),
+            tuple(c for c in self.removed if keep(c)),
+            tuple(c for c in self.changed if keep(c)),
+            self.threshold_pct,
+            self.below_threshold,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderDiff:
+    """One provider's changes from `old` to `new` (old None: only one snapshot, nothing to compare)."""
+
+    provider: str
+    old: Snapshot | None
+    new: Snapshot
+    changes: ChangeSet
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """Changes for every provider with history, in provider order."""
+
+    providers: tuple[ProviderDiff, ...] = ()
+    threshold_pct: float = 1.0
+    since: str | None = None
+    gpus: tuple[str, ...] = ()
+
+    @property
+    def added(self) -> list[Change]:
+        return [c for p in self.providers for c in p.changes.added]
+
+    @property
+    def removed(self) -> list[Change]:
+        return [c for p in self.providers for c in p.changes.removed]
+
+    @property
+    def changed(self) -> list[Change]:
+        return [c for p in self.providers for c in p.changes.changed]
+
+    def __bool__(self) -> bool:
+        return any(p.changes for p in self.providers)
+
+    def snapshot_ids(self) -> dict[str, int]:
+        """provider -> id of the newest snapshot covered (where the next digest starts)."""
+        return {p.provider: p.new.id for p in self.providers}
+
+    def filtered(self, keep) -> Digest:
+        return Digest(
+            tuple(ProviderDiff(p.provider, p.old, p.new, p.changes.filtered(keep)) for p in self.providers),
+            self.threshold_pct,
+            self.since,
+            self.gpus,
+        )
+
+    def to_json(self) -> dict:
+        """The JSON of `gpubot digest --json`: changes, added and removed share one record shape."""
+        return {
+            "changes": [c.as_json() for c in self.changed],
+            "added": [c.as_json() for c in self.added],
+            "removed": [c.as_json() for c in self.removed],
+            "unit": "USD per instance-hour (old/new); old_native/new_native in the vendor's currency",
+            "threshold_pct": self.threshold_pct,
+            "since": self.since,
+            "gpus": list(self.gpus),
+            "snapshots": [
+                {"provider": p.provider, "old": p.old.as_json() if p.old else None, "new": p.new.as_json(),
+                 "changes": len(p.changes.changed), "added": len(p.changes.added),
+                 "removed": len(p.changes.removed), "below_threshold": p.changes.below_threshold}
+                for p in self.providers
+            ],
+        }
+
+
+# --- recording -------------------------------------------------------------------------------------------------
+
+
+def _utc(value: dt.datetime | None) -> dt.datetime:
+    if value is None:
+        return dt.datetime.now(dt.UTC)
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+
+
+def _number(value: object, what: str) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise HistoryError(f"{what} is not a number: {value!r}") from None
+    if not math.isfinite(number) or number <= 0:
+        raise HistoryError(f"{what} must be a positive price, not {value!r}")
+    return number
+
+
+def _offer_rows(provider: str, offers: Iterable[Mapping]) -> list[dict]:
+    """Validated snapshot rows, one per (instance type, region, pricing): the cheapest where a source repeats one."""
+    best: dict[tuple, dict] = {}
+    for offer in offers:
+        pricing = offer.get("pricing")
+        if pricing not in PRICINGS:
+            raise HistoryError(f"unknown pricing model {pricing!r} in an offer for {offer.get('instance_type')!r}")
+        what = f"{offer.get('instance_type')} {offer.get('region')} {pricing}"
+        usd = _number(offer.get("price_per_hour_usd"), f"{what}: price_per_hour_usd")
+        native = _number(offer.get("price_per_hour", usd), f"{what}: price_per_hour")
+        gpu_count = float(offer.get("gpu_count") or 0)
+        row = {
+            "provider": provider,
+            "instance_type": str(offer["instance_type"]),
+            "region": str(offer["region"]),
+            "pricing": pricing,
+            "gpu": str(offer.get("gpu") or offer.get("accelerator") or ""),
+            "accelerator": str(offer.get("accelerator") or offer.get("gpu") or ""),
+            "gpu_memory_gb": offer.get("gpu_memory_gb"),
+            "gpu_count": gpu_count,
+            "zone": offer.get("zone") or None,
+            "price_per_hour_usd": usd,
+            "price_per_gpu_hour_usd": float(offer.get("price_per_gpu_hour_usd") or (usd / gpu_count if gpu_count
+                                                                                   else usd)),
+            "price_per_hour": native,
+            "currency": str(offer.get("currency") or "USD"),
+            "vgpu": bool(offer.get("vgpu")),
+        }
+        if not row["instance_type"] or not row["region"]:
+            raise HistoryError(f"an offer without instance type or region: {what}")
+        key = tuple(row[c] for c in _KEY_COLUMNS)
+        if key not in best or best[key]["price_per_hour_usd"] > usd:
+            best[key] = row
+    return sorted(best.values(), key=lambda r: tuple(r[c] for c in _KEY_COLUMNS))
+
+
+def content_hash(rows: Iterable[Mapping]) -> str:
+    """SHA-256 over the offers' keys, GPUs and prices (rounded to 1e-9), independent of order and source name."""
+    lines = sorted(
+        "\t".join([
+            r["instance_type"], r["region"], r["pricing"], r["gpu"], f"{r['gpu_count']:.6g}",
+            f"{r['price_per_hour_usd']:.9f}", f"{r['price_per_hour']:.9f}", r["currency"],
+        ])
+        for r in rows
+    )
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def _snapshot(row) -> Snapshot:
+    return Snapshot(row.id, row.provider, row.seq, row.source, row.kind, _utc(row.taken_at), row.content_hash,
+                    row.offers)
+
+
+def record_snapshot(
+    provider: str,
+    offers: Iterable[Mapping],
+    source: str,
+    taken_at: dt.datetime | None = None,
+    *,
+    kind: str = "catalog",
+    seq: int | None = None,
+) -> SnapshotResult:
+    """Store one snapshot of `provider`'s offers in one transaction; unchanged content stores nothing.
+
+    Raises `HistoryError` for an invalid offer (nothing is stored). `seq` is for the bundled baseline only.
+    """
+    provider = provider.strip().lower()
+    rows = _offer_rows(provider, offers)
+    if not rows:
+        raise HistoryError(f"no offers to record for {provider}")
+    digest = content_hash(rows)
+    taken = _utc(taken_at)
+    eng = state.engine()
+    for _attempt in range(20):
+        latest = latest_snapshot(provider)
+        if seq is None and latest is not None and latest.content_hash == digest:
+            return SnapshotResult(latest, created=False)
+        next_seq = seq if seq is not None else (latest.seq + 1 if latest else 1)
+        try:
+            with eng.begin() as conn:
+                snapshot_id = conn.execute(
+                    snapshots.insert().values(
+                        provider=provider, seq=next_seq, source=source[:2000], kind=kind, taken_at=taken,
+                        recorded_at=_utc(None), content_hash=digest, offers=len(rows),
+                    )
+                ).inserted_primary_key[0]
+                conn.execute(snapshot_offers.insert(), [{**row, "snapshot_id": snapshot_id} for row in rows])
+        except IntegrityError:
+            if seq is not None:  # the baseline slot is taken: someone else recorded it
+                found = _by_seq(provider, seq)
+                if found is None:
+                    raise
+                return SnapshotResult(found, created=False)
+            newer = latest_snapshot(provider)
+            if newer is None or (latest is not None and newer.seq == latest.seq):
+                raise  # not a race with another writer: a real integrity problem
+            continue  # another process recorded a snapshot first: compare with it
+        return SnapshotResult(
+            Snapshot(snapshot_id, provider, next_seq, source[:2000], kind, taken, digest, len(rows)), created=True
+        )
+    raise HistoryError(f"could not record a snapshot for {provider}: too many concurrent writers")
+
+
+# --- lookups ---------------------------------------------------------------------------------------------------
+
+
+def _select():
+    return sa.select(snapshots)
+
+
+def _by_seq(provider: str, seq: int) -> Snapshot | None:
+    with state.engine().connect() as conn:
+        row = conn.execute(_select().where(snapshots.c.provider == provider, snapshots.c.seq == seq)).first()
+    return _snapshot(row) if row else None
+
+
+def snapshot(snapshot_id: int) -> Snapshot | None:
+    """The snapshot with this id."""
+    with state.engine().connect() as conn:
+        row = conn.execute(_select().where(snapshots.c.id == snapshot_id)).first()
+    return _snapshot(row) if row else None
+
+
+def providers() -> list[str]:
+    """Providers with at least one snapshot, sorted."""
+    with state.engine().connect() as conn:
+        return sorted(r[0] for r in conn.execute(sa.select(snapshots.c.provider).distinct()))
+
+
+def snapshots_of(provider: str, since: dt.datetime | None = None) -> list[Snapshot]:
+    """A provider's snapshots, oldest first (optionally only those taken at or after `since`)."""
+    query = _select().where(snapshots.c.provider == provider)
+    if since is not None:
+        query = query.where(snapshots.c.taken_at >= _utc(since))
+    with state.engine().connect() as conn:
+        return [_snapshot(r) for r in conn.execute(query.order_by(snapshots.c.seq))]
+
+
+def latest_snapshot(provider: str) -> Snapshot | None:
+    """The provider's newest snapshot (highest seq)."""
+    with state.engine().connect() as conn:
+        row = conn.execute(
+            _select().where(snapshots.c.provider == provider).order_by(snapshots.c.seq.desc()).limit(1)
+        ).first()
+    return _snapshot(row) if row else None
+
+
+def previous_snapshot(current: Snapshot) -> Snapshot | None:
+    """The snapshot recorded just before `current` for the same provider."""
+    with state.engine().connect() as conn:
+        row = conn.execute(
+            _select()
+            .where(snapshots.c.provider == current.provider, snapshots.c.seq < current.seq)
+            .order_by(snapshots.c.seq.desc())
+            .limit(1)
+        ).first()
+    return _snapshot(row) if row else None
+
+
+def snapshot_before(provider: str, when: dt.datetime) -> Snapshot | None:
+    """The state of `provider`'s prices at `when`: its newest snapshot taken before that moment."""
+    with state.engine().connect() as conn:
+        row = conn.execute(
+            _select()
+            .where(snapshots.c.provider == provider, snapshots.c.taken_at < _utc(when))
+            .order_by(snapshots.c.seq.desc())
+            .limit(1)
+        ).first()
+    return _snapshot(row) if row else None
+
+
+def offers_of(snap: Snapshot | int) -> dict[tuple[str, str, str], dict]:
+    """A snapshot's offers keyed by (instance type, region, pricing)."""
+    snapshot_id = snap.id if isinstance(snap, Snapshot) else snap
+    with state.engine().connect() as conn:
+        rows = conn.execute(sa.select(snapshot_offers).where(snapshot_offers.c.snapshot_id == snapshot_id))
+        return {(r.instance_type, r.region, r.pricing): dict(r._mapping) for r in rows}
+
+
+# --- changes ---------------------------------------------------------------------------------------------------
+
+
+def _change(provider: str, old: dict | None, new: dict | None) -> Change:
+    ref = new or old
+    assert ref is not None
+    old_usd = old["price_per_hour_usd"] if old else None
+    new_usd = new["price_per_hour_usd"] if new else None
+    pct = (new_usd - old_usd) / old_usd * 100 if old_usd and new_usd else None
+    return Change(
+        provider=provider, instance_type=ref["instance_type"], gpu=ref["gpu"], region=ref["region"],
+        pricing=ref["pricing"], old=old_usd, new=new_usd, change_pct=pct, gpu_count=ref["gpu_count"],
+        gpu_memory_gb=ref["gpu_memory_gb"], currency=ref["currency"],
+        old_native=old["price_per_hour"] if old else None, new_native=new["price_per_hour"] if new else None,
+    )
+
+
+def changes(old: Snapshot | None, new: Snapshot, threshold_pct: float = 1.0) -> ChangeSet:
+    """Offers added, removed and re-priced by at least `threshold_pct` percent (USD) from `old` to `new`."""
+    if old is not None and old.provider != new.provider:
+        raise HistoryError(f"cannot compare a {old.provider} snapshot with a {new.provider} snapshot")
+    before = offers_of(old) if old is not None else {}
+    after = offers_of(new)
+    added = [_change(new.provider, None, after[k]) for k in sorted(after.keys() - before.keys())]
+    removed = [_change(new.provider, before[k], None) for k in sorted(before.keys() - after.keys())]
+    changed, small = [], 0
+    for key in sorted(before.keys() & after.keys()):
+        a, b = before[key]["price_per_hour_usd"], after[key]["price_per_hour_usd"]
+        if math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
+            continue
+        change = _change(new.provider, before[key], after[key])
+        if abs(change.change_pct or 0.0) + 1e-9 >= threshold_pct:
+            changed.append(change)
+        else:
+            small += 1
+    return ChangeSet(tuple(added), tuple(removed), tuple(changed), threshold_pct, small)
+
+
+def _day_start(value: dt.date | dt.datetime) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return _utc(value)
+    return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
+
+
+def diff_since(
+    *,
+    since: dt.date | dt.datetime | None = None,
+    start_ids: Mapping[str, int] | None = None,
+    threshold_pct: float = 1.0,
+    provider_names: Iterable[str] | None = None,
+) -> Digest:
+    """Each provider's changes up to its latest snapshot.
+
+    The starting point, per provider: the snapshot in `start_ids` (where a channel's last digest ended), else the
+    state at `since` (the newest snapshot taken before that day began, or the provider's first one when all are
+    newer), else the previous snapshot.
+    """
+    start_ids = dict(start_ids or {})
+    wanted = [p.lower() for p in provider_names] if provider_names else providers()
+    diffs = []
+    for provider in wanted:
+        new = latest_snapshot(provider)
+        if new is None:
+            continue
+        old: Snapshot | None
+        if provider in start_ids:
+            old = snapshot(start_ids[provider])
+        elif since is not None:
+            old = snapshot_before(provider, _day_start(since)) or (snapshots_of(provider)[:1] or [None])[0]
+        else:
+            old = previous_snapshot(new)
+        if old is None or old.id == new.id:
+            diffs.append(ProviderDiff(provider, old, new, ChangeSet(threshold_pct=threshold_pct)))
+        else:
+            diffs.append(ProviderDiff(provider, old, new, changes(old, new, threshold_pct)))
+    label = since.isoformat() if since is not None else None
+    return Digest(tuple(diffs), threshold_pct, label)
+
+
+# --- catalogs and the bundled baseline -------------------------------------------------------------------------
+
+
+def offers_from_catalog(
+    provider: str,
+    path: str | Path,
+    *,
+    hosts_path: str | Path | None = None,
+    currency: str = "USD",
+    usd_per_unit: float = 1.0,
+    source: str,
+    as_of: str,
+) -> list[dict]:
+    """Region-level offers of one catalog file, through the same importer and `convert` as the knowledge base.
+
+    Host-VM rows come from the catalog itself when it has them (a full SkyPilot GCP file), else from `hosts_path`.
+    Raises `knowledge.catalog.CatalogError` for a malformed file.
+    """
+    from knowledge.build import CatalogSource
+    from knowledge.catalog import CatalogError, read_catalog
+    from knowledge.offers import convert
+
+    catalog = read_catalog(path)
+    if not catalog.rows:
+        raise CatalogError(path, "no accelerator rows (only host-VM rows)")
+    hosts = ()
+    if hosts_path and not catalog.hosts:
+        hosts = read_catalog(hosts_path).hosts
+    src = CatalogSource(provider, Path(path), Path(hosts_path) if hosts_path else None, currency, usd_per_unit,
+                        as_of, source)
+    result = convert(provider, catalog, hosts=hosts, currency=src.currency_info(), source=source, as_of=as_of)
+    if not result.offers:
+        raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
+    return result.offers
+
+
+def ensure_baselines(provider_names: Iterable[str] | None = None) -> list[SnapshotResult]:
+    """Record each bundled catalog as its provider's baseline (seq 0) where history cannot yet show a change.
+
+    A provider with no snapshot gets its bundled catalog as the starting point; a provider whose only snapshot
+    came from a refresh gets the bundled catalog recorded *before* it, so the first digest after a fresh install
+    and one refresh shows what that refresh changed. Providers with two or more snapshots are left alone, and so
+    is a single snapshot equal to the bundled catalog. Safe to call from many processes at once.
+    """
+    from knowledge.build import bundled_catalogs
+
+    wanted = {p.lower() for p in provider_names} if provider_names else None
+    results = []
+    for src in bundled_catalogs():
+        if wanted is not None and src.provider not in wanted:
+            continue
+        existing = snapshots_of(src.provider)
+        if len(existing) >= 2 or any(s.seq == BASELINE_SEQ for s in existing):
+            continue
+        offers = offers_from_catalog(
+            src.provider, src.path, hosts_path=src.hosts_path, currency=src.currency, usd_per_unit=src.usd_per_unit,
+            source=src.source, as_of=src.as_of,
+        )
+        rows = _offer_rows(src.provider, offers)
+        if existing and existing[0].content_hash == content_hash(rows):
+            continue
+        taken = dt.datetime.now(dt.UTC)
+        if existing:
+            taken = min(taken, existing[0].taken_at - dt.timedelta(seconds=1))
+        results.append(record_snapshot(src.provider, rows, f"bundled: {src.source}", taken, kind="bundled",
+                                       seq=BASELINE_SEQ))
+    return results
+

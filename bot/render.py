@@ -76,8 +76,13 @@ def answer_sources(answer: Answer) -> list[Source]:
 def _environment():  # jinja2 is imported only when text is rendered
     import jinja2
 
+    from knowledge.paths import home
+
+    cache = home() / "cache" / "templates"
+    cache.mkdir(parents=True, exist_ok=True)
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("bot", "templates"),
+        bytecode_cache=jinja2.FileSystemBytecodeCache(str(cache)),  # compiled once, reused by every CLI run
         autoescape=False,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -1,32 +1,56 @@
 """Intent handlers: pure functions `handle(query, kb) -> Answer`, one module per intent.
 
-`INTENTS` maps an intent to its handler; its docstring's first line is the help text. `route(query)` picks the
-handler, falling back to help for intents that have no handler (yet) or were not understood.
+`INTENTS` maps an intent to its handler; its docstring's first line is the help text. Handlers are imported on
+first use, so answering one question loads only the code it needs (the command line stays fast). `route(query)`
+picks the handler, falling back to help for intents that have no handler or were not understood.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 
-from handlers import cheapest, checklist, compare, digest, help, pitfalls, recommend, spec, tco
 from handlers.models import Answer, Query
-from knowledge.kb import KB
 
-Handler = Callable[[Query, KB], Answer]
+Handler = Callable[[Query, object], Answer]
 
-INTENTS: dict[str, Handler] = {
-    "cheapest": cheapest.handle,
-    "price": tco.price_or_tco,  # price.handle, plus the spot-risk / break-even / datasheet questions it gets
-    "recommend": recommend.handle,
-    "compare": compare.handle,
-    "spec": spec.handle,
-    "tco": tco.handle,
-    "pitfalls": pitfalls.handle,
-    "checklist": checklist.handle,
-    "digest": digest.handle,
-    "help": help.handle,
+# intent -> "module:function"
+HANDLERS: dict[str, str] = {
+    "cheapest": "handlers.cheapest:handle",
+    "price": "handlers.tco:price_or_tco",  # price.handle, plus the spot-risk / break-even / datasheet questions
+    "recommend": "handlers.recommend:handle",
+    "compare": "handlers.compare:handle",
+    "spec": "handlers.spec:handle",
+    "tco": "handlers.tco:handle",
+    "pitfalls": "handlers.pitfalls:handle",
+    "checklist": "handlers.checklist:handle",
+    "digest": "handlers.digest:handle",
+    "help": "handlers.help:handle",
 }
 
 
+class _Registry(Mapping[str, Handler]):
+    """A read-only mapping intent -> handler that imports each handler's module on first access."""
+
+    def __init__(self, targets: dict[str, str]):
+        self._targets = targets
+        self._loaded: dict[str, Handler] = {}
+
+    def __getitem__(self, intent: str) -> Handler:
+        if intent not in self._loaded:
+            module, _, function = self._targets[intent].partition(":")
+            self._loaded[intent] = getattr(importlib.import_module(module), function)
+        return self._loaded[intent]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._targets)
+
+    def __len__(self) -> int:
+        return len(self._targets)
+
+
+INTENTS: Mapping[str, Handler] = _Registry(HANDLERS)
+
+
 def route(query: Query) -> Handler:
-    return INTENTS.get(query.intent, help.handle)
+    return INTENTS[query.intent] if query.intent in INTENTS else INTENTS["help"]

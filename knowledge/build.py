@@ -18,11 +18,10 @@ from pathlib import Path
 
 from knowledge import pricing
 from knowledge.catalog import Catalog, read_catalog
+from knowledge.kb import SCHEMA_VERSION, fingerprint
 from knowledge.offers import Currency, convert
 from knowledge.paths import CATALOG_DIR, DATA_DIR, imports_dir, kb_path
 from knowledge.reference import gpu_families
-
-SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +137,7 @@ def build(target: Path | None = None) -> dict:
 
     started = time.perf_counter()
     target = target or kb_path()
+    built_from = fingerprint()
     offers, raw, skipped = load_catalogs(all_catalogs())
     aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"))
     gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"))
@@ -158,6 +158,7 @@ def build(target: Path | None = None) -> dict:
         with db.conn:
             db["meta"].insert_all(
                 [{"key": "schema_version", "value": str(SCHEMA_VERSION)},
+                 {"key": "fingerprint", "value": built_from},
                  {"key": "built_at", "value": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}],
                 pk="key",
             )

@@ -14,9 +14,25 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from knowledge.paths import kb_path
+from knowledge.paths import DATA_DIR, imports_dir, kb_path
 
+SCHEMA_VERSION = 2  # bump when the tables change shape
 _MEMORY = re.compile(r"^(?P<family>.+?)\s+(?P<memory>\d+(?:\.\d+)?)\s*GB$", re.IGNORECASE)
+
+
+def fingerprint() -> str:
+    """Identifies what a knowledge base was built from: schema, bundled data files and imports.
+
+    A knowledge base whose fingerprint differs (after an upgrade or a data change) is rebuilt on first use.
+    """
+    import hashlib
+
+    digest = hashlib.sha1(str(SCHEMA_VERSION).encode())
+    for path in sorted([*DATA_DIR.rglob("*"), imports_dir() / "manifest.json"]):
+        if path.is_file():
+            stat = path.stat()
+            digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    return digest.hexdigest()[:16]
 
 
 class KnowledgeBaseError(RuntimeError):
@@ -56,13 +72,11 @@ class KB:
     @classmethod
     def open(cls, path: Path | None = None, *, build_if_missing: bool = True) -> KB:
         """Open the knowledge base, building it first when it is missing, stale or corrupt."""
-        from knowledge.build import SCHEMA_VERSION
-
         path = path or kb_path()
         if path.exists():
             try:
                 kb = cls(path)
-                if kb.meta("schema_version") == str(SCHEMA_VERSION):
+                if kb.meta("fingerprint") == fingerprint():
                     return kb
                 kb.close()
             except KnowledgeBaseError:

@@ -60,9 +60,12 @@ def refresh_all() -> dict[str, dict | str]:
 
 def post_due() -> None:
     """Post the digest to every subscription whose hour has come today (idempotent)."""
-    from bot.digest_cmd import default_client_for_team, post_digests
+    from bot.digest_cmd import default_client_for_team, list_subscriptions, post_digests
 
-    report = post_digests(default_client_for_team, due_only=True)
+    if not list_subscriptions(active_only=True):
+        return
+    client = default_client_for_team("default")  # one token for now; raises before any channel is claimed
+    report = post_digests(lambda team: client, due_only=True)
     for line in report.lines():
         log.info("digest %s", line)
 

@@ -355,7 +355,8 @@ def run(args: argparse.Namespace) -> int:
                     print("no subscriptions")
             return 0
         if args.post:
-            report = post_digests(default_client_for_team, due_only=args.due_only)
+            client = default_client_for_team("default")  # one token: fail before claiming any channel
+            report = post_digests(lambda team: client, due_only=args.due_only)
             if args.json:
                 _print_json(report.as_json())
             else:

@@ -204,7 +204,8 @@ def run(args: argparse.Namespace) -> int:
         line = f"recorded snapshot {report['provider']} #{report['seq']} ({report['offers']} offers)"
         if "vs_previous" in report:
             v = report["vs_previous"]
-            line += f": {v['added']} added, {v['removed']} removed, {v['changed']} re-priced vs #{report['previous']['seq']}"
+            line += (f": {v['added']} added, {v['removed']} removed, {v['changed']} re-priced "
+                     f"vs #{report['previous']['seq']}")
     else:
         line = f"unchanged: {report['provider']} prices equal snapshot #{report['seq']}; nothing recorded"
     print(line)

@@ -8,7 +8,7 @@ picks the handler, falling back to help for intents that have no handler or were
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, MutableMapping
 
 from handlers.models import Answer, Query
 
@@ -16,7 +16,7 @@ Handler = Callable[[Query, object], Answer]
 
 # intent -> "module:function"
 HANDLERS: dict[str, str] = {
-    "cheapest": "handlers.cheapest:handle",
+    "cheapest": "handlers.spec:cheapest_checked",  # cheapest.handle, plus corrections of seed errors asked about
     "price": "handlers.tco:price_or_tco",  # price.handle, plus the spot-risk / break-even / datasheet questions
     "recommend": "handlers.recommend:handle",
     "compare": "handlers.compare:handle",
@@ -29,8 +29,8 @@ HANDLERS: dict[str, str] = {
 }
 
 
-class _Registry(Mapping[str, Handler]):
-    """A read-only mapping intent -> handler that imports each handler's module on first access."""
+class _Registry(MutableMapping[str, Handler]):
+    """A mapping intent -> handler that imports each handler's module on first access (and can be overridden)."""
 
     def __init__(self, targets: dict[str, str]):
         self._targets = targets
@@ -42,6 +42,14 @@ class _Registry(Mapping[str, Handler]):
             self._loaded[intent] = getattr(importlib.import_module(module), function)
         return self._loaded[intent]
 
+    def __setitem__(self, intent: str, handler: Handler) -> None:
+        self._targets.setdefault(intent, "")
+        self._loaded[intent] = handler
+
+    def __delitem__(self, intent: str) -> None:
+        del self._targets[intent]
+        self._loaded.pop(intent, None)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._targets)
 
@@ -49,7 +57,7 @@ class _Registry(Mapping[str, Handler]):
         return len(self._targets)
 
 
-INTENTS: Mapping[str, Handler] = _Registry(HANDLERS)
+INTENTS: MutableMapping[str, Handler] = _Registry(dict(HANDLERS))
 
 
 def route(query: Query) -> Handler:

@@ -1,4 +1,4 @@
-"""compare <gpu | instance | provider> vs <...> [pricing]: specs side by side, price per GPU-hour and per PFLOPS-hour."""
+"""compare <gpu | instance | provider> vs <...> [pricing]: specs side by side, price per GPU-hour and PFLOPS-hour."""
 
 from __future__ import annotations
 

@@ -47,21 +47,29 @@ LEXICON: tuple[tuple[str, str, str, str], ...] = (
     ("cue", "cheapest",
      "cheapest|lowest price|lowest prices|lowest cost|least expensive|best price|best prices|best deal|best deals",
      "最便宜|最低价|最低价格|价格最低|最实惠|最划算|最省钱|成本最低|哪家最便宜|哪里最便宜|哪个最便宜|便宜点的"),
-    ("cue", "cheaper", "cheaper|less expensive|more expensive|pricier|cheaper than",
+    ("cue", "cheaper",
+     "cheaper|less expensive|more expensive|pricier|cheaper than",
      "更便宜|更划算|更省钱|哪个便宜|哪家便宜|谁便宜|谁更便宜|哪个划算|哪个更划算|谁更划算|更贵|哪个贵"),
     ("cue", "compare",
      "vs|versus|compare|compared|comparing|comparison|compare prices|difference|differences|diff|side by side|"
      "head to head|stack up|stacks up",
-     "对比|比较|区别|差别|差异|相比|比一比|比下|比一下|pk|有什么不同|不同之处|哪个更|对照"),
-    ("cue", "either", "or|which one|which is|which|better|best between|between|faster|stronger",
-     "还是|或者|或是|哪个|哪一个|哪款|谁更|更好|更适合|更强|更快|哪种|谁"),
-    ("cue", "recommend either", "", "哪家|哪个好|哪个云|哪家云|哪个平台|哪家好|选哪家|用哪家|用哪个|选哪个|哪个厂商"),
+     "对比|比较|区别|差别|差异|相比|比一比|比下|比一下|pk|有什么不同|不同之处|哪个更|对照|比呢|比起来|相比之下|"
+     "比怎么样|差多少|差价|差距|差别多大"),
+    ("cue", "either",
+     "or|which one|which is|which|better|best between|between|faster|stronger",
+     "还是|或者|或是|哪个|哪一个|哪款|谁更|更好|更适合|更强|更快|哪种|谁|比"),
+    ("none", "none",
+     "",
+     "比如|比方|好比"),
+    ("cue", "recommend either",
+     "",
+     "哪家|哪个好|哪个云|哪家云|哪个平台|哪家好|选哪家|用哪家|用哪个|选哪个|哪个厂商"),
     ("cue", "recommend",
      "recommend|recommendation|recommendations|suggest|suggestion|suggestions|advice|advise|which gpu|what gpu|"
-     "which gpus|what gpus|which card|what card|which instance|what instance|which cloud|which provider|"
-     "what should|should we|should i|best gpu|best gpus|good gpu|good gpus|best option|best choice|best setup|"
-     "help me choose|help me pick|pick|choose|choosing|go with|right gpu|enough|sufficient|can i run|can we run|"
-     "what do i need|what do we need|what hardware|what to rent|where to rent|what kind of gpu|which provider should",
+     "which gpus|what gpus|which card|what card|which instance|what instance|which cloud|which provider|what should|"
+     "should we|should i|best gpu|best gpus|good gpu|good gpus|best option|best choice|best setup|help me choose|"
+     "help me pick|pick|choose|choosing|go with|right gpu|enough|sufficient|can i run|can we run|what do i need|"
+     "what do we need|what hardware|what to rent|where to rent|what kind of gpu|which provider should",
      "推荐|建议|选哪|选什么|用什么|用哪|选择|选型|适合|合适|够用|够不够|能跑|能不能跑|跑得动|需要什么|什么卡|"
      "什么显卡|什么gpu|哪种卡|怎么选|如何选|配什么|租什么|买什么|比较好|比较合适|方案"),
     ("cue", "spec",
@@ -70,38 +78,42 @@ LEXICON: tuple[tuple[str, str, str, str], ...] = (
      "tell me about|info on|details of|details on",
      "规格|参数|性能参数|显存多大|多大显存|显存|显存带宽|内存带宽|算力|架构|功耗|介绍|详情|互联|多少显存|技术指标"),
     ("cue", "price",
-     "price|prices|pricing|priced|cost|costs|costing|how much|rate|rates|hourly|per hour|an hour|per gpu hour|"
-     "per hr|hr|quote|quotes|charge|charges|fee|fees|expensive|spend|usd per hour",
-     "价格|价钱|多少钱|几块钱|报价|费用|收费|贵不贵|贵吗|便宜吗|一小时|每小时|单价|花多少|开销|成本|什么价|价位|要多少|租金"),
+     "price|prices|pricing|priced|cost|costs|costing|how much|rate|rates|hourly|per hour|an hour|per gpu hour|per hr|"
+     "hr|quote|quotes|charge|charges|fee|fees|expensive|spend|usd per hour",
+     "价格|价钱|多少钱|几块钱|报价|费用|收费|贵不贵|贵吗|便宜吗|一小时|每小时|单价|花多少|开销|成本|什么价|价位|"
+     "要多少|租金"),
     ("cue", "tco",
      "tco|total cost|total costs|total cost of ownership|overall cost|all in cost|all in|full cost|monthly bill|"
      "monthly cost|annual cost|yearly cost|run rate|cost estimate|estimate|estimated|how much would it cost|bill|"
-     "budget for|cost over|cost for running|cost of running",
+     "budget for|cost over|cost for running|cost of running|ballpark|rough cost|roughly",
      "总成本|总拥有成本|总费用|总花费|总价|一共多少钱|总共多少钱|总共|一共|全部费用|整体成本|综合成本|月度费用|"
-     "每月费用|预估|估算|测算|算一下|账单|总体成本"),
+     "每月费用|预估|估算|测算|算一下|账单|总体成本|预算多少|多少预算|要多少预算|大概多少钱|大概花多少"),
     ("cue", "pitfalls",
      "pitfall|pitfalls|gotcha|gotchas|trap|traps|caveat|caveats|watch out|watch out for|hidden cost|hidden costs|"
      "hidden fees|hidden charges|risk|risks|warning|warnings|lessons learned|mistakes|careful|downside|downsides|"
      "problems|surprises|things to avoid",
-     "坑|踩坑|避坑|陷阱|注意事项|要注意|注意什么|需要注意|注意|风险|隐藏费用|隐藏成本|隐性成本|隐性费用|踩雷|"
-     "缺点|弊端|猫腻"),
+     "坑|踩坑|避坑|陷阱|注意事项|要注意|注意什么|需要注意|注意|风险|隐藏费用|隐藏成本|隐性成本|隐性费用|踩雷|缺点|"
+     "弊端|猫腻"),
     ("cue", "checklist",
-     "checklist|check list|checklists|before signing|before we sign|before buying|before we buy|"
-     "before purchasing|before i buy|before committing|before we commit|what to check|what should i check|"
-     "what should we check|due diligence|things to check|questions to ask|what to ask",
-     "清单|检查清单|采购清单|核对清单|采购前|购买前|签约前|签合同前|下单前|需要检查|检查什么|核对|要问什么|"
-     "该问什么|检查项"),
+     "checklist|check list|checklists|before signing|before we sign|before buying|before we buy|before purchasing|"
+     "before i buy|before committing|before we commit|what to check|what should i check|what should we check|"
+     "due diligence|things to check|questions to ask|what to ask",
+     "清单|检查清单|采购清单|核对清单|采购前|购买前|签约前|签合同前|下单前|需要检查|检查什么|核对|要问什么|该问什么|"
+     "检查项"),
     ("cue", "digest",
-     "digest|daily digest|summary|daily summary|weekly summary|news|what's new|whats new|daily report|"
-     "weekly report|roundup",
+     "digest|daily digest|summary|daily summary|weekly summary|news|what's new|whats new|daily report|weekly report|"
+     "roundup",
      "日报|周报|简报|摘要|汇总|动态|最新动态|新闻|今日"),
     ("cue", "change",
      "what changed|changes|changed|price changes|price drop|price drops|price cuts|price increase|updates|update|"
      "drop|dropped|drops|went down|go down|gone down|went up|go up|increase|increased|cut|cuts",
      "变动|价格变动|降价|涨价|调价|有什么变化|变化|更新"),
+    ("cue", "recent",
+     "today|this week|this month|latest|lately|recently|these days|right now",
+     "今天|今日|本周|这周|本月|最新|最近|近期"),
     ("cue", "history",
-     "history|historical|trend|trends|trending|over time|over the past|past year|past month|last year|"
-     "last month|chart|graph|timeline|price history|evolution",
+     "history|historical|trend|trends|trending|over time|over the past|past year|past month|last year|last month|"
+     "chart|graph|timeline|price history|evolution",
      "历史|走势|趋势|变化趋势|历史价格|过去|曲线|涨跌|价格曲线"),
     ("cue", "help",
      "help|usage|commands|command|how to use|what can you do|what do you do|examples|menu|hi|hello|hey",
@@ -114,8 +126,8 @@ LEXICON: tuple[tuple[str, str, str, str], ...] = (
      "on demand|ondemand|pay as you go|payg|pay per use|list price|pay as you go pricing",
      "按需|按量|按量付费|按需付费|按需实例|按小时计费|后付费|按量计费|按时计费"),
     ("pricing", "reserved",
-     "reserved|reservation|reserved instance|reserved instances|RI|RIs|committed|commitment|committed use|"
-     "commit|CUD|CUDs|savings plan|savings plans|reserved pricing|upfront|subscription",
+     "reserved|reservation|reserved instance|reserved instances|RI|RIs|committed|commitment|committed use|commit|CUD|"
+     "CUDs|savings plan|savings plans|reserved pricing|upfront|subscription",
      "预留|预留实例|包年包月|包年|包月|长期合约|承诺|承诺使用|预付|年付|合约|节省计划|包周期|预付费"),
     ("workload", "training",
      "train|training|trains|trained|pretrain|pretraining|pre train|pre training|distributed training",
@@ -124,63 +136,108 @@ LEXICON: tuple[tuple[str, str, str, str], ...] = (
      "fine tune|finetune|fine tuning|finetuning|fine tuned|finetuned|lora|qlora|sft|rlhf|dpo|peft|tune|tuning",
      "微调|精调|调优|指令微调|lora微调"),
     ("workload", "inference",
-     "inference|infer|inferencing|serve|serving|served|deploy|deployment|deploying|online serving|real time|"
-     "realtime|batch inference|predictions|llm serving|model serving",
+     "inference|infer|inferencing|serve|serving|served|deploy|deployment|deploying|online serving|real time|realtime|"
+     "batch inference|predictions|llm serving|model serving",
      "推理|部署|在线服务|上线|服务化|线上推理|推理服务"),
     ("workload", "hpc",
      "hpc|high performance computing|scientific computing|simulation|simulations|cfd|molecular dynamics|fp64|"
      "double precision|gromacs|weather|physics",
      "科学计算|高性能计算|仿真|模拟|双精度|分子动力学|气象|计算流体"),
     ("workload", "rendering",
-     "render|rendering|renders|blender|3d|vfx|render farm|cloud gaming|vdi|virtual desktop|transcoding|"
-     "video encoding",
+     "render|rendering|renders|blender|3d|vfx|render farm|cloud gaming|vdi|virtual desktop|transcoding|video encoding",
      "渲染|渲染农场|图形|云游戏|云桌面|视频转码|转码|三维|动画"),
     ("priority", "cost",
-     "cheap|cheaply|budget|on a budget|tight budget|limited budget|low cost|cost effective|cost efficient|"
-     "affordable|save money|saving money|price performance|bang for the buck|bang for buck|economical|frugal|"
-     "inexpensive|cheaper|less expensive",
+     "cheap|cheaply|budget|on a budget|tight budget|limited budget|low cost|cost effective|cost efficient|affordable|"
+     "save money|saving money|price performance|bang for the buck|bang for buck|economical|frugal|inexpensive|"
+     "cheaper|less expensive",
      "预算|预算有限|预算紧|预算不多|性价比|便宜|省钱|低成本|成本低|划算|实惠|经济|更便宜|比较便宜|比较划算|不差钱"),
     ("priority", "performance",
      "fast|fastest|faster|speed|low latency|latency|high throughput|throughput|performance|high performance|"
      "best performance|max performance|quick|quickly|powerful|most powerful|top performance|sla",
      "性能|高性能|速度|最快|更快|快速|低延迟|延迟|吞吐|算力强|最强|性能最好|高吞吐|比较快|性能优先"),
     ("priority", "ecosystem",
-     "ecosystem|kubernetes|k8s|managed|managed service|eks|gke|aks|integration|integrations|tooling|mlops|"
-     "sagemaker|vertex|vertex ai",
+     "ecosystem|kubernetes|k8s|managed|managed service|eks|gke|aks|integration|integrations|tooling|mlops|sagemaker|"
+     "vertex|vertex ai",
      "生态|托管|容器服务|集成|工具链|社区|运维"),
     ("priority", "compliance",
-     "compliance|compliant|gdpr|hipaa|soc 2|soc2|iso 27001|data residency|data sovereignty|sovereignty|"
-     "regulated|regulation|regulatory|audit|fedramp|mlps",
+     "compliance|compliant|gdpr|hipaa|soc 2|soc2|iso 27001|data residency|data sovereignty|sovereignty|regulated|"
+     "regulation|regulatory|audit|fedramp|mlps",
      "合规|等保|等保三级|等保2.0|数据本地化|数据出境|数据主权|监管|审计|信创|国产化|安全合规|备案"),
-    ("currency", "CNY", "cny|rmb|yuan|in cny|in rmb|renminbi", "人民币|元|块钱|¥|rmb"),
-    ("currency", "USD", "usd|in usd|dollar|dollars|us dollars|bucks", "美元|美金|美刀"),
-    ("topic", "spot", "spot|spot instance|spot instances|preemptible|interruptible", "竞价|竞价实例|抢占式|抢占"),
-    ("topic", "interruption", "interruption|interruptions|interrupted|reclaim|reclaimed|eviction|evicted|preemption",
+    ("currency", "CNY",
+     "cny|rmb|yuan|in cny|in rmb|renminbi",
+     "人民币|元|块钱|¥|rmb"),
+    ("currency", "USD",
+     "usd|in usd|dollar|dollars|us dollars|bucks",
+     "美元|美金|美刀"),
+    ("topic", "spot",
+     "spot|spot instance|spot instances|preemptible|interruptible",
+     "竞价|竞价实例|抢占式|抢占"),
+    ("topic", "interruption",
+     "interruption|interruptions|interrupted|reclaim|reclaimed|eviction|evicted|preemption",
      "中断|回收|驱逐|被抢占"),
-    ("topic", "egress", "egress|outbound|data transfer|traffic|bandwidth cost|bandwidth costs|network cost",
+    ("topic", "egress",
+     "egress|outbound|data transfer|traffic|bandwidth cost|bandwidth costs|network cost",
      "出网|出网流量|公网流量|流量|带宽费|外网流量|流量费"),
-    ("topic", "storage", "storage|disk|disks|ebs|ssd|nvme|volume|volumes", "存储|云盘|磁盘|硬盘|数据盘"),
-    ("topic", "network", "network|networking|infiniband|rdma|efa|roce", "网络|组网|rdma网络"),
-    ("topic", "interconnect", "nvlink|nvswitch|interconnect", "互联|多卡互联"),
-    ("topic", "vgpu", "vgpu|fractional gpu|gpu slice|gpu slices|shared gpu", "虚拟化|vgpu|分片|共享gpu"),
-    ("topic", "mig", "mig|multi instance gpu", "mig切分"),
-    ("topic", "kubernetes", "kubernetes|k8s|eks|gke|aks|container|containers", "容器|容器服务"),
-    ("topic", "driver", "driver|drivers", "驱动"),
-    ("topic", "cuda", "cuda|cudnn", "cuda版本"),
-    ("topic", "checkpoint", "checkpoint|checkpoints|checkpointing", "断点|检查点|断点续训"),
-    ("topic", "reserved", "reserved|reserved instance|reserved instances|commitment|RI|savings plan",
+    ("topic", "storage",
+     "storage|disk|disks|ebs|ssd|nvme|volume|volumes",
+     "存储|云盘|磁盘|硬盘|数据盘"),
+    ("topic", "network",
+     "network|networking|infiniband|rdma|efa|roce",
+     "网络|组网|rdma网络"),
+    ("topic", "interconnect",
+     "nvlink|nvswitch|interconnect",
+     "互联|多卡互联"),
+    ("topic", "vgpu",
+     "vgpu|fractional gpu|gpu slice|gpu slices|shared gpu",
+     "虚拟化|vgpu|分片|共享gpu"),
+    ("topic", "mig",
+     "mig|multi instance gpu",
+     "mig切分"),
+    ("topic", "kubernetes",
+     "kubernetes|k8s|eks|gke|aks|container|containers",
+     "容器|容器服务"),
+    ("topic", "driver",
+     "driver|drivers",
+     "驱动"),
+    ("topic", "cuda",
+     "cuda|cudnn",
+     "cuda版本"),
+    ("topic", "checkpoint",
+     "checkpoint|checkpoints|checkpointing",
+     "断点|检查点|断点续训"),
+    ("topic", "reserved",
+     "reserved|reserved instance|reserved instances|commitment|RI|savings plan",
      "预留|预留实例|包年包月"),
-    ("topic", "lock_in", "lock in|vendor lock in|lockin", "锁定|厂商锁定|绑定"),
-    ("topic", "compliance", "compliance|gdpr|hipaa", "合规|等保"),
-    ("topic", "data_residency", "data residency|data sovereignty", "数据本地化|数据出境"),
-    ("topic", "quota", "quota|quotas|limits|limit increase", "配额|限额"),
-    ("topic", "availability", "availability|capacity|stock|sold out|out of stock|in stock",
+    ("topic", "lock_in",
+     "lock in|vendor lock in|lockin",
+     "锁定|厂商锁定|绑定"),
+    ("topic", "compliance",
+     "compliance|gdpr|hipaa",
+     "合规|等保"),
+    ("topic", "data_residency",
+     "data residency|data sovereignty",
+     "数据本地化|数据出境"),
+    ("topic", "quota",
+     "quota|quotas|limits|limit increase",
+     "配额|限额"),
+    ("topic", "availability",
+     "availability|capacity|stock|sold out|out of stock|in stock",
      "库存|缺货|没货|售罄|可用性|抢不到|买不到"),
-    ("topic", "billing", "billing|invoice|invoices|metering", "计费|账单|扣费|计费方式"),
-    ("topic", "hidden_costs", "hidden cost|hidden costs|hidden fees|hidden charges", "隐藏费用|隐藏成本|隐性成本|隐性费用"),
-    ("topic", "memory", "vram|gpu memory|oom|out of memory", "显存|爆显存"),
-    ("topic", "procurement", "procurement|purchasing|contract|contracts", "采购|合同|签约"),
-    ("topic", "benchmark", "benchmark|benchmarks", "跑分|基准测试|评测"),
+    ("topic", "billing",
+     "billing|invoice|invoices|metering",
+     "计费|账单|扣费|计费方式"),
+    ("topic", "hidden_costs",
+     "hidden cost|hidden costs|hidden fees|hidden charges",
+     "隐藏费用|隐藏成本|隐性成本|隐性费用"),
+    ("topic", "memory",
+     "vram|gpu memory|oom|out of memory",
+     "显存|爆显存"),
+    ("topic", "procurement",
+     "procurement|purchasing|contract|contracts",
+     "采购|合同|签约"),
+    ("topic", "benchmark",
+     "benchmark|benchmarks",
+     "跑分|基准测试|评测"),
 )  # fmt: skip
 
 # Words that are never a name, even though they look like one (digits next to letters).
@@ -207,7 +264,6 @@ _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "俩": 2, "三":
               "八": 8, "九": 9, "单": 1, "双": 2, "半": 0.5}  # fmt: skip
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _ZH_NUM = "[零〇一二两俩三四五六七八九十百千万单双半]+"
-_NUM = rf"(?:\d+(?:\.\d+)?|{_ZH_NUM})"
 _HOURS = {"hour": 1, "day": 24, "week": 168, "month": 730, "year": 8760}
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 _MENTION = re.compile(r"^\s*(?:<@[^>]+>|@[\w.\-]+|/gpu\b|/gpubot\b)[\s,:，：]*", re.IGNORECASE)
@@ -218,8 +274,9 @@ _UNIT_TOKEN = re.compile(
     r"^\d+(?:\.\d+)?(?:b|m|k|t|g|gb|tb|mb|pb|gib|tib|h|hr|hrs|d|w|y|yr|yrs|x|ms|s|nm|kw|gbps|mbps|tflops|"
     r"st|nd|rd|th|min|mins|mo|p|fps|qps|tps|usd|cny|rmb|k)$"
 )
-_GPU_SHAPE = re.compile(r"^[a-z]{1,4}\d{2,5}[a-z]{0,3}$")
-_JOIN_GAP = frozenset(" -_./")
+_GPU_SHAPE = re.compile(r"^[a-z]{1,4}\d{2,5}[a-z]{0,3}$")  # "h1000", "z900", "rtx5090": a model number
+_PROVIDER_CUTOFF = 80  # a plain word is read as a provider from this score: "azrue" (80), "huwaei" (83)
+_JOIN_GAP = frozenset(" -_./'’")
 
 
 def zh_number(text: str) -> float | None:
@@ -248,8 +305,12 @@ def _is_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
 def _compact(text: str) -> str:
-    return "".join(nm.compact(word, "none") for word in _WORD.findall(text.lower()))
+    """Lower-cased letters and digits only, ``o`` beside digits read as ``0`` ("A-100" -> "a100")."""
+    return nm.repair(_NOT_ALNUM.sub("", text.lower()))
 
 
 # --- vocabulary -------------------------------------------------------------------------------------------------
@@ -281,6 +342,7 @@ class Vocabulary:
     region_words: tuple[str, ...] = ()  # second parts of region ids ("east", "hangzhou")
     family_words: frozenset[str] = frozenset()  # first words of multi-word GPU names ("tpu", "rtx")
     gpu_index: nm.NameIndex | None = None
+    gpu_word_index: nm.NameIndex | None = None  # GPU names without digits ("hopper", "trainium"), for plain words
     provider_index: nm.NameIndex | None = None
     region_index: nm.NameIndex | None = None
     instance_index: nm.NameIndex | None = None
@@ -342,6 +404,9 @@ class Vocabulary:
             region_prefixes=frozenset(r.split("-")[0] for r in region_ids if "-" in r),
             region_words=tuple(sorted({r.split("-")[1] for r in region_ids if "-" in r})),
             gpu_index=nm.name_index(gpu_names, kind="gpu"),
+            gpu_word_index=nm.NameIndex(
+                "gpu", {a: t for a, t in gpu_names.items() if len(a) >= 4 and not re.search(r"[\d*/]", a)}
+            ),
             provider_index=nm.name_index(provider_names, kind="provider"),
             region_index=nm.name_index({r: r for r in region_ids.values()}, kind="region"),
             instance_index=nm.name_index(types, kind="instance_type"),
@@ -398,9 +463,6 @@ class Vocabulary:
                     self._add(phrase, Hit(fieldname, value))
         self.cjk_lengths = tuple(sorted({len(k) for k in self.cjk}, reverse=True))
 
-    def gpu_label(self, family: str, memory: float | None) -> str:
-        return nm.gpu_label(family, memory)
-
 
 def _load_region_groups(path: Path, regions: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
     """group -> KB region ids its patterns match, and alias -> group. Patterns starting with "!" exclude."""
@@ -414,7 +476,8 @@ def _load_region_groups(path: Path, regions: Iterable[str]) -> tuple[dict[str, t
             exclude = [p[1:] for p in patterns if p.startswith("!")]
             matched = tuple(
                 r for r in regions
-                if any(fnmatch.fnmatchcase(r, p) for p in include) and not any(fnmatch.fnmatchcase(r, p) for p in exclude)
+                if any(fnmatch.fnmatchcase(r, p) for p in include)
+                and not any(fnmatch.fnmatchcase(r, p) for p in exclude)
             )  # fmt: skip
             groups[row["group"]] = matched
             for alias in [row["group"], *row["aliases"].split("|")]:
@@ -517,6 +580,8 @@ class _State:
         elif f == "topic":
             if v not in self.topics:
                 self.topics.append(v)
+        elif f == "none":  # a phrase that only stops a shorter one from matching ("比如" is not "比")
+            pass
         elif getattr(self, f) is None:  # workload, priority, currency: the first mention wins
             setattr(self, f, v)
 
@@ -534,7 +599,7 @@ def _ids(st: _State, vocab: Vocabulary) -> None:
             st.add("regions", [vocab.regions[token]], m.start())
         elif token[:-1] in vocab.regions and token[-2].isdigit():  # a zone ("us-east-1a") is in its region
             st.add("regions", [vocab.regions[token[:-1]]], m.start())
-        elif _compact(token) in vocab.words or _WORD.fullmatch(token):
+        elif token.isalnum() or _compact(token) in vocab.words:
             continue
         elif _looks_like_region(token, vocab):
             prefixed = [r for low, r in vocab.regions.items() if low.startswith(token + "-") or
@@ -596,7 +661,7 @@ def _duration(m: re.Match) -> float | None:
     unit = m["unit"]
     if n is None or n <= 0:
         return None
-    hours = next(h for key, h in _HOURS.items() if _unit_kind(unit) == key)
+    hours = _HOURS[_unit_kind(unit)]
     if hours == 1 and n == 1:
         return None  # "per hour", "一小时": the unit of a price, not a duration
     if hours == 8760 and n > 10:
@@ -619,48 +684,86 @@ def _unit_kind(unit: str) -> str:
 
 _UNIT = r"(?:gb|g|gib)(?![a-z0-9])"
 _BIG_UNIT = r"(?P<unit>tb|t|gb|g|pb|tib|gib)(?![a-z0-9])"
+_N = r"(?P<n>\d+(?:\.\d+)?)"
+_AFTER_ID = r"(?<![a-z0-9.])"  # a number that does not continue a name or another number
 _MEM_WORD = r"(?:vram|gpu memory|gpu ram|memory|mem|显存)(?![a-z])(?!\s*(?:bandwidth|带宽))"
-_MORE = r"(?:at least|min(?:imum)?|>=|≥|>|more than|over|above|no less than|greater than|大于等于|大于|超过|至少|不少于|不低于|不小于|最少|高于|起码)"
+_MORE = (r"(?:at least|min(?:imum)?|>=|≥|>|more than|over|above|no less than|greater than|"
+         r"大于等于|大于|超过|至少|不少于|不低于|不小于|最少|高于|起码)")
 _PLUS = r"(?:\+|or more|or above|plus|以上|及以上|或以上|起)"
 _STORE = r"(?:storage|disk|disks|ssd|nvme|block storage|volume|存储|硬盘|磁盘|云盘|数据盘|存储空间)"
-_EGRESS = r"(?:egress|outbound traffic|outbound|data transfer out|data transfer|internet traffic|traffic|出网流量|出网|公网流量|外网流量|出流量|下行流量|流量)"
+_EGRESS = (r"(?:egress|outbound traffic|outbound|data transfer out|data transfer|internet traffic|traffic|"
+           r"出网流量|出网|公网流量|外网流量|出流量|下行流量|流量)")
+_PER_MONTH = r"(?:/\s*(?:mo|month|月)|per month|a month|每月)"
+_UNITS = r"(?P<unit>hours?|hrs?|h|小时|钟头|days?|天|weeks?|wks?|周|个?星期|个?礼拜|months?|mos?|个月|years?|yrs?|y|年)"
+_NOT_TIMES = r"(?!\s*(?:faster|slower|cheaper|more|less|better|as|the|speed|perf|performance|price|cost|times|x?large))"
+_ZH_SMALL = "[一二两三四五六七八九十]+"
 
-# (field, pattern): each match sets the field via _NUMERIC_VALUE; group "span", when present, is all it consumes.
-_NUMERIC: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern))
-    for name, pattern in (
-        ("model_moe", r"(?<![a-z0-9.])(?P<a>\d+)\s*x\s*(?P<n>\d+(?:\.\d+)?)\s*b(?![a-z0-9])"),
-        ("model_size", r"(?<![a-z0-9.])(?P<n>\d+(?:\.\d+)?)\s?(?:b|bn|billion)(?![a-z0-9])(?:\s*(?:params|param|parameters|parameter|参数|模型))?"),
-        ("model_t", r"(?<![a-z0-9.])(?P<n>\d+(?:\.\d+)?)\s?(?:t|trillion)\s*(?:params|param|parameters|参数)"),
-        ("model_zh", rf"(?P<n>\d+(?:\.\d+)?|[一二两三四五六七八九十]+)?\s*(?P<unit>百亿|千亿|万亿|亿)(?:级|规模|级别)?(?:的)?(?:参数量|参数|大模型|模型|params)"),
-        ("top_n", rf"(?:\btop|\bbest|\bfirst|前)\s*(?P<span>(?P<n>\d{{1,3}}|[一二三四五六七八九十]+))(?:\s*(?:名|个|家|款|种))?(?![\d.x×])"),
-        ("top_n", r"(?<![a-z0-9.])(?P<span>(?P<n>\d{1,3}))\s+(?:cheapest|least expensive|lowest|options|offers|choices|results|picks)"),
-        ("top_n", rf"最便宜的?\s*(?P<span>(?P<n>\d{{1,3}}|[一二三四五六七八九十]+)\s*(?:个|家|款|种))(?!\s*(?:gpu|卡|显卡|张|[a-z]+\d))"),
-        ("storage_gb", rf"(?P<n>\d+(?:\.\d+)?)\s*{_BIG_UNIT}\s*(?:of\s+)?(?:ssd\s+|nvme\s+|local\s+|persistent\s+)?{_STORE}"),
-        ("storage_gb", rf"{_STORE}\s*(?:of|:|：|需要|要|约|大概)?\s*(?P<n>\d+(?:\.\d+)?)\s*{_BIG_UNIT}"),
-        ("egress_gb", rf"(?P<n>\d+(?:\.\d+)?)\s*{_BIG_UNIT}\s*(?:/\s*(?:mo|month|月)|per month|a month|每月)?\s*(?:of\s+)?{_EGRESS}"),
-        ("egress_gb", rf"{_EGRESS}\s*(?:of|:|：|约|大概|每月|per month)?\s*(?P<n>\d+(?:\.\d+)?)\s*{_BIG_UNIT}(?:\s*(?:/\s*(?:mo|month|月)|per month|每月))?"),
-        ("min_memory", rf"{_MEM_WORD}\s*(?:of\s+|is\s+|:|：|{_MORE})?\s*(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}(?:\s*{_PLUS})?"),
-        ("min_memory", rf"(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}\s*{_PLUS}?\s*(?:of\s+)?{_MEM_WORD}(?:\s*{_PLUS})?"),
-        ("min_memory", rf"{_MORE}\s*(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}(?:\s*(?:of\s+)?{_MEM_WORD})?"),
-        ("min_memory", rf"(?P<n>\d+(?:\.\d+)?)\s*{_UNIT}\s*{_PLUS}"),
-        ("duration", r"(?:per month|a month|monthly|/month|/mo|每月|每个月|月均|月度|一个月)(?P<unit>)(?P<n>)"),
-        ("duration", r"(?:per year|a year|yearly|annually|annual|/year|/yr|每年|年度)(?P<unit>)(?P<n>)"),
-        ("duration", rf"(?<![a-z0-9.])(?P<n>\d+(?:\.\d+)?|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|half a)\s*-?\s*(?P<unit>hours?|hrs?|h|小时|钟头|days?|天|weeks?|wks?|周|个?星期|个?礼拜|months?|mos?|个月|years?|yrs?|y|年)(?![a-z0-9])"),
-        ("duration", rf"(?P<n>{_ZH_NUM})\s*(?P<unit>小时|钟头|天|周|个?星期|个?礼拜|个月|年)"),
-        ("count", r"(?<![a-z0-9.])(?P<span>(?P<n>\d{1,4})\s*[x×*])(?=\s*[a-z(]|\s*$)(?!\s*(?:faster|slower|cheaper|more|less|better|as|the|speed|perf|performance|price|cost|times|large|xlarge))"),
-        ("count", r"(?:(?<=[\s(])|^|(?<=\d))(?P<span>[x×*]\s?(?P<n>\d{1,4}))(?![\d.a-z])(?<!86)"),
-        ("count", r"(?<![a-z0-9.])(?P<n>\d{1,4})\s*-?\s*(?:gpus?|cards?|graphics cards?|accelerators?|devices|chips)(?![a-z])"),
-        ("count", rf"(?P<n>\d{{1,4}}|{_ZH_NUM})\s*(?:张|块|卡|片|颗)(?!钱)(?:卡|显卡|gpu)?"),
-        ("count", rf"(?P<span>(?P<n>\d{{1,4}}|{_ZH_NUM})\s*个)\s*(?=gpu|卡|显卡|[a-z]+\d)"),
-        ("currency_usd", r"\$\s*\d|\d\s*\$|us\$"),
+_STORE_ANCHORS = ("stor", "disk", "ssd", "nvme", "volume", "存储", "硬盘", "磁盘", "云盘", "数据盘")
+_EGRESS_ANCHORS = ("egress", "outbound", "transfer", "traffic", "流量", "出网")
+_MEM_ANCHORS = ("vram", "mem", "显存")
+_MORE_ANCHORS = ("least", "min", ">", "≥", "more", "over", "above", "less", "greater", "大于", "超过", "至少",
+                 "不少于", "不低于", "不小于", "最少", "高于", "起码")  # fmt: skip
+_PLUS_ANCHORS = ("+", "or more", "or above", "plus", "以上", "起")
+_TIMES_ANCHORS = ("x", "×", "*")
+
+# (field, anchors, pattern): a pattern runs only if the text contains one of its anchors (None: always), in this
+# order (model sizes before counts, so "8x7b" is a model). Each match sets the field (see `_numeric_value`); the
+# group "span", when a pattern has one, is all that the match consumes.
+_NUMERIC: tuple[tuple[str, tuple[str, ...] | None, re.Pattern[str]], ...] = tuple(
+    (name, anchors, re.compile(pattern))
+    for name, anchors, pattern in (
+        ("model_moe", ("x",), rf"{_AFTER_ID}(?P<a>\d+)\s*x\s*{_N}\s*b(?![a-z0-9])"),
+        ("model_size", ("b",),
+         rf"{_AFTER_ID}{_N}\s?(?:b|bn|billion)(?![a-z0-9])(?:\s*(?:params|param|parameters?|参数|模型))?"),
+        ("model_t", ("param", "参数", "trillion"),
+         rf"{_AFTER_ID}{_N}\s?(?:t|trillion)\s*(?:params|param|parameters|参数)"),
+        ("model_zh", ("亿",),
+         rf"(?P<n>\d+(?:\.\d+)?|{_ZH_SMALL})?\s*(?P<unit>百亿|千亿|万亿|亿)(?:级|规模|级别)?(?:的)?"
+         r"(?:参数量|参数|大模型|模型|params)"),
+        ("top_n", ("top", "best", "first", "前"),
+         rf"(?:\btop|\bbest|\bfirst|前)\s*(?P<span>(?P<n>\d{{1,3}}|{_ZH_SMALL}))(?:\s*(?:名|个|家|款|种))?(?![\d.x×])"),
+        ("top_n", ("cheapest", "least", "lowest", "option", "offer", "choice", "result", "pick"),
+         rf"{_AFTER_ID}(?P<span>(?P<n>\d{{1,3}}))\s+"
+         r"(?:cheapest|least expensive|lowest|options|offers|choices|results|picks)"),
+        ("top_n", ("最便宜",),
+         rf"最便宜的?\s*(?P<span>(?P<n>\d{{1,3}}|{_ZH_SMALL})\s*(?:个|家|款|种))(?!\s*(?:gpu|卡|显卡|张|[a-z]+\d))"),
+        ("storage_gb", _STORE_ANCHORS,
+         rf"{_N}\s*{_BIG_UNIT}\s*(?:of\s+)?(?:ssd\s+|nvme\s+|local\s+|persistent\s+)?{_STORE}"),
+        ("storage_gb", _STORE_ANCHORS, rf"{_STORE}\s*(?:of|:|：|需要|要|约|大概)?\s*{_N}\s*{_BIG_UNIT}"),
+        ("egress_gb", _EGRESS_ANCHORS, rf"{_N}\s*{_BIG_UNIT}\s*{_PER_MONTH}?\s*(?:of\s+)?{_EGRESS}"),
+        ("egress_gb", _EGRESS_ANCHORS,
+         rf"{_EGRESS}\s*(?:of|:|：|约|大概|每月|per month)?\s*{_N}\s*{_BIG_UNIT}(?:\s*{_PER_MONTH})?"),
+        ("min_memory", _MEM_ANCHORS, rf"{_MEM_WORD}\s*(?:of\s+|is\s+|:|：|{_MORE})?\s*{_N}\s*{_UNIT}(?:\s*{_PLUS})?"),
+        ("min_memory", _MEM_ANCHORS, rf"{_N}\s*{_UNIT}\s*{_PLUS}?\s*(?:of\s+)?{_MEM_WORD}(?:\s*{_PLUS})?"),
+        ("min_memory", _MORE_ANCHORS, rf"{_MORE}\s*{_N}\s*{_UNIT}(?:\s*(?:of\s+)?{_MEM_WORD})?"),
+        ("min_memory", _PLUS_ANCHORS, rf"{_N}\s*{_UNIT}\s*{_PLUS}"),
+        ("duration", None, rf"{_AFTER_ID}{_N}\s*-?\s*{_UNITS}(?![a-z0-9])"),
+        ("duration", ("hour", "day", "week", "month", "year"),
+         rf"{_AFTER_ID}(?P<n>a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|half a)[\s-]+"
+         r"(?P<unit>hours?|days?|weeks?|months?|years?)(?![a-z0-9])"),
+        ("duration", ("小时", "钟头", "天", "周", "星期", "礼拜", "个月", "年"),
+         rf"(?P<n>{_ZH_NUM})\s*(?P<unit>小时|钟头|天|周|个?星期|个?礼拜|个月|年)"),
+        ("duration", ("month", "/mo", "月"),
+         r"(?:per month|a month|monthly|/month|/mo|每月|每个月|月均|月度|一个月)(?P<unit>)(?P<n>)"),
+        ("duration", ("year", "annual", "/yr", "年"),
+         r"(?:per year|a year|yearly|annually|annual|/year|/yr|每年|年度)(?P<unit>)(?P<n>)"),
+        ("count", _TIMES_ANCHORS, rf"{_AFTER_ID}(?P<span>(?P<n>\d{{1,4}})\s*[x×*])(?=\s*[a-z(]|\s*$){_NOT_TIMES}"),
+        ("count", _TIMES_ANCHORS, r"(?:(?<=[\s(])|^|(?<=\d))(?P<span>[x×*]\s?(?P<n>\d{1,4}))(?![\d.a-z])(?<!86)"),
+        ("count", ("gpu", "card", "accelerator", "device", "chip"),
+         rf"{_AFTER_ID}(?P<n>\d{{1,4}})\s*-?\s*(?:gpus?|cards?|graphics cards?|accelerators?|devices|chips)(?![a-z])"),
+        ("count", ("张", "块", "卡", "片", "颗"),
+         rf"(?P<n>\d{{1,4}}|{_ZH_NUM})\s*(?:张|块|卡|片|颗)(?!钱)(?:卡|显卡|gpu)?"),
+        ("count", ("个",), rf"(?P<span>(?P<n>\d{{1,4}}|{_ZH_NUM})\s*个)\s*(?=gpu|卡|显卡|[a-z]+\d)"),
+        ("currency_usd", ("$",), r"\$\s*\d|\d\s*\$|us\$"),
     )
 )  # fmt: skip
 
 
 def _numbers(st: _State, vocab: Vocabulary) -> None:
     """Numbers with their units and context words: model size, top N, memory, storage, egress, durations, counts."""
-    for name, pattern in _NUMERIC:
+    for name, anchors, pattern in _NUMERIC:
+        if anchors is not None and not any(anchor in st.low for anchor in anchors):
+            continue
         for m in pattern.finditer(st.low):
             if not m.group().strip():
                 continue
@@ -712,31 +815,36 @@ def _numeric_value(name: str, m: re.Match) -> tuple[str, float] | None:
     return None
 
 
-def _joinable(st: _State, toks: list[tuple[int, int, str]], i: int, n: int) -> bool:
-    for k in range(i + 1, i + n):
+def _links(st: _State, toks: list[tuple[int, int, str]]) -> list[bool]:
+    """links[k]: token k may be read together with token k-1 (only spaces, "-", "_", "." or "/" between)."""
+    links = [False]
+    for k in range(1, len(toks)):
         gap = st.low[toks[k - 1][1] : toks[k][0]]
-        if len(gap) > 2 or not set(gap) <= _JOIN_GAP:
-            return False
-        if k == i + 1 and " " in gap and len(toks[i][2]) == 1 and toks[i][2].isalpha():
-            return False  # "a 100 dollar budget" is not an A100
-    return True
+        ok = len(gap) <= 2 and set(gap) <= _JOIN_GAP
+        if ok and " " in gap and len(toks[k - 1][2]) == 1 and toks[k - 1][2].isalpha() and toks[k][2][0].isdigit():
+            ok = False  # "a 100 dollar budget" is not an A100
+        links.append(ok)
+    return links
 
 
 def _words(st: _State, vocab: Vocabulary) -> None:
     """ASCII words, longest phrase first: names (GPU, family, provider, region group) and keywords."""
     toks = [(m.start(), m.end(), nm.repair(m.group())) for m in _WORD.finditer(st.low)]
+    links = _links(st, toks)
+    vendor = [t[2] in nm.VENDOR_WORDS for t in toks]
+    words = vocab.words
     i = 0
     while i < len(toks):
         step = 1
-        for n in range(min(4, len(toks) - i), 0, -1):
-            if n > 1 and not _joinable(st, toks, i, n):
-                continue
+        longest = 1
+        while longest < 4 and i + longest < len(toks) and links[i + longest]:
+            longest += 1
+        for n in range(longest, 0, -1):
             parts = [t[2] for t in toks[i : i + n]]
-            hits = _case_ok(vocab.words.get("".join(parts)), st.text, toks[i][0], toks[i + n - 1][1])
-            if not hits:
-                stripped = "".join(p for p in parts if p not in nm.VENDOR_WORDS)
-                if stripped and len(stripped) < len("".join(parts)):
-                    hits = [h for h in vocab.words.get(stripped, ()) if h.field == "gpu"]
+            hits = _case_ok(words.get("".join(parts)), st.text, toks[i][0], toks[i + n - 1][1])
+            if not hits and any(vendor[i : i + n]):
+                stripped = "".join(p for p, v in zip(parts, vendor[i : i + n], strict=True) if not v)
+                hits = [h for h in words.get(stripped, ()) if h.field == "gpu"] if stripped else []
             if hits:
                 start, end = toks[i][0], toks[i + n - 1][1]
                 for hit in hits:
@@ -843,37 +951,45 @@ def _leftovers(st: _State, vocab: Vocabulary) -> None:
     toks = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(st.low)]
     skip = -1
     for idx, (start, end, word) in enumerate(toks):
-        if idx <= skip:
+        memory = _MEMORY_TOKEN.match(word)
+        if idx <= skip or word in _NOT_NAMES or word in _STOPWORDS:
             continue
         if word.isdigit():
-            if st.top_n is None and any(0 <= start - e <= 2 and c == "cheapest" for e, c in st.cue_ends):
-                st.top_n = int(word) if 0 < int(word) <= 100 else None
-            continue
-        memory = _MEMORY_TOKEN.match(word)
-        if memory and memory.group(2) and st.min_gpu_memory_gb is None and 4 <= float(memory.group(1)) <= 512:
-            st.min_gpu_memory_gb = float(memory.group(1))
-            continue
-        if word in _NOT_NAMES or word in _STOPWORDS or _UNIT_TOKEN.match(word):
-            continue
-        raw = word
-        nxt = toks[idx + 1] if idx + 1 < len(toks) else None
-        if word.isalpha() and nxt and nxt[2].isdigit() and st.low[end : nxt[0]] in {" ", "-", ""}:
-            if vocab.gpu_index and vocab.gpu_index.prefixed(word):
-                raw, skip = st.text[start : nxt[1]], idx + 1  # "RTX 5090": one name in two words
-        if _GPU_SHAPE.match(nm.compact(raw)) or raw != word:
-            _ladder(st, st.text[start:end] if raw == word else raw, vocab.gpu_index, "gpu", "gpus", start)
-        elif not word.isalpha() and len(word) >= 5 and vocab.gpu_index:  # "trainum2": resolve or let go
-            found = vocab.gpu_index.resolve(word)
-            if isinstance(found, nm.Resolved):
-                st.add("gpus", [found.name], start)
-        elif word.isalpha() and len(word) >= 3 and word in vocab.family_words:
-            _ladder(st, st.text[start:end], vocab.gpu_index, "gpu", "gpus", start)
-        elif word.isalpha() and len(word) >= 5:
-            for index, listname, cutoff in ((vocab.gpu_index, "gpus", None), (vocab.provider_index, "providers", 80.0)):
-                found = index.resolve(word, cutoff=cutoff) if index else None
-                if isinstance(found, nm.Resolved):
-                    st.add(listname, [found.name], start)
-                    break
+            if st.top_n is None and 0 < int(word) <= 100 and any(0 <= start - e <= 2 and c == "cheapest"
+                                                                 for e, c in st.cue_ends):  # fmt: skip
+                st.top_n = int(word)  # "cheapest 3"
+        elif memory and memory.group(2) and st.min_gpu_memory_gb is None and 4 <= float(memory.group(1)) <= 512:
+            st.min_gpu_memory_gb = float(memory.group(1))  # "a 48GB card"
+        elif not _UNIT_TOKEN.match(word):
+            nxt = toks[idx + 1] if idx + 1 < len(toks) else None
+            if (word.isalpha() and nxt and nxt[2].isdigit() and st.low[end : nxt[0]] in {" ", "-", ""}
+                    and vocab.gpu_index and vocab.gpu_index.prefixed(word)):  # fmt: skip
+                _name(st, vocab, st.text[start : nxt[1]], start, two_words=True)  # "RTX 5090"
+                skip = idx + 1
+            else:
+                _name(st, vocab, st.text[start:end], start)
+
+
+def _name(st: _State, vocab: Vocabulary, raw: str, pos: int, *, two_words: bool = False) -> None:
+    """Resolve a leftover word that may be a name. Only GPU-shaped words ("H1000", "rtx") become issues: a plain
+    word that resolves is taken (a typo such as "tencnet"), one that does not is just a word."""
+    key, word = nm.compact(raw), raw.lower()
+    if any(key in nm.compact(gpu) for gpu in st.gpus):
+        return  # "紫霄C100": the model number of a GPU already named
+    if two_words or _GPU_SHAPE.match(key) or (word.isalpha() and word in vocab.family_words):
+        _ladder(st, raw, vocab.gpu_index, "gpu", "gpus", pos)
+        return
+    if word.isalpha() and len(word) < 5 or len(word) < 4:
+        return
+    if word.isalpha():  # "hoper", "tencnet"
+        choices = ((vocab.gpu_word_index, "gpus", None), (vocab.provider_index, "providers", _PROVIDER_CUTOFF))
+    else:  # "trainum2"
+        choices = ((vocab.gpu_index, "gpus", None),)
+    for index, listname, cutoff in choices:
+        found = index.resolve(word, cutoff=cutoff) if index else None
+        if isinstance(found, nm.Resolved):
+            st.add(listname, [found.name], pos)
+            return
 
 
 _EXTRACTORS: tuple[Callable[[_State, Vocabulary], None], ...] = (_ids, _numbers, _words, _cjk, _leftovers)
@@ -903,7 +1019,8 @@ _INTENT_RULES: tuple[_Rule, ...] = (
     ("help", lambda s: set(s.cues) == {"help"} and not _anything(s)),
     ("checklist", lambda s: "checklist" in s.cues),
     ("history", lambda s: "history" in s.cues or ("change" in s.cues and _has_target(s))),
-    ("digest", lambda s: "digest" in s.cues or "change" in s.cues),
+    ("digest", lambda s: "digest" in s.cues or "change" in s.cues
+        or ("recent" in s.cues and "price" in s.cues and not _has_target(s) and not _anything_else(s))),
     ("pitfalls", lambda s: "pitfalls" in s.cues),
     ("tco", lambda s: "tco" in s.cues),
     ("compare", lambda s: "compare" in s.cues
@@ -916,11 +1033,18 @@ _INTENT_RULES: tuple[_Rule, ...] = (
     ("cheapest", lambda s: "cheapest" in s.cues or "cheaper" in s.cues),
     ("spec", lambda s: "spec" in s.cues),
     ("price", lambda s: "price" in s.cues),
+    ("cheapest", lambda s: s.priority == "cost" and _has_target(s) and not _needs_advice(s)),
     ("recommend", lambda s: _needs_advice(s) or (bool(s.priority) and not _has_target(s))),
+    ("tco", lambda s: bool(s.durations) and _has_target(s)),
     ("price", lambda s: bool(s.gpus or s.instance_types or s.providers or s.pricings or s.min_gpu_memory_gb
                              or s.regions or s.issues)),
     ("unknown", lambda s: True),
 )  # fmt: skip
+
+
+def _anything_else(st: _State) -> bool:
+    """Named anything that narrows the question (so "prices today" is the digest, "H100 prices today" is not)."""
+    return any((st.providers, st.regions, st.pricings, st.workload, st.model_size_b, st.gpu_count, st.issues))
 
 
 def _anything(st: _State) -> bool:

@@ -42,7 +42,8 @@ def handle(query: Query, kb: KB) -> Answer:
     counts = {v: max(R.gpus_needed(required, v[1]) if required else 1, int(query.gpu_count or 1)) for v in variants}
     if counts and (required or query.gpu_count):
         largest = max(variants, key=lambda v: (v[1], -counts[v]))
-        facts.update(gpus_needed=min(counts.values()), largest_gpu=f"{largest[0]} {largest[1]:g}GB", largest_gb=largest[1])
+        facts.update(gpus_needed=min(counts.values()), largest_gpu=f"{largest[0]} {largest[1]:g}GB",
+                     largest_gb=largest[1])
     nvlink = any("nvlink" in f.then.require for f in R.evaluate(facts, lang, groups=("hardware", "interconnect")))
     providers, regions = _scope(kb, query, fired, facts)
     options = [_option(kb, v, counts[v], pricing, providers, regions, nvlink) for v in variants]
@@ -114,7 +115,8 @@ def _scope(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> tuple[lis
     if query.providers or not rule:
         return list(query.providers), list(query.regions)
     providers = [p for p in rule.then.providers if p in kb.providers]
-    regions = query.regions or [r for r, owners in kb.regions.items() if R.in_mainland_china(r) and owners & set(providers)]
+    regions = query.regions or [r for r, owners in kb.regions.items()
+                                if R.in_mainland_china(r) and owners & set(providers)]
     names = [provider_name(kb, p, query.language) for p in providers]
     facts["compliance_providers"] = ", ".join(names)
     return providers, regions
@@ -189,9 +191,9 @@ def _ranking_facts(kb: KB, query: Query, options: list[dict], pricing: str, fire
              "rank_pricing": pricing_label(pricing, lang)}
     if rule.then.rank_by == "throughput":
         best: dict[str, float] = {}
-        for row in kb.rows("SELECT DISTINCT o.provider, o.gpu, s.t FROM offers o JOIN (SELECT family, MAX(COALESCE("
-                           "bf16_tflops_dense, fp16_tflops_dense)) t FROM gpu_specs GROUP BY family) s ON s.family = o.gpu "
-                           "WHERE o.kind = 'catalog' AND o.vgpu = 0"):
+        for row in kb.rows("SELECT DISTINCT o.provider, o.gpu, s.t FROM offers o JOIN (SELECT family, "
+                           "MAX(COALESCE(bf16_tflops_dense, fp16_tflops_dense)) t FROM gpu_specs GROUP BY family) s "
+                           "ON s.family = o.gpu WHERE o.kind = 'catalog' AND o.vgpu = 0"):
             best[row["provider"]] = max(best.get(row["provider"], 0), row["t"] or 0)
         order = sorted(best, key=lambda p: -best[p])
         ranked = sorted({(o["family"], o["tflops"]) for o in options}, key=lambda x: -x[1])

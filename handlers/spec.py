@@ -1,4 +1,4 @@
-"""spec <gpu | instance type> [precision]: datasheet figures with their source, dense vs sparse, seed errors corrected."""
+"""spec <gpu | instance type> [precision]: datasheet figures with their source, dense vs sparse, seed errors fixed."""
 
 from __future__ import annotations
 
@@ -61,7 +61,8 @@ def handle(query: Query, kb: KB) -> Answer:
 _FACT_WORDS = re.compile(
     r"bandwidth|带宽|network|网络|memory|显存|\d+\s*gb\b|which gpu|what gpu|gpu型号|什么gpu|什么卡|nvlink|"
     r"\bfp(8|16|32|64)\b|\bbf16\b|tflops|算力|images? per second|images?/s|img/s|吞吐|throughput|benchmark|基准")
-_PRICE_WORDS = re.compile(r"price|cost|how much does|多少钱|价格|费用|\$|per hour|每小时|一小时|cheap|便宜|value|性价比")
+_PRICE_WORDS = re.compile(
+    r"price|cost|how much does|多少钱|价格|费用|\$|per hour|每小时|一小时|cheap|便宜|value|性价比")
 
 
 def is_fact_question(query: Query, kb: KB) -> bool:
@@ -95,6 +96,13 @@ def with_errata(answer: Answer, query: Query, kb: KB) -> Answer:
 def whole(row: dict) -> bool:
     """A rentable whole-GPU offer: not a vGPU slice or fraction, and not a GPU-only price without its host VM."""
     return not row["vgpu"] and row["gpu_count"] >= 1 and "GPU only" not in row["instance_type"]
+
+
+def cheapest_checked(query: Query, kb: KB) -> Answer:
+    """cheapest <gpu> [xN] [spot|on-demand|reserved] [on provider] [in region]: cheapest offers per GPU-hour"""
+    from handlers import cheapest  # the cheapest handler's answer, plus corrections when a seed error is asked about
+
+    return with_errata(cheapest.handle(query, kb), query, kb)
 
 
 def spec_rows_for(kb: KB, ref: GpuRef) -> list[dict]:

@@ -1,15 +1,20 @@
-"""tco <instance type | gpu> [xN] [hours] [pricing] [storage, egress GB] [CNY]: compute + storage + egress per option."""
+"""tco <instance type | gpu> [xN] [hours] [pricing] [storage, egress GB] [CNY]: compute + storage + egress.
+
+Also the two one-figure cost questions: how often a spot type is interrupted, and the break-even utilisation
+of a reservation.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 
-from handlers.common import money, name_notes, offer, pricing_label
+from handlers.common import money, name_notes, pricing_label
 from handlers.i18n_rules import provider_costs, provider_name, rule_hits, t
 from handlers.models import PRICINGS, Answer, Query, Source, Tco
 from handlers.spec import errata_json, errata_lines, match_errata, whole
-from knowledge.kb import KB, GpuRef
 from knowledge import rules as R
+from knowledge.kb import KB, GpuRef
 
 DEFAULT_HOURS = R.HOURS_PER_MONTH
 TERMS = {"reserved_1y": ("yrTerm1Standard.noUpfront", 1), "reserved_3y": ("yrTerm3Standard.noUpfront", 3)}
@@ -17,7 +22,7 @@ SEED_RESERVED_DISCOUNT = 0.40  # low end of the seeds' 40-60% (S0 §三.1), used
 
 
 def handle(query: Query, kb: KB) -> Answer:
-    """tco <instance type | gpu> [xN] [hours] [pricing] [storage/egress GB] [CNY]: cost breakdown, break-even, spot risk"""
+    """tco <instance type | gpu> [xN] [hours] [pricing] [storage/egress GB] [CNY]: cost breakdown, break-even"""
     facts = R.query_facts(query)
     if facts["topic"] == "interruption":
         return interruptions(query, kb, facts)
@@ -96,10 +101,10 @@ def _subjects(query: Query, kb: KB) -> list[tuple[dict[str, dict | None], int]]:
                 picks.append(rows[0])
     elif query.gpus:
         refs = [GpuRef.parse(g) for g in query.gpus]
-        rows = [r for r in kb.offers(gpus=refs, pricing=query.pricing or "on_demand", gpu_count=query.gpu_count,
-                                     **filters) if whole(r)]
-        rows = rows or [r for r in kb.offers(gpus=refs, pricing=query.pricing or "on_demand", **filters) if whole(r)]
-        picks = rows[:1]
+        for pricing in dict.fromkeys([query.pricing or "on_demand", "on_demand"]):  # no such term: on-demand
+            for count in (query.gpu_count, None):  # no instance of that size: several smaller ones
+                picks = picks or [r for r in kb.offers(gpus=refs, pricing=pricing, gpu_count=count, **filters)
+                                  if whole(r)][:1]
     subjects = []
     for pick in picks:
         rows = {p: next(iter(kb.offers(instance_types=[pick["instance_type"]], regions=[pick["region"]],
@@ -140,10 +145,12 @@ def _option(kb: KB, query: Query, rows: dict, pricing: str, instances: int, hour
         facts.update(seed_discount_used=True, seed_discount_subject=src["instance_type"],
                      seed_discount_pct=SEED_RESERVED_DISCOUNT * 100)
     converted = currency != src["currency"]
-    assumptions = [t("tco.a.instance", lang, instance=src["instance_type"], provider=provider_name(kb, src["provider"], lang),
-                     region=src["region"], instances=instances, count=src["gpu_count"], gpu=src["gpu_model"] or src["gpu"],
-                     pricing=pricing_label(pricing, lang), rate=money(rate, currency), source=src["source"], as_of=src["as_of"]),
-                   t("tco.a.hours", lang, hours=hours, default="" if query.duration_hours else t("tco.a.default", lang))]
+    assumptions = [
+        t("tco.a.instance", lang, instance=src["instance_type"], provider=provider_name(kb, src["provider"], lang),
+          region=src["region"], instances=instances, count=src["gpu_count"], gpu=src["gpu_model"] or src["gpu"],
+          pricing=pricing_label(pricing, lang), rate=money(rate, currency), source=src["source"], as_of=src["as_of"]),
+        t("tco.a.hours", lang, hours=hours, default="" if query.duration_hours else t("tco.a.default", lang)),
+    ]
     billed = hours
     if seed:
         assumptions.append(t("tco.a.seed", lang))
@@ -152,7 +159,8 @@ def _option(kb: KB, query: Query, rows: dict, pricing: str, instances: int, hour
         term = years * R.HOURS_PER_YEAR
         if query.duration_hours:
             billed = math.ceil(hours / term - 1e-9) * term
-            assumptions.append(t("tco.a.term", lang, years=years, billed=billed))
+            assumptions.append(t("tco.a.term", lang, years=years, billed=billed,
+                                 monthly=money(rate * instances * R.HOURS_PER_MONTH, currency)))
         else:
             assumptions.append(t("tco.a.month", lang, years=years, term=term))
     compute = rate * instances * billed
@@ -231,7 +239,8 @@ def spot_estimate(kb: KB, row: dict, on_demand_rate: float, spot_rate: float, ho
     facts = {"spot_bucket": newest["bucket"], "spot_source": newest["source"], "spot_as_of": newest["as_of"],
              "spot_subject": f"{row['instance_type']} {row['region']}", "interruptions_per_month": rate,
              "spot_list_saving_pct": estimate.list_saving * 100,
-             "spot_effective_saving_pct": estimate.effective_saving * 100}
+             "spot_effective_saving_pct": estimate.effective_saving * 100, "spot_job_hours": hours,
+             "spot_instances": instances}
     older = next((r for r in risks[1:] if r["as_of"] < newest["as_of"] and r["bucket"] != newest["bucket"]), None)
     if older:
         facts.update(spot_bucket_older=older["bucket"], spot_older_source=older["source"],
@@ -259,10 +268,11 @@ def break_even(kb: KB, instance_type: str, region: str, pricing: str = "reserved
 def saving_facts(kb: KB, instance_type: str, region: str, lang: str) -> dict:
     """What reserving and spot save on one instance type and region, in the data, for the cost rules' texts."""
     subject = f"{instance_type} {region}"
-    be = break_even(kb, instance_type, region, "reserved_1y")
-    facts = {"reserved_saving_text": t("save.reserved", lang, term=pricing_label("reserved_1y", lang), subject=subject,
-                                       pct=100 - be["utilisation_pct"], source=be["source"], as_of=be["as_of"])
-             if be else t("save.no_reserved", lang, subject=subject)}
+    found = next(((p, be) for p in TERMS if (be := break_even(kb, instance_type, region, p))), None)
+    facts = {"reserved_saving_text": t("save.reserved", lang, term=pricing_label(found[0], lang), subject=subject,
+                                       pct=100 - found[1]["utilisation_pct"], source=found[1]["source"],
+                                       as_of=found[1]["as_of"])
+             if found else t("save.no_reserved", lang, subject=subject)}
     od, spot = (kb.offers(instance_types=[instance_type], regions=[region], pricing=p, limit=1)
                 for p in ("on_demand", "spot"))
     if od and spot:
@@ -346,7 +356,8 @@ def break_even_answer(query: Query, kb: KB, facts: dict) -> Answer:
     if not query.instance_types:
         return Answer(query=query, title=t("tco.be.which", lang), rules=rule_hits(R.evaluate(facts, lang)))
     instance_type = query.instance_types[0]
-    pricing = query.pricing if query.pricing in TERMS else "reserved_1y"
+    three = re.search(r"3[- ]?(year|yr)|three[- ]year|3年|三年", (query.text or "").lower())
+    pricing = query.pricing if query.pricing in TERMS else "reserved_3y" if three else "reserved_1y"
     rows = kb.offers(instance_types=[instance_type], regions=query.regions, pricing="on_demand")
     region = query.regions[0] if query.regions else ("us-east-1" if any(r["region"] == "us-east-1" for r in rows)
                                                      else rows[0]["region"] if rows else "")
@@ -367,5 +378,8 @@ def break_even_answer(query: Query, kb: KB, facts: dict) -> Answer:
                           instance=instance_type, region=region, available=available))
     else:
         facts.update(_break_even_facts(main))
+    if region:
+        facts.update(saving_facts(kb, instance_type, region, lang))
     return Answer(query=query, title=title, lines=lines, rules=rule_hits(R.evaluate(facts, lang)),
-                  extra={"break_even": main}, sources=[Source(source=main["source"], as_of=main["as_of"])] if main else [])
+                  extra={"break_even": main},
+                  sources=[Source(source=main["source"], as_of=main["as_of"])] if main else [])

@@ -170,10 +170,14 @@ class ChangeSet:
     removed: tuple[Change, ...] = ()
     changed: tuple[Change, ...] = ()
     threshold_pct: float = 1.0
-    below_threshold: int = 0  # price moves smaller than the threshold, left out
+    small: tuple[Change, ...] = ()  # price moves smaller than the threshold, left out of `changed`
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.changed)
+
+    @property
+    def below_threshold(self) -> int:
+        return len(self.small)
 
     def filtered(self, keep) -> ChangeSet:
         """The same change set with only the changes for which `keep(change)` is true."""
@@ -182,7 +186,7 @@ class ChangeSet:
             tuple(c for c in self.removed if keep(c)),
             tuple(c for c in self.changed if keep(c)),
             self.threshold_pct,
-            self.below_threshold,
+            tuple(c for c in self.small if keep(c)),
         )
 
 
@@ -474,17 +478,14 @@ def changes(old: Snapshot | None, new: Snapshot, threshold_pct: float = 1.0) -> 
     after = offers_of(new)
     added = [_change(new.provider, None, after[k]) for k in sorted(after.keys() - before.keys())]
     removed = [_change(new.provider, before[k], None) for k in sorted(before.keys() - after.keys())]
-    changed, small = [], 0
+    changed, small = [], []
     for key in sorted(before.keys() & after.keys()):
         a, b = before[key]["price_per_hour_usd"], after[key]["price_per_hour_usd"]
         if math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
             continue
         change = _change(new.provider, before[key], after[key])
-        if abs(change.change_pct or 0.0) + 1e-9 >= threshold_pct:
-            changed.append(change)
-        else:
-            small += 1
-    return ChangeSet(tuple(added), tuple(removed), tuple(changed), threshold_pct, small)
+        (changed if abs(change.change_pct or 0.0) + 1e-9 >= threshold_pct else small).append(change)
+    return ChangeSet(tuple(added), tuple(removed), tuple(changed), threshold_pct, tuple(small))
 
 
 def _day_start(value: dt.date | dt.datetime) -> dt.datetime:

@@ -21,6 +21,7 @@ carries: ``"A100 80GB"`` with a memory variant, the family (``"H100"``) otherwis
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -101,11 +102,12 @@ Resolution = Resolved | Ambiguous | Unknown
 _SPLIT = re.compile(r"[\s\-_/]+")
 _O_AS_ZERO = re.compile(r"(?<=\d)o|o(?=\d)")
 _DIGITS = re.compile(r"\d+")
+_HAS_DIGIT = re.compile(r"\d")
 
 
 def repair(word: str) -> str:
     """Read an ``o`` touching a digit as ``0`` (``h1oo`` -> ``h100``), repeatedly, inside one word."""
-    if not any(c.isdigit() for c in word):
+    if "o" not in word or not _HAS_DIGIT.search(word):
         return word
     while True:
         fixed = _O_AS_ZERO.sub("0", word)
@@ -147,6 +149,7 @@ class NameIndex:
     choices: list[str] = field(default_factory=list)
     targets: list[str] = field(default_factory=list)
     _forms: dict[str, dict[str, set[float]]] | None = field(default=None, repr=False)
+    _sorted: list[str] = field(default_factory=list, repr=False)
 
     @property
     def forms(self) -> dict[str, dict[str, set[float]]]:
@@ -165,6 +168,7 @@ class NameIndex:
                 if key and target not in grouped.setdefault(key, []):
                     grouped[key].append(target)
         self.compacts = {key: tuple(targets) for key, targets in grouped.items()}
+        self._sorted = sorted(self.compacts)
         for key, targets in self.compacts.items():
             for target in targets:
                 self.choices.append(key)
@@ -205,9 +209,12 @@ class NameIndex:
         if len(key) < 2:
             return []
         found: list[str] = []
-        for choice, target in zip(self.choices, self.targets, strict=True):
-            if choice.startswith(key) and target not in found:
-                found.append(target)
+        for choice in self._sorted[bisect.bisect_left(self._sorted, key) :]:
+            if not choice.startswith(key):
+                break
+            for target in self.compacts[choice]:
+                if target not in found:
+                    found.append(target)
         return found
 
     def _fuzzy(self, raw: str, key: str, cutoff: float, margin: float) -> Resolution:

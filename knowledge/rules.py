@@ -107,6 +107,8 @@ FACTS: dict[str, str] = {
     "interruptions_per_month": "expected interruptions per instance-month",
     "spot_list_saving_pct": "spot list discount vs on-demand",
     "spot_effective_saving_pct": "spot discount after interruptions and checkpoints",
+    "spot_job_hours": "compute hours of the job the spot estimate is for",
+    "spot_instances": "instances of the job the spot estimate is for",
     "erratum_ids": "ids of seed errata the question touches",
     "throughput_precision": "precision used for price per throughput (dense BF16 or FP16)",
 }
@@ -441,7 +443,8 @@ def tco(
 _FLAGS = {
     "large_model": r"large[- ]model|\bllms?\b|foundation model|大模型|大语言模型|千亿|百亿",
     "distributed": r"distributed|multi[- ]?node|cluster|分布式|多机|多节点|集群",
-    "not_compute": r"not compute[- ]intensive|cpu[- ]only|no gpu|without (a )?gpu|非计算密集|不是计算密集|不需要gpu|无需gpu",
+    "not_compute": (r"not compute[- ]intensive|cpu[- ]only|no gpu|without (a )?gpu|"
+                    r"非计算密集|不是计算密集|不需要gpu|无需gpu"),
     "china": r"\bchina\b|chinese mainland|mainland|中国|国内|境内|大陆|数据本地化|本地化存储|等保|\bmlps\b",
     "long": r"long[- ]term|long project|long-running|长期",
     "short": r"short[- ]term|experiment|quick test|\bpoc\b|短期|实验|试验|临时",

@@ -202,3 +202,22 @@ def test_two_processes_at_the_same_moment_post_once(slack, tmp_path):
     assert per_channel(slack) == {c: 1 for c in CHANNELS}
     joined = "".join(out for out, _err in outputs)
     assert joined.count(" posted") == 3
+
+
+def test_the_clock_refreshes_then_posts_and_one_failing_source_does_not_stop_the_others(slack, monkeypatch):
+    from bot import clock, prices_cmd
+    from knowledge.paths import CATALOG_DIR
+
+    jobs = {job.id: str(job.trigger) for job in clock.build_scheduler().get_jobs()}
+    assert jobs == {"refresh": "cron[hour='5', minute='0']", "digest": "cron[minute='5']"}
+    monkeypatch.setattr(prices_cmd, "_import_into_kb", lambda *a: "skipped in this test")
+    monkeypatch.setenv("GPUBOT_REFRESH_SOURCES", "nowhere,gcp")
+    monkeypatch.setenv("GPUBOT_CATALOG_URL_NOWHERE", str(CATALOG_DIR / "missing.csv"))
+    monkeypatch.setenv("GPUBOT_CATALOG_URL_GCP", str(CATALOG_DIR / "gcp_vms.csv"))
+    results = clock.refresh_all()
+    assert "cannot read file" in results["nowhere"] and results["gcp"]["created"]
+    for channel in CHANNELS[1:]:
+        subscriptions.unsubscribe("default", channel)
+    subscriptions.subscribe("default", "C0001", hour=0)
+    clock.post_due()
+    assert per_channel(slack) == {"C0001": 1, "C0002": 0, "C0003": 0}

@@ -4,11 +4,15 @@ Every setting is an environment variable of the same name (upper case) and carri
 (`Settings.describe()` lists them). Secrets are `SecretStr`, so they never appear in a repr, a log line or a
 traceback. Each run mode needs some settings; `Settings.require(mode)` names the missing ones:
 
-    http    SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN   (`gpubot serve --http`)
+    http    SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN   (`gpubot serve --http`, one workspace)
+    http    SLACK_SIGNING_SECRET, SLACK_CLIENT_ID, SLACK_CLIENT_SECRET   (OAuth: any number of workspaces)
     socket  SLACK_APP_TOKEN, SLACK_BOT_TOKEN        (`gpubot serve --socket`)
 
-To add settings (for example SLACK_CLIENT_ID / SLACK_CLIENT_SECRET for OAuth), add a field with a description
-and, if a mode needs it, list it in `REQUIRED`.
+OAuth (multi-workspace) mode is on when SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are both set: workspaces install
+gpubot through GET /slack/install and each request uses its own workspace's bot token from the installation store;
+SLACK_BOT_TOKEN is then not needed (and not used). Setting only one of the two is an error naming the other.
+
+To add settings, add a field with a description and, if a mode needs it, list it in `REQUIRED`.
 """
 
 from __future__ import annotations
@@ -21,13 +25,15 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["REQUIRED", "MissingSettingError", "Settings", "SettingsError", "load_settings"]
 
-Mode = Literal["http", "socket"]
+Mode = Literal["http", "http-oauth", "socket"]
 
 # run mode -> settings it cannot start without (field names; the variables are their upper-case forms)
 REQUIRED: dict[str, tuple[str, ...]] = {
     "http": ("slack_signing_secret", "slack_bot_token"),
+    "http-oauth": ("slack_signing_secret", "slack_client_id", "slack_client_secret"),
     "socket": ("slack_app_token", "slack_bot_token"),
 }
+DEFAULT_SCOPES = "commands,chat:write,app_mentions:read,im:history,im:read,im:write,files:write,users:read"
 
 
 class SettingsError(ValueError):
@@ -53,6 +59,24 @@ class Settings(BaseSettings):
     )
     slack_app_token: SecretStr | None = Field(
         None, description="App-level token (xapp-...) with connections:write; needed for Socket Mode only."
+    )
+    slack_client_id: str | None = Field(
+        None, description="Client ID from the Slack app's Basic Information page; with SLACK_CLIENT_SECRET it turns "
+        "on OAuth (install in many workspaces).",
+    )
+    slack_client_secret: SecretStr | None = Field(
+        None, description="Client secret from the Slack app's Basic Information page (OAuth mode)."
+    )
+    slack_scopes: str = Field(
+        DEFAULT_SCOPES, description="Bot scopes the install link asks for (OAuth mode), comma-separated; keep them "
+        "the same as manifest.yml's.",
+    )
+    slack_redirect_uri: str | None = Field(
+        None, description="OAuth redirect URL, https://<host>/slack/oauth_redirect (OAuth mode; optional when the "
+        "app has exactly one redirect URL).",
+    )
+    slack_state_expiration_seconds: int = Field(
+        600, ge=30, le=86_400, description="How long an install link's OAuth state stays valid, in seconds.",
     )
     slack_api_url: str = Field(
         "https://slack.com/api/",
@@ -89,23 +113,34 @@ class Settings(BaseSettings):
         """The environment variable of a field."""
         return "GPUBOT_LOG_LEVEL" if field == "log_level" else field.upper()
 
+    @property
+    def oauth_enabled(self) -> bool:
+        """Multi-workspace (OAuth) mode: SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are both set."""
+        return bool(self.slack_client_id and self.secret("slack_client_secret"))
+
     def missing(self, mode: str) -> list[str]:
         """Environment variables `mode` needs that are not set."""
+        if mode == "http" and (self.slack_client_id or self.slack_client_secret):
+            mode = "http-oauth"  # one of the pair set: OAuth is meant, and the other one is missing
         return [self.env_name(name) for name in REQUIRED[mode] if not self.secret(name)]
 
     def require(self, mode: str) -> Settings:
         """Self, or `MissingSettingError` naming every variable `mode` needs that is not set."""
         missing = self.missing(mode)
         if missing:
+            if mode == "http" and (self.slack_client_id or self.slack_client_secret):
+                mode = "http OAuth"
             fields = type(self).model_fields
             helps = "; ".join(f"{name}: {(fields[name.lower()].description or '').rstrip('.')}" for name in missing)
             raise MissingSettingError(f"missing setting {', '.join(missing)} (needed for {mode} mode) -- {helps}")
         return self
 
     def secret(self, name: str) -> str | None:
-        """The plain value of a secret setting (None when unset)."""
+        """The plain value of a setting, secret or not (None when unset)."""
         value = getattr(self, name)
-        return value.get_secret_value() if value is not None else None
+        if value is None or isinstance(value, str):
+            return value
+        return value.get_secret_value() if isinstance(value, SecretStr) else str(value)
 
     @classmethod
     def describe(cls) -> dict[str, str]:

@@ -34,8 +34,9 @@ from rapidfuzz import fuzz, process
 from handlers.models import NameIssue, Query
 from knowledge import names as nm
 
-__all__ = ["LEXICON", "REGION_GROUPS_CSV", "Vocabulary", "parse"]
+__all__ = ["LEXICON", "MAX_CHARS", "REGION_GROUPS_CSV", "Vocabulary", "parse", "zh_number"]
 
+MAX_CHARS = 2000  # a question longer than this is read up to here (the Query keeps the whole text)
 REGION_GROUPS_CSV = Path(__file__).resolve().parent.parent / "knowledge" / "data" / "region_groups.csv"
 
 # --- lexicon: keywords per field, English | Chinese ------------------------------------------------------------
@@ -265,7 +266,7 @@ _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "俩": 2, "三":
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _ZH_NUM = "[零〇一二两俩三四五六七八九十百千万单双半]+"
 _HOURS = {"hour": 1, "day": 24, "week": 168, "month": 730, "year": 8760}
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # Chinese characters
 _MENTION = re.compile(r"^\s*(?:<@[^>]+>|@[\w.\-]+|/gpu\b|/gpubot\b)[\s,:，：]*", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
 _BIG = re.compile(r"[a-z0-9][a-z0-9._\-]*[a-z0-9]|[a-z0-9]")
@@ -416,7 +417,7 @@ class Vocabulary:
         return vocab
 
     def _add(self, phrase: str, hit: Hit) -> None:
-        if _is_cjk(phrase):
+        if not phrase.isascii():  # Chinese (or "¥"): matched as a substring by `_cjk`
             hits = self.cjk.setdefault(phrase.lower(), [])
         else:
             key = _compact(phrase)
@@ -919,7 +920,10 @@ def _count_before(st: _State, toks: list[tuple[int, int, str]], i: int) -> None:
     gap = st.low[toks[i - 1][1] : toks[i][0]]
     if gap.strip() or len(gap) > 2:
         return
-    value = float(prev) if prev.isdigit() else (_NUMBER_WORDS.get(prev) if prev not in {"a", "an", "half"} else None)
+    if prev.isdigit():
+        value = float(prev) if len(prev) <= 4 else None
+    else:
+        value = _NUMBER_WORDS.get(prev) if prev not in {"a", "an", "half"} else None
     if value and 0 < value <= 4096:
         st.gpu_count = value
         st.used_tokens.add(i - 1)
@@ -955,8 +959,8 @@ def _leftovers(st: _State, vocab: Vocabulary) -> None:
         if idx <= skip or word in _NOT_NAMES or word in _STOPWORDS:
             continue
         if word.isdigit():
-            if st.top_n is None and 0 < int(word) <= 100 and any(0 <= start - e <= 2 and c == "cheapest"
-                                                                 for e, c in st.cue_ends):  # fmt: skip
+            after_cheapest = any(0 <= start - end_ <= 2 and cue == "cheapest" for end_, cue in st.cue_ends)
+            if st.top_n is None and after_cheapest and len(word) <= 3 and 0 < int(word) <= 100:
                 st.top_n = int(word)  # "cheapest 3"
         elif memory and memory.group(2) and st.min_gpu_memory_gb is None and 4 <= float(memory.group(1)) <= 512:
             st.min_gpu_memory_gb = float(memory.group(1))  # "a 48GB card"
@@ -1073,9 +1077,10 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         text: the message as typed, with or without "/gpu" or an @-mention in front.
         vocab: `Vocabulary.from_kb(kb)`.
     """
-    text = unicodedata.normalize("NFKC", text or "")
+    typed = text or ""
+    text = unicodedata.normalize("NFKC", typed)  # full-width "Ａ１００" is "A100"
     body = _MENTION.sub("", text, count=1).strip()
-    body = _MENTION.sub("", body, count=1).strip()  # "@gpubot /gpu ..."
+    body = _MENTION.sub("", body, count=1).strip()[:MAX_CHARS]  # "@gpubot /gpu ..."
     st = _State(text=body, low=_lower(body))
     for extract in _EXTRACTORS:
         extract(st, vocab)
@@ -1086,7 +1091,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     intent = _intent(st, empty)
     duration = st.durations[0] if st.durations else (term_years * 8760.0 if term_years and intent == "tco" else None)
     return Query(
-        text=text,
+        text=typed,
         intent=intent,
         gpus=st.ordered("gpus"),
         gpu_count=st.gpu_count,

@@ -20,7 +20,7 @@ from knowledge import pricing
 from knowledge.catalog import Catalog, read_catalog
 from knowledge.kb import SCHEMA_VERSION, fingerprint
 from knowledge.offers import Currency, convert
-from knowledge.paths import CATALOG_DIR, DATA_DIR, imports_dir, kb_path
+from knowledge.paths import CATALOG_DIR, DATA_DIR, kb_path
 from knowledge.reference import gpu_families
 
 
@@ -35,6 +35,16 @@ class CatalogSource:
     usd_per_unit: float
     as_of: str
     source: str
+    text: str | None = None  # an import's content, kept in persistent state rather than in a file
+    hosts_text: str | None = None
+
+    def read(self) -> tuple[Catalog, Catalog | None]:
+        from knowledge.catalog import parse_catalog
+
+        catalog = parse_catalog(self.text, self.path) if self.text is not None else read_catalog(self.path)
+        if self.hosts_text is not None:
+            return catalog, parse_catalog(self.hosts_text, self.hosts_path or "hosts")
+        return catalog, read_catalog(self.hosts_path) if self.hosts_path else None
 
     def currency_info(self) -> Currency:
         if self.currency == "USD":
@@ -61,22 +71,22 @@ def bundled_catalogs() -> list[CatalogSource]:
 
 
 def imported_catalogs() -> list[CatalogSource]:
-    """Catalogs added with `gpubot kb import`, newest per provider (recorded in imports/manifest.json)."""
-    manifest = imports_dir() / "manifest.json"
-    if not manifest.exists():
-        return []
-    entries = json.loads(manifest.read_text(encoding="utf-8"))
+    """Catalogs added with `gpubot kb import` (or a price refresh): the newest per provider, from the state."""
+    from knowledge.imports import latest_imports
+
     return [
         CatalogSource(
-            provider=e["provider"],
-            path=imports_dir() / e["file"],
-            hosts_path=imports_dir() / e["hosts_file"] if e.get("hosts_file") else None,
-            currency=e["currency"],
-            usd_per_unit=e["usd_per_unit"],
-            as_of=e["as_of"],
-            source=e["source"],
+            provider=r.provider,
+            path=Path(r.filename),
+            hosts_path=Path(f"{r.provider}-hosts.csv") if r.hosts_content else None,
+            currency=r.currency,
+            usd_per_unit=r.usd_per_unit,
+            as_of=r.as_of,
+            source=r.source,
+            text=r.content,
+            hosts_text=r.hosts_content,
         )
-        for e in entries.values()
+        for r in latest_imports()
     ]
 
 
@@ -108,8 +118,7 @@ def load_catalogs(sources: list[CatalogSource]) -> tuple[list[dict], list[dict],
     raw: list[dict] = []
     skipped: list[str] = []
     for src in sources:
-        catalog = read_catalog(src.path)
-        hosts: Catalog | None = read_catalog(src.hosts_path) if src.hosts_path else None
+        catalog, hosts = src.read()
         result = convert(src.provider, catalog, hosts=hosts.hosts if hosts else (), currency=src.currency_info(),
                          source=src.source, as_of=src.as_of)
         offers += result.offers
@@ -138,6 +147,9 @@ def build(target: Path | None = None) -> dict:
     started = time.perf_counter()
     target = target or kb_path()
     built_from = fingerprint()
+    from knowledge.imports import imports_version
+
+    version = imports_version()  # read before the imports themselves: a later import makes us stale, not wrong
     offers, raw, skipped = load_catalogs(all_catalogs())
     aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"))
     gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"))
@@ -159,6 +171,7 @@ def build(target: Path | None = None) -> dict:
             db["meta"].insert_all(
                 [{"key": "schema_version", "value": str(SCHEMA_VERSION)},
                  {"key": "fingerprint", "value": built_from},
+                 {"key": "imports_version", "value": str(version)},
                  {"key": "built_at", "value": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}],
                 pk="key",
             )

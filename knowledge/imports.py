@@ -1,33 +1,77 @@
-"""`gpubot kb import`: add (or replace) one provider's catalog, atomically.
+"""`gpubot kb import`: add (or replace) one provider's catalog, atomically, in persistent state.
 
-The file is validated and converted first; only then is it copied into `$GPUBOT_HOME/imports/`, recorded in the
-imports manifest and the knowledge base rebuilt. Any failure leaves the previous knowledge base and manifest
-exactly as they were.
+The file is validated and converted first; only then is its text stored in the `catalog_imports` table of the
+persistent state (SQLite in `GPUBOT_HOME`, or PostgreSQL shared by every machine) and the local knowledge base
+rebuilt. A failure anywhere leaves the previous knowledge base and state exactly as they were. Because imports
+live in the shared state, a rebuild or an upgrade never loses them, and every worker on every machine picks them
+up (`imports_version()` tells a worker whether its knowledge base is behind).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
-import json
-import os
 import re
-import shutil
-import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from knowledge.build import CatalogSource, build, bundled_catalogs
+import sqlalchemy as sa
+
 from knowledge.catalog import CatalogError, read_catalog
 from knowledge.offers import convert
-from knowledge.paths import imports_dir, kb_path
+from knowledge.state import engine, metadata
 
 _PROVIDER = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 
+catalog_imports = sa.Table(
+    "catalog_imports",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("provider", sa.String(40), nullable=False, index=True),
+    sa.Column("filename", sa.String(300), nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("hosts_content", sa.Text),
+    sa.Column("currency", sa.String(8), nullable=False),
+    sa.Column("usd_per_unit", sa.Float, nullable=False),
+    sa.Column("as_of", sa.String(40), nullable=False),
+    sa.Column("source", sa.Text, nullable=False),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("imported_at", sa.DateTime(timezone=True), nullable=False),
+)
 
-def _write_json_atomic(path: Path, data: object) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".manifest-", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
-    os.replace(tmp, path)
+
+@dataclass(frozen=True, slots=True)
+class ImportRecord:
+    id: int
+    provider: str
+    filename: str
+    content: str
+    hosts_content: str | None
+    currency: str
+    usd_per_unit: float
+    as_of: str
+    source: str
+
+
+def latest_imports() -> list[ImportRecord]:
+    """The newest import of each provider."""
+    newest = (
+        sa.select(sa.func.max(catalog_imports.c.id)).group_by(catalog_imports.c.provider).scalar_subquery()
+    )
+    columns = [catalog_imports.c[name] for name in ImportRecord.__slots__]
+    with engine().connect() as conn:
+        rows = conn.execute(sa.select(*columns).where(catalog_imports.c.id.in_(newest)).order_by("id")).all()
+    return [ImportRecord(*row) for row in rows]
+
+
+def imports_version() -> int:
+    """Grows with every import; a knowledge base built at a lower version is behind."""
+    with engine().connect() as conn:
+        return conn.execute(sa.select(sa.func.coalesce(sa.func.max(catalog_imports.c.id), 0))).scalar_one()
+
+
+def _text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8-sig")  # read_catalog has validated the encoding
 
 
 def import_catalog(
@@ -41,7 +85,8 @@ def import_catalog(
     as_of: str | None = None,
 ) -> dict:
     """Validate, store and load one catalog for `provider`; return a report. Raises CatalogError/ValueError."""
-    import datetime as dt
+    from knowledge.build import CatalogSource, build, bundled_catalogs
+    from knowledge.paths import kb_path
 
     provider = provider.strip().lower()
     if not _PROVIDER.match(provider):
@@ -69,28 +114,19 @@ def import_catalog(
     if not result.offers:
         raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
 
-    folder = imports_dir()
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    stored = f"{provider}-{digest}.csv"
-    stored_hosts = None
-    shutil.copyfile(path, folder / stored)
-    if hosts:
-        stored_hosts = f"{provider}-hosts-{hashlib.sha256(Path(hosts).read_bytes()).hexdigest()[:12]}.csv"
-        shutil.copyfile(hosts, folder / stored_hosts)
-    manifest_path = folder / "manifest.json"
-    before = manifest_path.read_text(encoding="utf-8") if manifest_path.exists() else None
-    manifest = json.loads(before) if before else {}
-    manifest[provider] = {"provider": provider, "file": stored, "hosts_file": stored_hosts,
-                          "currency": src.currency, "usd_per_unit": usd_per_unit, "as_of": as_of, "source": source,
-                          "original": str(path)}
-    _write_json_atomic(manifest_path, manifest)
+    content = _text(path)
+    with engine().begin() as conn:
+        new_id = conn.execute(catalog_imports.insert().values(
+            provider=provider, filename=path.name, content=content,
+            hosts_content=_text(Path(hosts)) if hosts else None, currency=currency, usd_per_unit=usd_per_unit,
+            as_of=as_of, source=source, sha256=hashlib.sha256(content.encode()).hexdigest(),
+            imported_at=dt.datetime.now(dt.UTC),
+        )).inserted_primary_key[0]
     try:
         report = build(kb_path())
     except BaseException:
-        if before is None:
-            manifest_path.unlink(missing_ok=True)
-        else:
-            _write_json_atomic(manifest_path, json.loads(before))
+        with engine().begin() as conn:  # undo: the knowledge base was not replaced, so neither is the import
+            conn.execute(catalog_imports.delete().where(catalog_imports.c.id == new_id))
         raise
     return {
         "provider": provider,

@@ -14,21 +14,21 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from knowledge.paths import DATA_DIR, imports_dir, kb_path
+from knowledge.paths import DATA_DIR, kb_path
 
 SCHEMA_VERSION = 2  # bump when the tables change shape
 _MEMORY = re.compile(r"^(?P<family>.+?)\s+(?P<memory>\d+(?:\.\d+)?)\s*GB$", re.IGNORECASE)
 
 
 def fingerprint() -> str:
-    """Identifies what a knowledge base was built from: schema, bundled data files and imports.
+    """Identifies the bundled data a knowledge base was built from (imports are tracked by `imports_version`).
 
     A knowledge base whose fingerprint differs (after an upgrade or a data change) is rebuilt on first use.
     """
     import hashlib
 
     digest = hashlib.sha1(str(SCHEMA_VERSION).encode())
-    for path in sorted([*DATA_DIR.rglob("*"), imports_dir() / "manifest.json"]):
+    for path in sorted(DATA_DIR.rglob("*")):
         if path.is_file():
             stat = path.stat()
             digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns};".encode())

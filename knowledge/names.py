@@ -31,14 +31,20 @@ from typing import Literal
 from rapidfuzz import fuzz, process, utils
 
 __all__ = [
+    "AMBIGUOUS_FLOOR",
+    "Ambiguous",
     "CUTOFF",
     "FORM_FACTORS",
+    "GpuVariant",
     "MARGIN",
-    "VENDOR_WORDS",
-    "Ambiguous",
     "NameIndex",
+    "Resolution",
     "Resolved",
+    "SEPARATED_KINDS",
+    "SUGGESTIONS",
+    "SUGGEST_FLOOR",
     "Unknown",
+    "VENDOR_WORDS",
     "compact",
     "form_factor",
     "form_memories",
@@ -67,8 +73,6 @@ SEPARATED_KINDS = frozenset({"region", "instance_type"})
 
 # Form factors of one GPU family: they change the board, not the family (H100 SXM5 / PCIe / NVL are all "H100").
 FORM_FACTORS = frozenset({"sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pcie", "nvl", "nvlink", "hgx", "oam"})
-
-Kind = Literal["gpu", "provider", "region", "instance_type"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,10 +30,3 @@ def home() -> Path:
 def kb_path() -> Path:
     """The knowledge-base SQLite file (rebuilt from bundled data by `gpubot kb build`)."""
     return home() / "kb.db"
-
-
-def imports_dir() -> Path:
-    """Catalogs imported with `gpubot kb import`, kept so that a rebuild includes them."""
-    path = home() / "imports"
-    path.mkdir(parents=True, exist_ok=True)
-    return path

@@ -90,7 +90,7 @@ def _import_table_owners() -> None:
     """Modules that define tables on `metadata`; imported so that `upgrade` creates them all."""
     import importlib
 
-    for module in ("knowledge.history", "knowledge.subscriptions", "knowledge.settings_store"):
+    for module in ("knowledge.imports", "knowledge.history", "knowledge.subscriptions", "knowledge.settings_store"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

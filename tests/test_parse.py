@@ -7,6 +7,7 @@ The language is always checked: "zh" exactly when the text has Chinese character
 
 from __future__ import annotations
 
+import csv
 import re
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from handlers.models import Query
-from handlers.parse import Vocabulary, parse, zh_number
+from handlers.parse import REGION_GROUPS_CSV, Vocabulary, parse, zh_number
 
 HELDOUT = Path(__file__).parent / "data" / "heldout_phrasings.yaml"
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -350,6 +351,49 @@ CASES = [
     ("华为云和阿里云的A100哪个便宜",
      dict(intent="compare", gpus=["A100"], providers=["huawei", "alibaba"])),  # 哪个便宜
     ("紫霄C100 推理", dict(gpus=["Zixiao C100"], workload="inference", issues=[])),  # Chinese GPU name from the KB
+    # --- more of the fields of issue 3 ------------------------------------------------------------------------
+    ("H100 80GB price", dict(intent="price", gpus=["H100 80GB"], min_gpu_memory_gb=None)),  # variant, not a filter
+    ("8x H100 一个月，出网流量 5TB，存储 2TB，人民币",
+     dict(intent="tco", gpu_count=8, duration_hours=730, egress_gb=5000, storage_gb=2000, currency="CNY")),  # all costs
+    ("A100 price in RMB", dict(gpus=["A100"], currency="CNY")),  # RMB
+    ("A100 每小时多少元", dict(gpus=["A100"], currency="CNY", duration_hours=None)),  # 元
+    ("H100 多少美元一小时", dict(gpus=["H100"], currency="USD")),  # 美元
+    ("committed use discount for a2-highgpu-8g, 3 years",
+     dict(pricing="reserved_3y", instance_types=["a2-highgpu-8g"], duration_hours=None)),  # committed use, 3 years
+    ("fine tune 13b on L40S or A100?", dict(intent="compare", model_size_b=13, workload="fine_tuning")),  # lower-case b
+    ("top 10 gpus by price per hour", dict(top_n=10, gpu_count=None)),  # top 10
+    ("8 GPUs of A10G, on-demand, eu-west-1",
+     dict(gpu_count=8, gpus=["A10G"], pricing="on_demand", regions=["eu-west-1"])),  # 8 GPUs
+    ("西南地区有没有A10", dict(gpus=["A10"], regions_include=["cn-chengdu"])),  # 西南
+    ("香港 H800 包月价格",
+     dict(gpus=["H800"], pricing="reserved_1y", regions_include=["cn-hongkong", "ap-hongkong"])),  # 香港
+    # --- things that look like fields but are not -------------------------------------------------------------
+    ("any news on B200 availability in us",
+     dict(gpus=["B200"], duration_hours=None, regions_include=US)),  # "any" is not "an y(ear)"
+    ("x86 servers with 4 L4", dict(gpus=["L4"], gpu_count=4)),  # x86 is not a count
+    ("is the H100 2x faster than A100?",
+     dict(gpus=["H100", "A100"], gpu_count=None, priority="performance")),  # 2x faster
+    ("we have a 100 dollar budget", dict(gpus=[], priority="cost", issues=[])),  # "a 100" is not an A100
+    ("hey team, can someone tell me if we should move our training jobs off aws?",
+     dict(providers=["aws"], workload="training", gpus=[], issues=[])),  # chatter around one provider
+    ("compare the p99 latency of T4 and L4", dict(intent="compare", gpus=["T4", "L4"], issues=[])),  # p99 is not a GPU
+    ("gpt4 vs llama3 70b on H100", dict(gpus=["H100"], model_size_b=70, issues=[])),  # model names are not GPUs
+    ("half a year of 4x A10", dict(intent="tco", duration_hours=4380, gpu_count=4)),  # half a year
+    ("what's new this week", dict(intent="digest")),  # apostrophe inside a phrase
+    ("gpu prices today", dict(intent="digest")),  # today's prices, nothing narrower
+    ("need 32 GPUs (A100 80GB) for 2 weeks, ballpark?",
+     dict(intent="tco", gpus=["A100 80GB"], gpu_count=32, duration_hours=336)),  # ballpark
+    ("比如A100", dict(gpus=["A100"], intent="price")),  # 比如 is not a comparison
+    ("哪里能租到便宜的4090", dict(intent="cheapest", gpus=["RTX 4090"])),  # cheap + a GPU
+    ("按需和包年包月差多少", dict(intent="compare", pricing=None)),  # two pricings
+    ("上海的A10和北京的A10比",
+     dict(intent="compare", gpus=["A10"], regions_include=["cn-shanghai", "cn-beijing"])),  # 比
+    ("32卡H800集群训练三个月预算多少",
+     dict(intent="tco", gpus=["H800"], gpu_count=32, duration_hours=2190)),  # 预算多少
+    ("V100 还值得买吗，和 A100 比呢", dict(intent="compare", gpus=["V100", "A100"])),  # 比呢
+    ("一块钱能买到什么", dict(gpu_count=None, currency="CNY")),  # 一块钱 is money, not one card
+    ("2024年的A100价格", dict(gpus=["A100"], duration_hours=None)),  # a year date is not a duration
+    ("A100 40 GB 和 80 GB 的区别", dict(intent="compare", gpu_count=None, min_gpu_memory_gb=None)),  # sizes, not counts
     # --- mixed languages, typos -----------------------------------------------------------------------------------
     ("A100 spot 哪家最便宜", dict(intent="cheapest", gpus=["A100"], pricing="spot")),  # mixed
     ("aws 和 gcp 的 H100 价格 compare 一下", dict(intent="compare", gpus=["H100"], providers=["aws", "gcp"])),  # mixed
@@ -451,6 +495,23 @@ def test_provider_imported_later_is_understood(kb):
     )
     assert parse("cheapest H100 on lambda labs", vocab).providers == ["lambda"]
     assert parse("蓝布达的H100多少钱", vocab).providers == ["lambda"]
+
+
+def test_region_groups_data(vocab):
+    """knowledge/data/region_groups.csv: fixed header, every group matches KB regions, no alias in two groups."""
+    with REGION_GROUPS_CSV.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        assert reader.fieldnames == ["group", "aliases", "patterns", "source"]
+        rows = list(reader)
+    seen: dict[str, str] = {}
+    for row in rows:
+        assert row["source"].strip(), row["group"]
+        assert vocab.region_groups[row["group"]], f"{row['group']} matches no region in the knowledge base"
+        for alias in row["aliases"].split("|"):
+            assert alias.lower() not in seen, f"{alias!r} is in {seen[alias.lower()]} and {row['group']}"
+            seen[alias.lower()] = row["group"]
+            query = parse(f"A100 in {alias}" if alias.isascii() else f"{alias}的A100", vocab)
+            assert set(vocab.region_groups[row["group"]]) <= set(query.regions), (alias, query.regions)
 
 
 def test_vocabulary_is_cached_per_kb(kb):

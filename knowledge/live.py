@@ -1,0 +1,106 @@
+"""Keep a long-running process's knowledge base current without a restart.
+
+Every worker has its own read-only knowledge base file (fast, local). Prices imported by another worker, the
+clock, or another machine land in the shared persistent state (`catalog_imports`); `LiveKB` notices within
+`interval` seconds (default 30, `GPUBOT_KB_REFRESH_SECONDS`) that the state's `imports_version` moved past the
+one its knowledge base was built at, rebuilds the local file (one process per `GPUBOT_HOME` at a time, under a
+file lock) and swaps the new knowledge base in. Requests in flight keep the old one; the next request gets the new.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+from knowledge.kb import KB, fingerprint
+from knowledge.paths import home, kb_path
+
+log = logging.getLogger("gpubot.kb")
+DEFAULT_INTERVAL = 30.0
+
+
+@contextmanager
+def _build_lock(path: Path):
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class LiveKB:
+    """The current knowledge base of this process; `refresh()` swaps in a newer one when the state moved on."""
+
+    def __init__(self, kb: KB | None = None, *, interval: float | None = None):
+        self._kb = kb or KB.open()
+        self.interval = interval if interval is not None else float(
+            os.environ.get("GPUBOT_KB_REFRESH_SECONDS", DEFAULT_INTERVAL)
+        )
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> KB:
+        return self._kb
+
+    def is_stale(self) -> bool:
+        from knowledge.imports import imports_version
+
+        current = self._kb
+        return (current.meta("imports_version") or "0") != str(imports_version()) or (
+            current.meta("fingerprint") != fingerprint()
+        )
+
+    def refresh(self) -> bool:
+        """Rebuild and swap if the knowledge base is behind the shared state; True if it was swapped."""
+        with self._lock:
+            if not self.is_stale():
+                return False
+            path = kb_path()
+            with _build_lock(home() / "kb.lock"):
+                on_disk = KB(path) if path.exists() else None
+                try:  # another worker of this machine may have rebuilt it while we waited for the lock
+                    fresh = on_disk is not None and on_disk.meta("imports_version") == _version() and (
+                        on_disk.meta("fingerprint") == fingerprint()
+                    )
+                finally:
+                    if on_disk is not None:
+                        on_disk.close()
+                if not fresh:
+                    from knowledge.build import build
+
+                    report = build(path)
+                    log.info("knowledge base rebuilt: %s offers in %s s", report["offers"], report["seconds"])
+            old, self._kb = self._kb, KB(path)
+            log.info("knowledge base swapped in (imports version %s)", self._kb.meta("imports_version"))
+            # the old connection stays open for requests still using it; it is closed when garbage-collected
+            del old
+            return True
+
+    def start(self) -> LiveKB:
+        """Check for newer prices every `interval` seconds in a daemon thread."""
+        if self._thread is None and self.interval > 0:
+            self._thread = threading.Thread(target=self._run, name="kb-refresh", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.refresh()
+            except Exception:  # a failed refresh leaves the current knowledge base serving
+                log.exception("knowledge base refresh failed; still serving the previous one")
+
+
+def _version() -> str:
+    from knowledge.imports import imports_version
+
+    return str(imports_version())

@@ -1,0 +1,39 @@
+"""Prices imported elsewhere (another worker, the clock, another machine) reach a running worker's answers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from knowledge.kb import KB, GpuRef
+from knowledge.live import LiveKB
+from tests.reference_calc import CATALOGS
+
+
+def test_an_import_on_another_machine_reaches_this_worker(state_url, kb, tmp_path, monkeypatch):
+    here, there = tmp_path / "machine-a", tmp_path / "machine-b"
+    here.mkdir()
+    there.mkdir()
+    (here / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    monkeypatch.setenv("GPUBOT_HOME", str(here))
+    live = LiveKB(KB.open(here / "kb.db"), interval=0)
+    assert live.refresh() is True or not live.is_stale()  # catch up with this fresh state database first
+    assert live.get().offers(providers=["othercloud"]) == []
+    assert not live.is_stale()
+
+    env = {**os.environ, "GPUBOT_HOME": str(there), "DATABASE_URL": state_url}
+    subprocess.run(
+        [sys.executable, "-m", "bot.cli", "kb", "import", str(CATALOGS / "tencent_vms.csv"),
+         "--provider", "othercloud", "--currency", "CNY", "--usd-per-unit", "0.138"],
+        env=env, check=True, capture_output=True, timeout=120,
+    )
+    assert live.is_stale()
+    old = live.get()
+    assert live.refresh() is True
+    new = live.get()
+    assert new is not old
+    offers = new.offers(gpus=[GpuRef("V100")], providers=["othercloud"])
+    assert offers and {o["currency"] for o in offers} == {"CNY"}
+    assert live.refresh() is False  # nothing new: no rebuild

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import csv
 import fnmatch
+import os
+import pickle
 import re
 import unicodedata
 import weakref
@@ -354,7 +356,7 @@ class Vocabulary:
     @classmethod
     def from_kb(cls, kb: Any) -> Vocabulary:
         """The vocabulary of `kb`, built on first use and cached for as long as `kb` lives."""
-        vocab = cls._cache.get(kb)
+        vocab = cls._cache.get(kb) or cls._from_disk(kb)
         if vocab is None:
             memories: dict[str, set[float]] = {}
             for row in kb.conn.execute(
@@ -368,8 +370,47 @@ class Vocabulary:
                 instance_types=kb.instance_types.values(),
                 gpu_memories=memories,
             )
-            cls._cache[kb] = vocab
+            cls._to_disk(kb, vocab)
+        cls._cache[kb] = vocab
         return vocab
+
+    @staticmethod
+    def _disk_path(kb: Any) -> Path | None:
+        """Where a built vocabulary is kept beside its knowledge base (keyed by when that was built)."""
+        built = getattr(kb, "meta", lambda _key: None)("built_at")
+        path = getattr(kb, "path", None)
+        if not built or path is None:
+            return None
+        stamp = re.sub(r"[^0-9A-Za-z]", "", built)
+        return Path(path).with_name(f"{Path(path).stem}.vocab-{stamp}-{Path(path).stat().st_ino}.pickle")
+
+    @classmethod
+    def _from_disk(cls, kb: Any) -> Vocabulary | None:
+        """A vocabulary pickled by an earlier process for this very knowledge base (the CLI's fast path)."""
+        try:
+            path = cls._disk_path(kb)
+            if path is None or not path.exists():
+                return None
+            with path.open("rb") as handle:
+                vocab = pickle.load(handle)
+            return vocab if isinstance(vocab, cls) else None
+        except Exception:  # a stale or unreadable cache is rebuilt, never trusted
+            return None
+
+    @classmethod
+    def _to_disk(cls, kb: Any, vocab: Vocabulary) -> None:
+        try:
+            path = cls._disk_path(kb)
+            if path is None:
+                return
+            for old in path.parent.glob(f"{Path(kb.path).stem}.vocab-*.pickle"):
+                old.unlink(missing_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            with tmp.open("wb") as handle:
+                pickle.dump(vocab, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except Exception:  # caching is an optimisation: never fail a question for it
+            return
 
     @classmethod
     def build(

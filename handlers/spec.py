@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -182,13 +183,27 @@ def precision_lines(specs: list[dict], asked: list[str], count: float | None, la
 # --- seed errata ----------------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8192)
+def _tokens(word: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"[a-z]+|[0-9]+|[^a-z0-9\s]", word.lower()))
+
+
+@functools.lru_cache(maxsize=8192)
 def _pattern(word: str) -> re.Pattern:
     """A keyword as a pattern: ASCII tokens may be split by spaces or hyphens ("80GB" = "80 GB"), whole words only."""
     low = word.lower()
-    if not re.fullmatch(r"[\x00-\x7f]+", low):
+    if not low.isascii():
         return re.compile(re.escape(low))
-    tokens = re.findall(r"[a-z]+|[0-9]+|[^a-z0-9\s]", low)
+    tokens = _tokens(low)
     return re.compile(r"(?<![a-z0-9])" + r"[\s-]*".join(re.escape(tok) for tok in tokens) + r"(?![a-z0-9])")
+
+
+def _found(word: str, text: str) -> bool:
+    """Whether a keyword occurs in the (lower-cased) text; a cheap substring test first, the pattern only then."""
+    low = word.lower()
+    if not low.isascii():
+        return low in text
+    return all(token in text for token in _tokens(low)) and bool(_pattern(low).search(text))
 
 
 def _entity(kb: KB, word: str, instances: set[str]) -> bool:
@@ -219,21 +234,33 @@ def _plain(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower().strip(" ?!.。")
 
 
+def _errata(kb: KB) -> list[tuple[dict, list[str], set[str], set[str], set[str]]]:
+    """Errata rows with their JSON columns decoded, once per knowledge base."""
+    cached = getattr(kb, "_errata_rows", None)
+    if cached is None:
+        cached = [
+            (row, json.loads(row["keywords"] or "[]"), {i.lower() for i in json.loads(row["instance_types"] or "[]")},
+             {g.lower() for g in json.loads(row["gpus"] or "[]")}, set(json.loads(row["providers"] or "[]")))
+            for row in kb.rows("SELECT * FROM errata")
+        ]
+        kb._errata_rows = cached
+    return cached
+
+
 def _scores(query: Query, kb: KB) -> list[tuple[int, int, dict]]:
     text = (query.text or "").lower()
     families = {GpuRef.parse(g).family.lower() for g in query.gpus}
     asked_instances = {i.lower() for i in query.instance_types}
     out = []
-    for row in kb.rows("SELECT * FROM errata"):
-        instances = {i.lower() for i in json.loads(row["instance_types"] or "[]")}
-        hits = [k for k in json.loads(row["keywords"] or "[]") if _pattern(k).search(text)]
+    for row, keywords, instances, gpu_set, provider_set in _errata(kb):
+        hits = [k for k in keywords if _found(k, text)]
         if not hits:
             continue
         topical = sum(1 for k in hits if not _entity(kb, k, instances))
         inst = sum(1 for i in instances if any(a == i or a.endswith("_" + i) for a in asked_instances)
-                   or _pattern(i).search(text))
-        gpus = len(families & {g.lower() for g in json.loads(row["gpus"] or "[]")})
-        providers = len(set(query.providers) & set(json.loads(row["providers"] or "[]")))
+                   or _found(i, text))
+        gpus = len(families & gpu_set)
+        providers = len(set(query.providers) & provider_set)
         score = 3 * topical + (len(hits) - topical) + 3 * min(inst, 2) + gpus + providers
         if _plain(text) in (_plain(row["question_en"]), _plain(row["question_zh"])):
             score += 10

@@ -25,7 +25,9 @@ COMMANDS: dict[str, str] = {
     "serve": "bot.serve",
     "digest": "bot.digest_cmd",
     "prices": "bot.prices_cmd",
+    "history": "bot.history_cmd",
     "clock": "bot.clock",
+    "db": "bot.db_cmd",
 }
 
 

@@ -12,10 +12,13 @@ tables on it. "Once" is enforced by the database (unique keys), never by in-proc
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 import time
+from contextlib import contextmanager
 from functools import cache
+from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
@@ -32,6 +35,7 @@ handled_events = sa.Table(
 )
 
 _init_lock = threading.Lock()
+MIGRATION_LOCK_KEY = 7_227_001  # pg_advisory_lock key for schema migrations
 
 
 def database_url() -> str:
@@ -74,20 +78,51 @@ def engine() -> sa.Engine:
 
 
 def upgrade(eng: sa.Engine | None = None) -> None:
-    """Create missing tables. Safe to run concurrently from every worker at start-up."""
-    _import_table_owners()
+    """Bring the schema to the newest migration (Alembic, `knowledge/migrations`).
+
+    Safe to run from every worker at start-up: one process migrates at a time (a PostgreSQL advisory lock, or
+    a file lock beside a SQLite database) and the others then find nothing to do.
+    """
+    from alembic import command
+    from alembic.config import Config
+
     eng = eng or _engine_for(database_url())
-    for table in metadata.sorted_tables:
-        try:
-            table.create(eng, checkfirst=True)
-        except sa.exc.DatabaseError:  # another process created it between the check and the create
-            with eng.connect() as conn:
-                if not eng.dialect.has_table(conn, table.name):
-                    raise
+    with _migration_lock(eng) as conn:
+        config = Config()
+        config.set_main_option("script_location", str(Path(__file__).resolve().parent / "migrations"))
+        config.attributes["connection"] = conn
+        command.upgrade(config, "head")
+        conn.commit()
 
 
-def _import_table_owners() -> None:
-    """Modules that define tables on `metadata`; imported so that `upgrade` creates them all."""
+@contextmanager
+def _migration_lock(eng: sa.Engine):
+    if eng.dialect.name == "postgresql":
+        with eng.connect() as conn:
+            conn.execute(sa.text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+            conn.commit()
+            try:
+                yield conn
+            finally:
+                conn.execute(sa.text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK_KEY})
+                conn.commit()
+        return
+    database = eng.url.database
+    lock_path = f"{database}.migrate.lock" if database and database != ":memory:" else None
+    handle = open(lock_path, "a+") if lock_path else None  # noqa: SIM115 - held for the whole migration
+    try:
+        if handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        with eng.connect() as conn:
+            yield conn
+    finally:
+        if handle:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
+
+
+def load_table_owners() -> None:
+    """Import the modules that define tables on `metadata`, so that migrations see every table."""
     import importlib
 
     for module in ("knowledge.imports", "knowledge.history", "knowledge.subscriptions", "knowledge.settings_store"):

@@ -1,0 +1,1 @@
+"""Alembic migrations of gpubot's persistent state (`gpubot db upgrade`)."""

@@ -1,0 +1,29 @@
+"""`gpubot db upgrade`: migrations apply once, concurrently from several processes, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import sqlalchemy as sa
+
+
+def test_concurrent_upgrades_from_several_workers(state_url, tmp_path):
+    env = {**os.environ, "DATABASE_URL": state_url}
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "bot.cli", "db", "upgrade"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env={**env, "GPUBOT_HOME": str(tmp_path / f"w{i}")})
+        for i in range(3)
+    ]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert "newest schema" in out
+    engine = sa.create_engine(state_url.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all() == ["0001_baseline"]
+        tables = set(sa.inspect(conn).get_table_names())
+    engine.dispose()
+    assert {"handled_events", "catalog_imports", "snapshots", "snapshot_offers", "digest_subscriptions",
+            "digest_posts"} <= tables

@@ -92,9 +92,17 @@ def _environment():  # jinja2 is imported only when text is rendered
     return env
 
 
+TEXT_OFFER_ROWS = 40  # longer lists (every region of an instance type) are cut, saying how many more
+
+
 def render_text(answer: Answer) -> str:
     """The answer as plain text, in the question's language."""
     lang = answer.query.language
+    if len(answer.offers) > TEXT_OFFER_ROWS:
+        answer = answer.model_copy(update={
+            "offers": answer.offers[:TEXT_OFFER_ROWS],
+            "more": answer.more + len(answer.offers) - TEXT_OFFER_ROWS,
+        })
     found = answer_sources(answer)
     index = {(s.source, s.as_of): n for n, s in enumerate(found, start=1)}
     text = _environment().get_template("answer.txt.j2").render(

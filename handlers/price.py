@@ -8,7 +8,6 @@ from handlers.i18n import t
 from handlers.models import PRICINGS, Answer, Offer, Query
 from knowledge.kb import KB
 
-MAX_ROWS = 40
 _RESERVED_TERM_NAMES = ("yrTerm1Standard", "yrTerm1Convertible", "yrTerm3Standard", "yrTerm3Convertible")
 
 
@@ -38,11 +37,10 @@ def handle(query: Query, kb: KB) -> Answer:
     return Answer(
         query=query,
         title=t("price.title", lang, what=what),
-        offers=rows[:MAX_ROWS],
+        offers=rows,  # every known price; renderers show the first ones and say how many more
         notes=notes,
         suggestions=suggestions,
-        sources=sources(rows[:MAX_ROWS]),
-        more=max(0, len(rows) - MAX_ROWS),
+        sources=sources(rows),
     )
 
 

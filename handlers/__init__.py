@@ -25,6 +25,7 @@ HANDLERS: dict[str, str] = {
     "pitfalls": "handlers.pitfalls:handle",
     "checklist": "handlers.checklist:handle",
     "digest": "handlers.digest:handle",
+    "history": "handlers.history:handle",
     "help": "handlers.help:handle",
 }
 

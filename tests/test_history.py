@@ -275,10 +275,10 @@ def test_a_failure_half_way_through_recording_leaves_nothing(state_home, monkeyp
         out[30]["price_per_hour"] = None  # NOT NULL: the 31st insert fails inside the transaction
         return out
 
-    monkeypatch.setattr(history, "_offer_rows", bad_rows)
-    with pytest.raises(Exception):  # noqa: B017 - the database's own IntegrityError
-        history.record_snapshot("aws", rows, "half")
-    monkeypatch.undo()
+    with pytest.MonkeyPatch.context() as patch:  # undo only this patch, not the fixture's DATABASE_URL
+        patch.setattr(history, "_offer_rows", bad_rows)
+        with pytest.raises(Exception):  # noqa: B017 - the database's own IntegrityError
+            history.record_snapshot("aws", rows, "half")
     assert history.snapshots_of("aws") == []
     assert history.offers_of(1) == {}
 

@@ -1,0 +1,88 @@
+"""price history of a GPU: the lowest price per GPU-hour per snapshot, as text, JSON or a PNG chart
+
+    gpubot history GPU [--provider P] [--region R] [--pricing on_demand|spot|reserved_1y|reserved_3y]
+                       [--since DATE] [--json] [--png FILE] [--lang zh]
+
+For each provider and pricing model, one point per recorded snapshot (`gpubot prices refresh` records them): the
+lowest price per GPU-hour over the matching offers (a bare family such as `A100` covers its variants), the median,
+the number of offers and which offer was cheapest. `--json` prints `{"history": [{"provider", "gpu", "pricing",
+"taken_at", "source", "min_price_per_gpu_hour", "median_price_per_gpu_hour", "offers", "cheapest":
+{"instance_type", "region"}}]}`; `--png FILE` writes a line chart (one snapshot only: the spread across regions).
+Providers without history first get their bundled catalog as the starting point, as the digest does.
+
+Exit codes: 0 history shown; 1 no matching history (nothing written); 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+
+__all__ = ["add_arguments", "run"]
+
+
+def _date(text: str) -> str:
+    try:
+        (dt.date.fromisoformat if len(text) == 10 else dt.datetime.fromisoformat)(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+    return text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("gpu", help="GPU family or variant, e.g. A100, 'A100 80GB', H100, L4")
+    parser.add_argument("--provider", action="append", default=[], help="only this provider (repeatable)")
+    parser.add_argument("--region", action="append", default=[], help="only this region (repeatable)")
+    parser.add_argument("--pricing", choices=("on_demand", "spot", "reserved_1y", "reserved_3y"),
+                        help="one pricing model (default: every one recorded)")
+    parser.add_argument("--since", type=_date, help="only snapshots taken on or after this date (YYYY-MM-DD)")
+    parser.add_argument("--json", action="store_true", help="print the points as JSON")
+    parser.add_argument("--png", metavar="FILE", help="write a chart (PNG, 1000x560)")
+    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the text output")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.render import render_text
+    from handlers.history import history_points, summarize
+    from handlers.models import Query
+    from knowledge.history import HistoryError
+
+    query = Query(text=f"{args.gpu} price history", intent="history", gpus=[args.gpu.strip()],
+                  providers=[p.strip().lower() for p in args.provider if p.strip()],
+                  regions=[r.strip() for r in args.region if r.strip()], pricing=args.pricing, language=args.lang)
+    try:
+        points, notes, families = history_points(query, since=args.since)
+    except (HistoryError, ValueError) as exc:
+        print(f"gpubot: {exc}", file=sys.stderr)
+        return 2
+    if points:  # the series' spelling of the GPU ("a100-80gb" -> "A100 80GB")
+        query = query.model_copy(update={"gpus": list(dict.fromkeys(p.gpu for p in points))})
+    answer = summarize(query, points, since=args.since, families=families)
+    if notes:
+        answer = answer.model_copy(update={"notes": [*notes, *answer.notes]})
+    if not points:
+        if args.json:
+            sys.stdout.write(json.dumps({"history": [], "message": answer.title}, ensure_ascii=False) + "\n")
+        print(render_text(answer).rstrip(), file=sys.stderr if args.json else sys.stdout)
+        if args.png:
+            print(f"gpubot: no chart written: nothing to draw ({args.png} not created)", file=sys.stderr)
+        return 1
+    if args.json:
+        from knowledge.history_series import to_json
+
+        sys.stdout.write(json.dumps(to_json(points), ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(answer))
+    if args.png:
+        from bot.charts import ChartError, is_spread, render_history_png
+
+        try:
+            data = render_history_png(points, args.png)
+        except ChartError as exc:
+            print(f"gpubot: {exc}", file=sys.stderr)
+            return 2
+        what = "the spread across regions (only one snapshot so far)" if is_spread(points) else "the price history"
+        print(f"wrote {args.png}: {what}, {len(data)} bytes", file=sys.stderr if args.json else sys.stdout)
+    return 0

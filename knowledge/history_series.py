@@ -1,0 +1,275 @@
+"""Price history as series: for each provider and pricing model, one point per recorded snapshot.
+
+A point is the lowest price per GPU-hour over the snapshot's offers of one GPU (a bare family such as `A100`
+covers every variant the knowledge base files under that family, `A100` and `A100-80GB`; `A100 80GB` only that
+variant), the median over the same offers, how many offers there were, and which offer was cheapest. Offers are
+the snapshot's region-level offers (`knowledge.history`): a zone-priced catalog gives the region's lowest price
+over its zones, and a fractional or vGPU offer is already scaled to a whole GPU. GPU-only figures (a GCP GPU whose
+host-VM price is unknown) are not what anyone pays and are left out (counted in `excluded_gpu_only`).
+
+Prices are USD per GPU-hour; where a provider quotes another currency (Alibaba, Tencent: CNY) the native figures
+are there too. Reading only: nothing here records a snapshot.
+
+    series("A100", provider="aws", pricing="spot")  ->  [Point(seq=1, ...), Point(seq=2, ...)]
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from knowledge import history, state
+from knowledge.kb import GpuRef
+
+__all__ = ["Point", "UnknownGpu", "history_families", "resolve_gpu", "series", "to_json"]
+
+PRICING_ORDER = {p: n for n, p in enumerate(history.PRICINGS)}
+GPU_ONLY = "GPU only"  # marker in the instance type of a GPU-only figure (knowledge.offers.convert)
+
+
+class UnknownGpu(history.HistoryError):
+    """No GPU of that name in the price history or the knowledge base's reviewed names."""
+
+    def __init__(self, name: str, suggestions: list[str]):
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"no price history for a GPU called {name!r}{hint}")
+        self.name = name
+        self.suggestions = suggestions
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One GPU's prices in one snapshot of one provider, under one pricing model (USD per GPU-hour)."""
+
+    provider: str
+    gpu: str  # what was asked, as resolved: "A100" (every variant) or "A100 80GB" (one)
+    pricing: str
+    snapshot_id: int
+    seq: int
+    taken_at: dt.datetime
+    source: str
+    min_price_per_gpu_hour: float
+    median_price_per_gpu_hour: float
+    offers: int
+    cheapest_instance_type: str
+    cheapest_region: str
+    currency: str = "USD"  # the vendor's currency; the *_native figures are in it (None when USD)
+    min_price_native: float | None = None
+    median_price_native: float | None = None
+    accelerators: tuple[str, ...] = ()  # catalog names covered, e.g. ("A100", "A100-80GB")
+    region_minima: tuple[tuple[str, float], ...] = ()  # (region, lowest USD per GPU-hour there), cheapest first
+    excluded_gpu_only: int = 0
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """The series this point belongs to: (gpu, provider, pricing)."""
+        return self.gpu, self.provider, self.pricing
+
+    def as_json(self) -> dict:
+        data = {
+            "provider": self.provider,
+            "gpu": self.gpu,
+            "pricing": self.pricing,
+            "taken_at": self.taken_at.isoformat(),
+            "source": self.source,
+            "min_price_per_gpu_hour": round(self.min_price_per_gpu_hour, 9),
+            "median_price_per_gpu_hour": round(self.median_price_per_gpu_hour, 9),
+            "offers": self.offers,
+            "cheapest": {"instance_type": self.cheapest_instance_type, "region": self.cheapest_region},
+            "currency": "USD",
+            "snapshot": {"id": self.snapshot_id, "seq": self.seq},
+            "accelerators": list(self.accelerators),
+        }
+        if self.currency != "USD":
+            data["native"] = {"currency": self.currency, "min_price_per_gpu_hour": self.min_price_native,
+                              "median_price_per_gpu_hour": self.median_price_native}
+        if self.excluded_gpu_only:
+            data["excluded_gpu_only"] = self.excluded_gpu_only
+        return data
+
+
+def to_json(points: Iterable[Point]) -> dict:
+    """The JSON of `gpubot history --json`."""
+    return {"history": [p.as_json() for p in points],
+            "unit": "USD per GPU-hour; native: the vendor's currency where it is not USD"}
+
+
+# --- names -------------------------------------------------------------------------------------------------------
+
+
+def _latest_ids(providers: Iterable[str] | None = None) -> list[int]:
+    names = list(providers) if providers else history.providers()
+    return [s.id for s in (history.latest_snapshot(p) for p in names) if s is not None]
+
+
+def _variants(providers: Iterable[str] | None = None) -> list[tuple[str, str, float | None, str]]:
+    """(family, accelerator, memory, provider) of every GPU in the providers' latest snapshots."""
+    ids = _latest_ids(providers)
+    if not ids:
+        return []
+    so = history.snapshot_offers
+    query = sa.select(so.c.gpu, so.c.accelerator, so.c.gpu_memory_gb, so.c.provider).where(
+        so.c.snapshot_id.in_(ids)).distinct()
+    with state.engine().connect() as conn:
+        return [(r.gpu, r.accelerator, r.gpu_memory_gb, r.provider) for r in conn.execute(query)]
+
+
+def history_families(providers: Iterable[str] | None = None) -> list[str]:
+    """GPU families in the providers' latest snapshots (all providers by default): the most widely offered first."""
+    where: dict[str, set[str]] = defaultdict(set)
+    for family, _, _, provider in _variants(providers):
+        where[family].add(provider)
+    return sorted(where, key=lambda f: (-len(where[f]), f.lower()))
+
+
+def _reviewed_aliases() -> dict[str, str]:
+    """Every name a GPU family goes by in the reviewed data (lower-cased) -> family (no knowledge-base build)."""
+    from knowledge.reference import gpu_families
+
+    index: dict[str, str] = {}
+    for family in gpu_families():
+        for alias in (family.name, *family.aliases, *family.spec_models):
+            index.setdefault(alias.lower(), family.name)
+    return index
+
+
+def resolve_gpu(name: str | GpuRef, providers: Iterable[str] | None = None, kb=None) -> GpuRef:
+    """The GPU as the price history spells it: "a100" -> A100; "A100-80GB" -> A100 80GB; "h100 sxm" -> H100.
+
+    The ladder: a family in the history (case-insensitive), a catalog accelerator name (which fixes the memory
+    variant when it has one), an alias from the reviewed GPU data or the knowledge base (`kb.gpu_names`).
+    Raises `UnknownGpu` with close matches otherwise; it never guesses.
+    """
+    ref = name if isinstance(name, GpuRef) else GpuRef.parse(str(name))
+    variants = _variants(providers) or _variants()
+    families = {family.lower(): family for family, _, _, _ in variants}
+    key = ref.family.strip().lower()
+    if key in families:
+        return GpuRef(families[key], ref.memory_gb)
+    by_accelerator: dict[str, set[tuple[str, float | None]]] = defaultdict(set)
+    for family, accelerator, memory, _ in variants:
+        by_accelerator[accelerator.lower()].add((family, memory))
+    found = by_accelerator.get(key)
+    if found and len({f for f, _ in found}) == 1:
+        family = next(iter(found))[0]
+        memories = {m for _, m in found if m}
+        memory = ref.memory_gb or (next(iter(memories)) if len(memories) == 1 else None)
+        return GpuRef(family, memory)
+    aliases = _reviewed_aliases()
+    if kb is not None:
+        for alias, family in kb.gpu_names.items():
+            aliases.setdefault(alias, family)
+    family = aliases.get(key) or aliases.get(key.replace("-", " "))
+    if family is not None:
+        return GpuRef(families.get(family.lower(), family), ref.memory_gb)
+    pool = sorted({*families.values(), *aliases.values()})
+    close = difflib.get_close_matches(key, [p.lower() for p in pool], n=3, cutoff=0.6)
+    spelled = {p.lower(): p for p in pool}
+    raise UnknownGpu(str(name), [spelled[c] for c in close])
+
+
+# --- series ------------------------------------------------------------------------------------------------------
+
+
+def _names(value: str | Iterable[str] | None) -> list[str]:
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else list(value)
+    return [v.strip().lower() for v in items if v and v.strip()]
+
+
+def _since(value: dt.date | dt.datetime | str | None) -> dt.datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value = dt.date.fromisoformat(value) if len(value) == 10 else dt.datetime.fromisoformat(value)
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+    return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
+
+
+def _matches(ref: GpuRef, row) -> bool:
+    return ref.memory_gb is None or (row.gpu_memory_gb is not None and abs(row.gpu_memory_gb - ref.memory_gb) < 0.6)
+
+
+def _point(ref: GpuRef, snap: history.Snapshot, pricing: str, rows: list, excluded: int) -> Point:
+    rows = sorted(rows, key=lambda r: (r.price_per_gpu_hour_usd, r.instance_type, r.region))
+    cheapest = rows[0]
+    prices = [r.price_per_gpu_hour_usd for r in rows]
+    regions: dict[str, float] = {}
+    for r in rows:
+        regions.setdefault(r.region, r.price_per_gpu_hour_usd)  # rows are cheapest first
+    currencies = {r.currency for r in rows}
+    currency = currencies.pop() if len(currencies) == 1 else "USD"
+    native_min = native_median = None
+    if currency != "USD":
+        natives = [r.price_per_gpu_hour_usd * r.price_per_hour / r.price_per_hour_usd for r in rows]
+        native_min, native_median = natives[0], statistics.median(natives)
+    return Point(
+        provider=snap.provider, gpu=str(ref), pricing=pricing, snapshot_id=snap.id, seq=snap.seq,
+        taken_at=snap.taken_at, source=snap.source, min_price_per_gpu_hour=cheapest.price_per_gpu_hour_usd,
+        median_price_per_gpu_hour=statistics.median(prices), offers=len(rows),
+        cheapest_instance_type=cheapest.instance_type, cheapest_region=cheapest.region, currency=currency,
+        min_price_native=native_min, median_price_native=native_median,
+        accelerators=tuple(sorted({r.accelerator for r in rows})), region_minima=tuple(regions.items()),
+        excluded_gpu_only=excluded,
+    )
+
+
+def series(
+    gpu: str | GpuRef,
+    provider: str | Iterable[str] | None = None,
+    region: str | Iterable[str] | None = None,
+    pricing: str | Iterable[str] | None = None,
+    since: dt.date | dt.datetime | str | None = None,
+    *,
+    kb=None,
+) -> list[Point]:
+    """Points for `gpu`, ordered by provider, pricing model and snapshot (oldest first).
+
+    `provider`, `region` and `pricing` take one name or several (None: all); `since` keeps the snapshots taken
+    on or after that day (a date) or moment (a datetime). An empty list means no matching offer in any snapshot.
+    Raises `UnknownGpu` for a name neither the history nor the reviewed GPU data knows.
+    """
+    providers = _names(provider) or history.providers()
+    ref = resolve_gpu(gpu, providers, kb=kb)
+    regions, pricings = _names(region), _names(pricing)
+    unknown = [p for p in pricings if p not in PRICING_ORDER]
+    if unknown:
+        raise ValueError(f"unknown pricing model {unknown[0]!r}: one of {', '.join(history.PRICINGS)}")
+    start = _since(since)
+    so = history.snapshot_offers
+    points: list[Point] = []
+    for name in sorted(providers):
+        snaps = {s.id: s for s in history.snapshots_of(name, since=start)}
+        if not snaps:
+            continue
+        query = sa.select(
+            so.c.snapshot_id, so.c.instance_type, so.c.region, so.c.pricing, so.c.accelerator, so.c.gpu_memory_gb,
+            so.c.price_per_gpu_hour_usd, so.c.price_per_hour_usd, so.c.price_per_hour, so.c.currency,
+        ).where(so.c.provider == name, so.c.gpu == ref.family, so.c.snapshot_id.in_(list(snaps)))
+        if pricings:
+            query = query.where(so.c.pricing.in_(pricings))
+        if regions:
+            query = query.where(sa.func.lower(so.c.region).in_(regions))
+        groups: dict[tuple[int, str], list] = defaultdict(list)
+        excluded: dict[tuple[int, str], int] = defaultdict(int)
+        with state.engine().connect() as conn:
+            for row in conn.execute(query):
+                if not _matches(ref, row):
+                    continue
+                key = (row.snapshot_id, row.pricing)
+                if GPU_ONLY in row.instance_type:
+                    excluded[key] += 1
+                else:
+                    groups[key].append(row)
+        for (snapshot_id, price_model), rows in groups.items():
+            points.append(_point(ref, snaps[snapshot_id], price_model, rows, excluded[(snapshot_id, price_model)]))
+    points.sort(key=lambda p: (p.provider, PRICING_ORDER.get(p.pricing, 9), p.seq))
+    return points

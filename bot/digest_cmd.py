@@ -227,6 +227,10 @@ def post_digests(
                 result.detail = None if digest else "no changes (one line)"
                 finish_post(claim, "sent", message_ts=result.message_ts, snapshot_ids=digest.snapshot_ids(),
                             changes=result.changes, now=now)
+                if sub.charts and digest:  # after "sent": a chart failure can never cause a second post
+                    from bot.history_slack import attach_digest_chart
+
+                    attach_digest_chart(client, sub.channel, result.message_ts, digest, lang=sub.language)
         except SlackApiError as exc:
             error = exc.response.get("error") if exc.response is not None else None
             error = error or f"HTTP {getattr(exc.response, 'status_code', '?')}"

@@ -13,6 +13,14 @@ block, unique action ids <= 255, button text <= 75, button value <= 2000): anyth
 
 Every string that comes from a question or from data goes through `slack_escape` (mrkdwn) or `slack_plain`
 (plain_text / table cells), so `<!channel>`, `@here` or `<@U123>` typed by a user is shown, never executed.
+
+A channel's settings reach the reply through `Answer.extra` (set by the Slack app): `settings_notes` (what was
+filtered, shown first in the context line and in the text fallback), `defaulted` (the fields the channel's
+defaults filled in; every button carries them as `d`, so a click re-applies the channel's *current* settings) and
+`display_currency` (`{"currency", "per_usd"}`: prices are also shown converted, "≈ ¥…").
+
+Settings surfaces: `settings_message` (`/gpu settings`), `home_settings_section` and `settings_modal` (App Home's
+form for the workspace defaults; `settings_from_view` reads a submission back), `digest_home_section`.
 """
 
 from __future__ import annotations
@@ -33,13 +41,20 @@ __all__ = [
     "ACTION_IDS",
     "LIMITS",
     "PHRASES",
+    "SETTINGS_MODAL_ID",
     "answer_message",
     "decode_value",
+    "digest_home_section",
     "encode_value",
     "error_message",
     "fit_blocks",
+    "home_settings_section",
     "home_view",
+    "notice_message",
     "phrase",
+    "settings_from_view",
+    "settings_message",
+    "settings_modal",
     "slack_escape",
     "slack_plain",
 ]
@@ -67,7 +82,10 @@ ACTION_IDS = {
     "more": "gpu_more_results",
     "pitfalls": "gpu_show_pitfalls",
     "suggest": "gpu_suggest_{n}",
+    "settings_open": "gpu_settings_open",
 }
+SETTINGS_MODAL_ID = "gpu_settings_modal"  # callback_id of the workspace-defaults form
+SETTING_KEYS = ("providers", "regions", "currency", "language", "pricing", "budget")
 MAX_SUGGESTIONS = 5
 TOP_N_INTENTS = ("cheapest",)  # intents whose handler honours Query.top_n, so "More results" shows more
 
@@ -115,6 +133,63 @@ PHRASES: dict[str, dict[str, str]] = {
     "home.no_digests": {
         "en": "No digest subscriptions for this workspace yet.",
         "zh": "本工作区还没有价格摘要订阅。",
+    },
+    "home.digest_hint": {
+        "en": "Subscribe a channel with `/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] "
+              "[threshold 2] [quiet]` in it.",
+        "zh": "在频道中输入 `/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
+              "[quiet]` 即可订阅。",
+    },
+    "digest.line": {"en": "daily at {hour:02d}:00 {tz}", "zh": "每天 {hour:02d}:00（{tz}）"},
+    "digest.gpus": {"en": "GPUs: {gpus}", "zh": "GPU：{gpus}"},
+    "digest.all_gpus": {"en": "all GPUs", "zh": "全部GPU"},
+    "digest.threshold": {"en": "moves of {pct}% or more", "zh": "变动 ≥ {pct}%"},
+    "digest.quiet": {"en": "quiet on days without changes", "zh": "无变化时不发送"},
+    "digest.off": {"en": "off: {reason}", "zh": "已停用：{reason}"},
+    "settings.context": {"en": "Settings", "zh": "设置"},
+    "settings.title": {"en": "Settings for this channel", "zh": "本频道的设置"},
+    "settings.title_dm": {"en": "Settings for this conversation", "zh": "本会话的设置"},
+    "settings.from.channel": {"en": "this channel", "zh": "本频道"},
+    "settings.from.workspace": {"en": "workspace", "zh": "工作区"},
+    "settings.from.default": {"en": "gpubot's default", "zh": "gpubot 默认"},
+    "settings.overrides": {"en": "workspace: {value}", "zh": "工作区：{value}"},
+    "settings.help": {
+        "en": "Change with `/gpu set providers aws,alibaba` (this channel) or `/gpu set workspace providers aws` "
+              "(every channel without its own); remove with `/gpu unset providers` (`/gpu unset all`).",
+        "zh": "修改：`/gpu set providers aws,alibaba`（本频道）或 `/gpu set workspace providers aws`（所有未单独设置的"
+              "频道）；删除：`/gpu unset providers`（`/gpu unset all`）。",
+    },
+    "settings.key.providers": {"en": "providers", "zh": "云厂商"},
+    "settings.key.regions": {"en": "regions", "zh": "地域"},
+    "settings.key.currency": {"en": "currency", "zh": "币种"},
+    "settings.key.language": {"en": "language", "zh": "语言"},
+    "settings.key.pricing": {"en": "pricing", "zh": "计费方式"},
+    "settings.key.budget": {"en": "budget (per GPU-hour)", "zh": "预算（每GPU小时）"},
+    "settings.default.providers": {"en": "all", "zh": "全部"},
+    "settings.default.regions": {"en": "all", "zh": "全部"},
+    "settings.default.currency": {"en": "as quoted; totals in USD", "zh": "按报价币种；合计用美元"},
+    "settings.default.language": {"en": "the question's", "zh": "跟随提问语言"},
+    "settings.default.pricing": {"en": "as asked (on-demand when not said)", "zh": "按提问（未说明时为按需）"},
+    "settings.default.budget": {"en": "none", "zh": "不限"},
+    "home.settings": {"en": "Workspace defaults", "zh": "工作区默认设置"},
+    "home.settings_hint": {
+        "en": "Every channel uses these unless it has its own (`/gpu set ...` in the channel; `/gpu settings` shows "
+              "them).",
+        "zh": "未单独设置的频道都使用这些默认值（在频道中用 `/gpu set ...` 单独设置，`/gpu settings` 查看）。",
+    },
+    "btn.settings": {"en": "Edit workspace defaults", "zh": "编辑工作区默认设置"},
+    "modal.title": {"en": "Workspace defaults", "zh": "工作区默认设置"},
+    "modal.save": {"en": "Save", "zh": "保存"},
+    "modal.cancel": {"en": "Cancel", "zh": "取消"},
+    "modal.not_set": {"en": "not set", "zh": "不设置"},
+    "modal.providers_hint": {"en": "Only these clouds (empty: all).", "zh": "只看这些云厂商（留空：全部）。"},
+    "modal.regions_hint": {
+        "en": "Region ids, comma-separated, e.g. us-east-1, cn-hangzhou (empty: all).",
+        "zh": "地域 ID，用逗号分隔，例如 us-east-1, cn-hangzhou（留空：全部）。",
+    },
+    "modal.budget_hint": {
+        "en": "Most to pay per GPU-hour, e.g. 2 USD/GPU-hour or 15 CNY/GPU-hour (empty: none).",
+        "zh": "每GPU小时最高价格，例如 2 USD/GPU-hour 或 15 CNY/GPU-hour（留空：不限）。",
     },
 }
 
@@ -214,10 +289,12 @@ def _cell(text: str) -> dict:
     return {"type": "raw_text", "text": slack_plain(text) or "—"}
 
 
-def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str) -> list[str]:
+def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: dict | None = None) -> list[str]:
     per_gpu = money(item.price_per_gpu_hour, item.currency)
-    if item.currency != "USD":
-        per_gpu += f" (≈ {money(item.price_per_gpu_hour_usd)})"
+    shown = (display or {}).get("currency") or "USD"
+    if item.currency != shown:  # the channel's currency (USD unless set), converted
+        rate = float((display or {}).get("per_usd") or 1.0) if shown != "USD" else 1.0
+        per_gpu += f" (≈ {money(item.price_per_gpu_hour_usd * rate, shown)})"
     instance = item.instance_type
     labels = [label for label, on in (("vGPU", item.vgpu), (f"{item.kind}, {item.status}", item.kind == "article"))
               if on]
@@ -236,10 +313,12 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str) -> list[s
     ]
 
 
-def offers_table(offers: list[Offer], source_no: Callable[[Offer], int | str], lang: str) -> dict:
+def offers_table(offers: list[Offer], source_no: Callable[[Offer], int | str], lang: str,
+                 display: dict | None = None) -> dict:
     """The one table block: a header row, then one row per offer (cut to the row limit by `fit_blocks`)."""
     rows = [[_cell(phrase(f"col.{c}", lang)) for c in TABLE_COLUMNS]]
-    rows += [[_cell(v) for v in _offer_cells(n, o, source_no(o), lang)] for n, o in enumerate(offers, start=1)]
+    rows += [[_cell(v) for v in _offer_cells(n, o, source_no(o), lang, display)]
+             for n, o in enumerate(offers, start=1)]
     settings = [{"align": "right" if c in _RIGHT_ALIGNED else "left", "is_wrapped": c in ("instance", "gpus")}
                 for c in TABLE_COLUMNS]
     return {"type": "table", "column_settings": settings, "rows": rows}
@@ -256,14 +335,17 @@ def _age_phrase(as_of: str, lang: str, today: dt.date) -> str:
     return phrase("age.today", lang) if days == 0 else phrase("age.days", lang, n=days)
 
 
-def _sources_context(sources: list, lang: str, today: dt.date) -> list[dict]:
-    if not sources:
-        return []
-    elements = [
+def _sources_context(sources: list, lang: str, today: dt.date, settings_notes: list[str] = ()) -> list[dict]:
+    """The context line: what the channel's settings filtered (first), then the numbered sources."""
+    elements = []
+    if settings_notes:
+        text = f"*{phrase('settings.context', lang)}:* " + slack_escape("; ".join(settings_notes))
+        elements.append({"type": "mrkdwn", "text": text})
+    elements += [
         {"type": "mrkdwn", "text": _render("slack_source.md.j2", lang, n=n, s=s, age=_age_phrase(s.as_of, lang, today))}
         for n, s in enumerate(sources, start=1)
     ]
-    return [{"type": "context", "elements": elements}]  # > 10 elements are merged by fit_blocks
+    return [{"type": "context", "elements": elements}] if elements else []  # > 10 elements: merged by fit_blocks
 
 
 # --- button values: the query travels in the button ----------------------------------------------------------
@@ -332,20 +414,22 @@ def action_buttons(answer: Answer, *, shareable: bool) -> list[dict]:
     query, lang = answer.query, answer.query.language
     if not _has_content(answer):
         return []  # a title-only answer (an apology) has nothing to share or refine
+    defaulted = list(answer.extra.get("defaulted") or [])
+    common: dict[str, Any] = {"d": defaulted} if defaulted else {}  # fields the channel's settings filled in
     buttons: list[dict | None] = []
     if shareable:
-        buttons.append(_button(phrase("btn.share", lang), encode_value(query), ACTION_IDS["share"],
+        buttons.append(_button(phrase("btn.share", lang), encode_value(query, **common), ACTION_IDS["share"],
                                "primary"))
     if query.intent in ("cheapest", "price") and (answer.offers or query.gpus or query.instance_types):
         label = phrase("btn.on_demand" if query.pricing == "spot" else "btn.spot", lang)
-        buttons.append(_button(label, encode_value(query), ACTION_IDS["toggle"]))
+        buttons.append(_button(label, encode_value(query, **common), ACTION_IDS["toggle"]))
     if answer.more > 0 and query.intent in TOP_N_INTENTS:
-        buttons.append(_button(phrase("btn.more", lang), encode_value(query, shown=len(answer.offers)),
+        buttons.append(_button(phrase("btn.more", lang), encode_value(query, shown=len(answer.offers), **common),
                                ACTION_IDS["more"]))
     if "pitfalls" in INTENTS and query.intent != "pitfalls" and (query.gpus or query.providers or query.instance_types):
-        buttons.append(_button(phrase("btn.pitfalls", lang), encode_value(query), ACTION_IDS["pitfalls"]))
+        buttons.append(_button(phrase("btn.pitfalls", lang), encode_value(query, **common), ACTION_IDS["pitfalls"]))
     for n, pick in enumerate(_suggestion_picks(answer)):
-        buttons.append(_button(pick["pick"], encode_value(query, **pick),
+        buttons.append(_button(pick["pick"], encode_value(query, **pick, **common),
                                ACTION_IDS["suggest"].format(n=n)))
     return [b for b in buttons if b is not None]
 
@@ -369,7 +453,7 @@ def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = T
 
     blocks: list[dict] = _header(answer.title)
     if answer.offers:
-        blocks.append(offers_table(answer.offers, source_no, lang))
+        blocks.append(offers_table(answer.offers, source_no, lang, answer.extra.get("display_currency")))
     if answer.more > 0:
         more = phrase("more", lang, n=answer.more)
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
@@ -390,7 +474,7 @@ def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = T
     if shared_by:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("shared_by", lang,
                                                                                          user=shared_by)}]})
-    blocks += _sources_context(sources, lang, today)
+    blocks += _sources_context(sources, lang, today, list(answer.extra.get("settings_notes") or []))
     if buttons:
         elements = action_buttons(answer, shareable=shareable)
         if elements:
@@ -399,8 +483,13 @@ def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = T
 
 
 def fallback_text(answer: Answer) -> str:
-    """The top-level `text`: the plain-text answer, escaped (Slack parses it as mrkdwn), cut to a notification size."""
-    return _cut(slack_escape(render_text(answer).strip()), LIMITS["fallback_text"]) or slack_escape(answer.title) or "…"
+    """The top-level `text`: the plain-text answer (and what the channel's settings filtered), escaped (Slack parses
+    it as mrkdwn), cut to a notification size."""
+    text = render_text(answer).strip()
+    notes = list(answer.extra.get("settings_notes") or [])
+    if notes:
+        text += f"\n({phrase('settings.context', answer.query.language)}: {'; '.join(notes)})"
+    return _cut(slack_escape(text), LIMITS["fallback_text"]) or slack_escape(answer.title) or "…"
 
 
 def error_message(lang: str = "en") -> dict[str, Any]:
@@ -418,9 +507,10 @@ def text_message(text: str) -> dict[str, Any]:
 
 
 def home_view(lang: str, help_lines: list[str], built_at: str | None, freshness: list[dict],
-              extra_sections: Iterable[dict] = ()) -> dict[str, Any]:
-    """The App Home tab: what gpubot answers, how fresh its data is, and sections other features add
-    (`freshness` rows: `{"provider", "sources": [{"source", "as_of", "n"}]}`)."""
+              extra_sections: Iterable[dict] = (), settings_sections: Iterable[dict] = ()) -> dict[str, Any]:
+    """The App Home tab: what gpubot answers, how fresh its data is, sections other features add (digest
+    subscriptions) and the workspace defaults (`freshness` rows: `{"provider", "sources": [{"source", "as_of",
+    "n"}]}`)."""
     blocks: list[dict] = [{"type": "header", "text": {"type": "plain_text", "text": phrase("home.title", lang)}}]
     blocks.append(_section(f"*{phrase('home.can_do', lang)}*"))
     blocks += _sections(_render("slack_home.md.j2", lang, lines=help_lines))
@@ -431,7 +521,161 @@ def home_view(lang: str, help_lines: list[str], built_at: str | None, freshness:
     blocks.append(_section(f"*{phrase('home.digests', lang)}*"))
     extra = list(extra_sections)
     blocks += extra or [_section(phrase("home.no_digests", lang))]
+    settings = list(settings_sections)
+    if settings:
+        blocks.append({"type": "divider"})
+        blocks += settings
     return {"type": "home", "blocks": fit_blocks(blocks, surface="view", lang=lang)}
+
+
+# --- settings and digest surfaces -------------------------------------------------------------------------------
+
+
+def _setting_value(key: str, value: Any, lang: str) -> str:
+    if value is None:
+        return phrase(f"settings.default.{key}", lang)
+    if key == "budget":
+        return f"{float(value['amount']):g} {value['currency']}/GPU-hour"
+    if key == "pricing":
+        return t(f"pricing.{value}", lang)
+    return ", ".join(value) if isinstance(value, list) else str(value)
+
+
+def settings_lines(effective: dict[str, Any], origins: dict[str, str], workspace: dict[str, Any],
+                   lang: str) -> list[str]:
+    """One mrkdwn line per setting: its effective value and where it comes from (and a workspace value that the
+    channel overrides)."""
+    lines = []
+    for key in SETTING_KEYS:
+        origin = origins.get(key, "default")
+        value = slack_escape(_setting_value(key, effective.get(key), lang))
+        line = f"• *{phrase(f'settings.key.{key}', lang)}*: {value} — _{phrase(f'settings.from.{origin}', lang)}_"
+        if origin == "channel" and workspace.get(key) is not None:
+            line += " (" + slack_escape(phrase("settings.overrides", lang,
+                                               value=_setting_value(key, workspace[key], lang))) + ")"
+        lines.append(line)
+    return lines
+
+
+def settings_message(lang: str, effective: dict[str, Any], origins: dict[str, str], workspace: dict[str, Any], *,
+                     dm: bool = False) -> dict[str, Any]:
+    """`/gpu settings`: every setting of this channel, where it comes from, and how to change it."""
+    title = phrase("settings.title_dm" if dm else "settings.title", lang)
+    lines = settings_lines(effective, origins, workspace, lang)
+    blocks = [{"type": "header", "text": {"type": "plain_text", "text": title}}, _section("\n".join(lines)),
+              {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("settings.help", lang)}]}]
+    text = title + "\n" + "\n".join(lines)
+    return {"text": _cut(text, LIMITS["fallback_text"]), "blocks": fit_blocks(blocks, lang=lang)}
+
+
+def notice_message(text: str, *, hint: str | None = None) -> dict[str, Any]:
+    """A short reply to a command (already mrkdwn-escaped by the caller), with an optional hint below it."""
+    blocks: list[dict] = [_section(_cut(text, LIMITS["section_text"]))]
+    if hint:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _cut(hint, 3000)}]})
+    return {"text": _cut(text, LIMITS["fallback_text"]), "blocks": blocks}
+
+
+def home_settings_section(lang: str, workspace: dict[str, Any]) -> list[dict]:
+    """App Home: the workspace defaults and the button that opens their form."""
+    origins = {key: "workspace" if workspace.get(key) is not None else "default" for key in SETTING_KEYS}
+    lines = settings_lines({k: workspace.get(k) for k in SETTING_KEYS}, origins, {}, lang)
+    button = {"type": "button", "action_id": ACTION_IDS["settings_open"], "value": "workspace",
+              "text": {"type": "plain_text", "text": phrase("btn.settings", lang)}}
+    return [_section(f"*{phrase('home.settings', lang)}*"),
+            _section("\n".join(lines)),
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("home.settings_hint", lang)}]},
+            {"type": "actions", "elements": [button]}]
+
+
+def _option(text: str, value: str) -> dict:
+    return {"text": {"type": "plain_text", "text": _cut(slack_plain(text), 75)}, "value": value}
+
+
+def _select(key: str, lang: str, values: Iterable[str], current: str | None) -> dict:
+    not_set = _option(phrase("modal.not_set", lang), "-")
+    options = [not_set] + [_option(t(f"pricing.{v}", lang) if key == "pricing" else v, v) for v in values]
+    chosen = next((o for o in options if o["value"] == current), not_set)
+    return {"type": "input", "block_id": f"setting_{key}", "optional": True,
+            "label": {"type": "plain_text", "text": phrase(f"settings.key.{key}", lang)},
+            "element": {"type": "static_select", "action_id": key, "options": options, "initial_option": chosen}}
+
+
+def _text_input(key: str, lang: str, current: str, hint: str) -> dict:
+    element: dict[str, Any] = {"type": "plain_text_input", "action_id": key}
+    if current:
+        element["initial_value"] = current
+    return {"type": "input", "block_id": f"setting_{key}", "optional": True,
+            "label": {"type": "plain_text", "text": phrase(f"settings.key.{key}", lang)},
+            "hint": {"type": "plain_text", "text": phrase(hint, lang)}, "element": element}
+
+
+def settings_modal(lang: str, team: str, workspace: dict[str, Any], providers: Iterable[str]) -> dict[str, Any]:
+    """The form that edits the workspace defaults (a modal opened from App Home)."""
+    chosen = list(workspace.get("providers") or [])
+    provider_options = [_option(p, p) for p in providers]
+    provider_element: dict[str, Any] = {"type": "multi_static_select", "action_id": "providers",
+                                        "options": provider_options[:100]}
+    initial = [o for o in provider_options if o["value"] in chosen]
+    if initial:
+        provider_element["initial_options"] = initial
+    budget = workspace.get("budget")
+    blocks = [
+        {"type": "input", "block_id": "setting_providers", "optional": True,
+         "label": {"type": "plain_text", "text": phrase("settings.key.providers", lang)},
+         "hint": {"type": "plain_text", "text": phrase("modal.providers_hint", lang)}, "element": provider_element},
+        _text_input("regions", lang, ", ".join(workspace.get("regions") or []), "modal.regions_hint"),
+        _select("currency", lang, ("USD", "CNY"), workspace.get("currency")),
+        _select("language", lang, ("en", "zh"), workspace.get("language")),
+        _select("pricing", lang, ("on_demand", "spot", "reserved_1y", "reserved_3y"), workspace.get("pricing")),
+        _text_input("budget", lang, f"{float(budget['amount']):g} {budget['currency']}/GPU-hour" if budget else "",
+                    "modal.budget_hint"),
+    ]
+    return {"type": "modal", "callback_id": SETTINGS_MODAL_ID,
+            "private_metadata": json.dumps({"team": team, "lang": lang}),
+            "title": {"type": "plain_text", "text": _cut(phrase("modal.title", lang), 24)},
+            "submit": {"type": "plain_text", "text": phrase("modal.save", lang)},
+            "close": {"type": "plain_text", "text": phrase("modal.cancel", lang)},
+            "blocks": blocks}
+
+
+def settings_from_view(view: dict) -> dict[str, Any]:
+    """What a submitted settings form asks for: key -> raw value (None: not set, remove it)."""
+    values = (view.get("state") or {}).get("values") or {}
+    out: dict[str, Any] = {}
+    for key in SETTING_KEYS:
+        block = values.get(f"setting_{key}") or {}
+        field = next(iter(block.values()), {}) if isinstance(block, dict) else {}  # the block's one input
+        kind = field.get("type")
+        if kind == "multi_static_select":
+            picked = [o["value"] for o in field.get("selected_options") or []]
+            out[key] = picked or None
+        elif kind == "static_select":
+            option = field.get("selected_option") or {}
+            out[key] = option.get("value") if option.get("value") not in (None, "-") else None
+        else:
+            text = (field.get("value") or "").strip()
+            out[key] = text or None
+    return out
+
+
+def digest_home_section(lang: str, subscriptions: Iterable[Any]) -> list[dict]:
+    """App Home: this workspace's digest subscriptions, one line per channel."""
+    lines = []
+    for sub in subscriptions:
+        parts = [phrase("digest.line", lang, hour=sub.hour, tz=sub.timezone),
+                 phrase("digest.gpus", lang, gpus=", ".join(sub.gpus)) if sub.gpus else phrase("digest.all_gpus", lang),
+                 phrase("digest.threshold", lang, pct=f"{sub.threshold_pct:g}")]
+        if sub.quiet:
+            parts.append(phrase("digest.quiet", lang))
+        if not sub.active:
+            parts.append(phrase("digest.off", lang, reason=sub.disabled_reason or "?"))
+        channel = f"<#{sub.channel}>" if re.fullmatch(r"[CGD][A-Z0-9]+", sub.channel) else slack_escape(sub.channel)
+        lines.append(f"• {channel}: " + slack_escape(" · ".join(parts)))
+    if not lines:
+        return []
+    return [*_sections("\n".join(lines)),
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("home.digest_hint", lang)}]}]
 
 
 # --- limits, enforced in one place ---------------------------------------------------------------------------------

@@ -4,7 +4,12 @@
     gpubot serve --socket
 
 HTTP mode serves every Slack request (slash commands, events, buttons) on `POST /slack/events` with signature
-verification on, `GET /healthz` (JSON: is the knowledge base there and how fresh it is), and 404 elsewhere. It runs
+verification on, `GET /healthz` (JSON: is the knowledge base there and how fresh it is), and 404 elsewhere. In
+OAuth mode (SLACK_CLIENT_ID and SLACK_CLIENT_SECRET set) it also serves `GET /slack/install` (a redirect to
+Slack's consent page carrying the client id, the scopes and a fresh state, which is also set as a cookie) and
+`GET /slack/oauth_redirect` (checks the state, exchanges the code with `oauth.v2.access`, stores the
+installation in the state database); the redirect URL to register in the Slack app is
+`https://<host>/slack/oauth_redirect`. It runs
 under gunicorn (gthread workers): the master opens (and if needed builds) the knowledge base and warms the pipeline
 once, the workers fork from it and each reopen their own read-only SQLite connection (a connection must not cross
 a fork). Socket Mode needs no public URL: it connects out with SLACK_APP_TOKEN.
@@ -23,6 +28,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 SLACK_PATH = "/slack/events"
+INSTALL_PATH = "/slack/install"
+REDIRECT_PATH = "/slack/oauth_redirect"
 HEALTH_PATH = "/healthz"
 WARM_UP_QUESTIONS = ("cheapest A100 spot", "price of p4d.24xlarge")
 
@@ -50,9 +57,15 @@ def run(args: argparse.Namespace) -> int:
     from knowledge.kb import KB
 
     kb = KB.open()  # builds it when missing or stale: once, before any worker starts
+    from sqlalchemy.exc import SQLAlchemyError
+
     from bot.slack_app import build_app
 
-    app = build_app(settings, kb)
+    try:
+        app = build_app(settings, kb, oauth=settings.oauth_enabled and mode == "http")
+    except (RuntimeError, SQLAlchemyError) as exc:  # OAuth stores unavailable: a missing dependency, no database
+        print(f"gpubot serve: OAuth mode cannot start: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
     _warm_up(kb)
     if mode == "socket":
         from slack_bolt.adapter.socket_mode import SocketModeHandler
@@ -88,14 +101,17 @@ def make_wsgi(app, kb) -> Callable[[dict, Callable], Iterable[bytes]]:
 
     slack = SlackRequestHandler(app, path=SLACK_PATH)
     health_body = json.dumps(health(kb)).encode()
+    oauth_paths = (INSTALL_PATH, REDIRECT_PATH) if app.oauth_flow is not None else ()
 
     def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
         path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD", "GET")
         if path == SLACK_PATH and method == "POST":
             return slack(environ, start_response)
+        if path in oauth_paths and method == "GET":
+            return slack(environ, start_response)
         if path == HEALTH_PATH and method in ("GET", "HEAD"):
             return _reply(start_response, "200 OK", health_body, "application/json")
-        if path in (SLACK_PATH, HEALTH_PATH):
+        if path in (SLACK_PATH, HEALTH_PATH, *oauth_paths):
             return _reply(start_response, "405 Method Not Allowed", b"Method Not Allowed", "text/plain")
         return _reply(start_response, "404 Not Found", b"Not Found", "text/plain")
 
@@ -110,10 +126,15 @@ def _reply(start_response: Callable, status: str, body: bytes, content_type: str
 def _serve_http(wsgi, kb, *, host: str, port: int, workers: int, threads: int, log_level: str) -> int:
     from gunicorn.app.base import BaseApplication
 
-    def post_fork(server, worker) -> None:  # each worker gets its own SQLite connection
+    def post_fork(server, worker) -> None:  # each worker gets its own connections: none may cross a fork
+        from knowledge import state
         from knowledge.kb import KB
 
         kb.conn = KB(kb.path).conn
+        try:
+            state.engine().dispose(close=False)  # pooled state connections opened by the master stay the master's
+        except Exception:  # the database is unreachable now: the first request that needs it will say so
+            logging.getLogger("gpubot").exception("could not reset the state database pool in a worker")
 
     options = {
         "bind": f"{host}:{port}",

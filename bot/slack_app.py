@@ -7,7 +7,29 @@
     DM TEXT          one reply in the DM
     buttons          share / spot <-> on-demand / more results / show pitfalls / did-you-mean: the query travels in
                      the button value; the button changes one field and re-runs `answer_query`
-    App Home         what gpubot answers, how fresh its data is, and sections from `home_sections_providers`
+    App Home         what gpubot answers, how fresh its data is, sections from `home_sections_providers` (this
+                     workspace's digest subscriptions) and the workspace defaults with a form that edits them
+
+Commands, handled here before the parser (they are not questions):
+
+    /gpu set [workspace] providers aws,alibaba | regions us-east-1,cn-hangzhou | currency CNY | language zh |
+             pricing spot | budget 2 USD/GPU-hour          this channel's (or the workspace's) defaults
+    /gpu unset [workspace] KEY|all                           remove them
+    /gpu settings                                            what applies here and where each value comes from
+    /gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] [quiet] | unsubscribe | now |
+                list                                         the daily price-change digest of this channel
+
+Every question (slash command, mention, DM, button) is answered with its channel's effective settings
+(`knowledge.settings_store.get_settings`: channel over workspace over defaults) applied by
+`handlers.defaults.apply_defaults`, and the reply's context line says what they filtered. Buttons carry which
+fields the settings filled in, so a click re-applies the channel's current settings instead of freezing old ones.
+
+Workspaces: with SLACK_CLIENT_ID and SLACK_CLIENT_SECRET set, gpubot is installed through OAuth
+(`GET /slack/install`, `GET /slack/oauth_redirect`) and every request is authorized with its own workspace's bot
+token from slack_sdk's SQLAlchemy installation store, kept with the OAuth states in gpubot's state database
+(`knowledge.state.engine()`: SQLite in GPUBOT_HOME, or PostgreSQL). Otherwise one workspace, SLACK_BOT_TOKEN.
+`app_uninstalled` / `tokens_revoked` delete that workspace's tokens, settings and digest subscriptions.
+`client_for_team(team)` gives the digest poster a client with the right workspace's token.
 
 Never two replies to one message: a global middleware claims each event's `event_id` in the shared state database
 (`knowledge.state.claim_event`, so it holds across processes and Slack's retries), and the reply itself claims the
@@ -21,6 +43,7 @@ apology, never a traceback.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Callable
@@ -36,17 +59,32 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from bot import blocks
-from bot.pipeline import answer, answer_query
+from bot.pipeline import answer, answer_query, understand
 from bot.settings import Settings
+from handlers import defaults
 from handlers.models import Answer, Query
 from knowledge.kb import KB
 from knowledge.state import claim_event
 
-__all__ = ["ACK_BUDGET_SECONDS", "HomeContext", "build_app", "home_sections_providers", "make_client", "refine"]
+__all__ = [
+    "ACK_BUDGET_SECONDS",
+    "Command",
+    "HomeContext",
+    "build_app",
+    "client_for_team",
+    "forget_workspace",
+    "home_sections_providers",
+    "installation_store",
+    "make_client",
+    "parse_command",
+    "refine",
+]
 
 log = logging.getLogger("gpubot.slack")
 
 ACK_BUDGET_SECONDS = 1.5  # answer inside the ack when ready by then; Slack's deadline is 3 s
+INSTALL_PATH = "/slack/install"
+REDIRECT_PATH = "/slack/oauth_redirect"
 MAX_TOP = 90  # "more results" never asks for more rows than one table can hold
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _REFINE_ACTIONS = re.compile(r"^gpu_(toggle_pricing|more_results|show_pitfalls|suggest_\d+)$")
@@ -68,14 +106,230 @@ class HomeContext:
 home_sections_providers: list[Callable[[HomeContext], list[dict]]] = []
 
 
-def make_client(settings: Settings) -> WebClient:
-    """The Web API client: SLACK_API_URL, the bot token, retries on rate limits and connection errors."""
+def _digest_subscriptions_section(ctx: HomeContext) -> list[dict]:
+    """App Home: this workspace's digest subscriptions."""
+    if not ctx.team_id:
+        return []
+    from knowledge.subscriptions import list_subscriptions
+
+    return blocks.digest_home_section(ctx.lang, list_subscriptions(ctx.team_id))
+
+
+home_sections_providers.append(_digest_subscriptions_section)
+
+
+def make_client(settings: Settings, *, oauth: bool | None = None) -> WebClient:
+    """The Web API client: SLACK_API_URL, the bot token (none in OAuth mode: each request brings its workspace's),
+    retries on rate limits and connection errors."""
+    oauth = settings.oauth_enabled if oauth is None else oauth
     return WebClient(
         base_url=settings.slack_api_url,
-        token=settings.secret("slack_bot_token"),
+        token=None if oauth else settings.secret("slack_bot_token"),
         timeout=10,
         retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2), ConnectionErrorRetryHandler(max_retry_count=2)],
     )
+
+
+# --- workspaces: OAuth installs and their tokens -------------------------------------------------------------
+
+
+class _Stores:
+    """slack_sdk's SQLAlchemy installation and OAuth-state stores on gpubot's state database."""
+
+    def __init__(self, client_id: str, state_expiration_seconds: int) -> None:
+        try:
+            from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+            from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
+        except ImportError as exc:  # sqlalchemy.ext.asyncio needs greenlet
+            raise RuntimeError(f"OAuth mode needs sqlalchemy[asyncio] (greenlet): {exc}") from exc
+        from knowledge import state
+
+        class OnceOAuthStateStore(SQLAlchemyOAuthStateStore):
+            """A state is consumed by one DELETE: of two workers handed the same redirect, exactly one wins."""
+
+            def consume(self, state: str) -> bool:
+                import datetime as dt
+
+                from slack_sdk.oauth.sqlalchemy_utils import normalize_datetime_for_db
+
+                now = normalize_datetime_for_db(dt.datetime.now(tz=dt.UTC))
+                c = self.oauth_states.c
+                try:
+                    with self.engine.begin() as conn:
+                        won = conn.execute(self.oauth_states.delete().where(c.state == state, c.expire_at > now))
+                        conn.execute(self.oauth_states.delete().where(c.expire_at <= now))  # tidy up old states
+                    return won.rowcount == 1
+                except Exception as exc:  # a database problem refuses the install rather than crash
+                    log.warning("could not check an OAuth state: %s", type(exc).__name__)
+                    return False
+
+        engine = state.engine()
+        self.installations = SQLAlchemyInstallationStore(client_id=client_id, engine=engine,
+                                                         logger=logging.getLogger("gpubot.oauth"))
+        self.states = OnceOAuthStateStore(expiration_seconds=state_expiration_seconds, engine=engine,
+                                          logger=logging.getLogger("gpubot.oauth"))
+        for store in (self.installations, self.states):
+            try:
+                store.create_tables()  # CREATE ... IF NOT EXISTS semantics (checkfirst)
+            except Exception:  # another process created them between the check and the create
+                store.create_tables()
+
+
+_stores_cache: dict[tuple[str, str, int], _Stores] = {}
+
+
+def _stores(settings: Settings) -> _Stores:
+    from knowledge.state import database_url
+
+    key = (settings.slack_client_id or "", database_url(), settings.slack_state_expiration_seconds)
+    if key not in _stores_cache:
+        _stores_cache[key] = _Stores(key[0], key[2])
+    return _stores_cache[key]
+
+
+def installation_store(settings: Settings):
+    """The installation store (OAuth mode): `find_bot(enterprise_id=None, team_id=T)` gives a workspace's token."""
+    return _stores(settings).installations
+
+
+def client_for_team(team_id: str, settings: Settings | None = None) -> WebClient:
+    """A WebClient with the bot token of workspace `team_id`: from the installation store in OAuth mode, else
+    SLACK_BOT_TOKEN. Rate limits are retried after Retry-After; connection errors are not (a post may have gone
+    through; the digest's next run retries instead). `LookupError` when the workspace has no installation."""
+    from bot.settings import load_settings
+
+    settings = settings or load_settings()
+    if settings.oauth_enabled:
+        bot = installation_store(settings).find_bot(enterprise_id=None, team_id=team_id)
+        if bot is None or not bot.bot_token:
+            raise LookupError(f"gpubot is not installed in workspace {team_id}")
+        token = bot.bot_token
+    else:
+        token = settings.secret("slack_bot_token")
+        if not token:
+            raise RuntimeError("SLACK_BOT_TOKEN is not set: it is needed to post to Slack")
+    return WebClient(token=token, base_url=settings.slack_api_url, timeout=30,
+                     retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=3)])
+
+
+def _oauth_settings(settings: Settings):
+    from slack_bolt.oauth.oauth_settings import OAuthSettings
+
+    stores = _stores(settings)
+    return OAuthSettings(
+        client_id=settings.slack_client_id,
+        client_secret=settings.secret("slack_client_secret"),
+        scopes=[s.strip() for s in settings.slack_scopes.split(",") if s.strip()],
+        user_scopes=[],
+        redirect_uri=settings.slack_redirect_uri,
+        install_path=INSTALL_PATH,
+        redirect_uri_path=REDIRECT_PATH,
+        install_page_rendering_enabled=False,  # /slack/install goes straight to Slack's consent page
+        installation_store=stores.installations,
+        installation_store_bot_only=True,
+        state_store=stores.states,
+        state_expiration_seconds=settings.slack_state_expiration_seconds,
+        logger=logging.getLogger("gpubot.oauth"),
+    )
+
+
+def forget_workspace(team_id: str | None, settings: Settings, *, enterprise_id: str | None = None) -> None:
+    """The app left a workspace: its tokens (OAuth mode), settings and digest subscriptions are deleted."""
+    if not team_id:
+        return
+    if settings.oauth_enabled:
+        store = installation_store(settings)
+        store.delete_bot(enterprise_id=enterprise_id, team_id=team_id)
+        store.delete_installation(enterprise_id=enterprise_id, team_id=team_id)
+    from knowledge import settings_store, subscriptions
+
+    removed = settings_store.delete_team(team_id)
+    subs = subscriptions.list_subscriptions(team_id)
+    for sub in subs:
+        subscriptions.unsubscribe(team_id, sub.channel)
+    log.info("workspace %s removed: tokens deleted, %d settings and %d digest subscriptions dropped",
+             team_id, removed, len(subs))
+
+
+# --- commands: settings and digest subscriptions -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    """A `/gpu` text that is a command, not a question."""
+
+    kind: str  # set | unset | show | digest
+    scope: str = "channel"  # channel | workspace
+    key: str | None = None
+    value: str = ""
+    action: str | None = None  # digest: subscribe | unsubscribe | now | list
+    args: tuple[str, ...] = ()
+
+
+_SCOPES = {"workspace": "workspace", "team": "workspace", "channel": "channel", "here": "channel"}
+_DIGEST_ACTIONS = {"subscribe": "subscribe", "sub": "subscribe", "unsubscribe": "unsubscribe", "unsub": "unsubscribe",
+                   "stop": "unsubscribe", "now": "now", "list": "list", "订阅": "subscribe", "取消订阅": "unsubscribe"}
+
+
+def parse_command(text: str) -> Command | None:
+    """The command in a `/gpu` text, or None when it is a question."""
+    words = (text or "").split()
+    if not words:
+        return None
+    head = words[0].lower()
+    if head in ("settings", "setting", "config", "设置") and len(words) == 1:
+        return Command("show")
+    if head == "show" and len(words) == 2 and words[1].lower() in ("settings", "config"):
+        return Command("show")
+    if head in ("set", "unset"):
+        rest = words[1:]
+        scope = "channel"
+        if rest and rest[0].lower() in _SCOPES:
+            scope, rest = _SCOPES[rest[0].lower()], rest[1:]
+        key = rest[0] if rest else None
+        return Command(head, scope=scope, key=key, value=" ".join(rest[1:]))
+    if head == "digest" and len(words) >= 2 and words[1].lower() in _DIGEST_ACTIONS:
+        return Command("digest", action=_DIGEST_ACTIONS[words[1].lower()], args=tuple(words[2:]))
+    return None
+
+
+def _digest_options(args: tuple[str, ...]) -> dict[str, Any]:
+    """`hour 9 tz Asia/Shanghai gpus H100,A100 threshold 2 quiet` -> subscribe() options; ValueError if unreadable."""
+    options: dict[str, Any] = {}
+    words = list(args)
+    while words:
+        word = words.pop(0).lower()
+        if word in ("quiet", "loud", "charts", "no-charts", "nocharts"):
+            if word in ("quiet", "loud"):
+                options["quiet"] = word == "quiet"
+            else:
+                options["charts"] = word == "charts"
+            continue
+        if word in ("hour", "at", "tz", "timezone", "gpus", "gpu", "threshold", "lang", "language"):
+            if not words:
+                raise ValueError(f"`{word}` needs a value")
+            value = words.pop(0)
+            if word in ("hour", "at"):
+                hour = value.split(":")[0]
+                if not hour.isdigit():
+                    raise ValueError(f"hour must be 0..23, not {value!r}")
+                options["hour"] = int(hour)
+            elif word in ("tz", "timezone"):
+                options["timezone"] = value
+            elif word in ("gpus", "gpu"):
+                while value.endswith(",") and words:  # "gpus H100, A100"
+                    value += words.pop(0)
+                options["gpus"] = [g for g in value.split(",") if g.strip()]
+            elif word == "threshold":
+                try:
+                    options["threshold_pct"] = float(value.rstrip("%"))
+                except ValueError:
+                    raise ValueError(f"threshold must be a percentage, not {value!r}") from None
+            else:
+                options["language"] = value.lower()
+            continue
+        raise ValueError(f"unknown digest option {word!r}")
+    return options
 
 
 def language_of(text: str) -> str:
@@ -131,34 +385,82 @@ def _context_of(body: dict) -> str:
     return " ".join(f"{k}={v!r}" for k, v in parts.items() if v)
 
 
-def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None) -> App:
-    """The Bolt app. Nothing is called at start-up; the bot's identity comes from one lazy, cached auth.test."""
+def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oauth: bool | None = None) -> App:
+    """The Bolt app. Nothing is called at start-up. One workspace: the bot's identity comes from one lazy, cached
+    auth.test. OAuth (`oauth`, default: when SLACK_CLIENT_ID/SECRET are set): each request is authorized with its
+    workspace's installation (auth.test per request)."""
+    oauth = settings.oauth_enabled if oauth is None else oauth
+    options: dict[str, Any] = {}
+    if oauth:
+        options["oauth_settings"] = _oauth_settings(settings)
     app = App(
-        client=client or make_client(settings),
+        client=client or make_client(settings, oauth=oauth),
         signing_secret=settings.secret("slack_signing_secret") or "",  # an empty secret rejects every HTTP request
         token_verification_enabled=False,
         process_before_response=False,
         listener_executor=ThreadPoolExecutor(max_workers=16, thread_name_prefix="gpubot-listener"),
         logger=logging.getLogger("gpubot.bolt"),
+        **options,
     )
     answers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="gpubot-answer")
 
-    def message_for(text: str, *, shareable: bool, where: str) -> dict[str, Any]:
+    # --- a channel's settings applied to a question ---------------------------------------------------------
+
+    def settings_of(team: str | None, channel: str | None) -> dict[str, Any]:
+        """The channel's effective settings; none (answer anyway) when the state database cannot be read."""
+        if not team:
+            return {}
+        from knowledge.settings_store import get_settings
+
+        try:
+            return get_settings(team, channel)
+        except Exception:
+            log.exception("could not read the settings of %s/%s; answering without them", team, channel)
+            return {}
+
+    def answer_in(query: Query, team: str | None, channel: str | None) -> Answer:
+        """Answer `query` with its channel's settings applied; the notes and filled fields travel in `extra`."""
+        chosen = settings_of(team, channel)
+        applied, notes = defaults.apply_defaults(query, chosen, region_providers=kb.regions)
+        result = answer_query(defaults.widen_for_budget(applied, chosen), kb)
+        if chosen.get("budget"):
+            result, more_notes = defaults.apply_budget(result, chosen, usd_per_cny=_usd_per_cny(kb),
+                                                       asked_top_n=applied.top_n)
+            notes += more_notes
+        extra = dict(result.extra)
+        if notes:
+            extra["settings_notes"] = notes
+        filled = defaults.defaulted_fields(query, applied)
+        if filled:
+            extra["defaulted"] = filled
+        if applied.currency and applied.currency != "USD":
+            extra["display_currency"] = {"currency": applied.currency, "per_usd": _cny_per_usd(kb)}
+        return result.model_copy(update={"extra": extra}) if extra != result.extra else result
+
+    def answer_text(text: str, team: str | None, channel: str | None) -> Answer:
+        text = text.strip()
+        if text.lower() in ("", "help", "?"):
+            query = Query(text=text, intent="help", language=language_of(text))
+        else:
+            try:
+                query = understand(text, kb)
+            except Exception:
+                return answer(text, kb)  # logs, and answers with the apology
+        return answer_in(query, team, channel)
+
+    def message_for(text: str, *, shareable: bool, where: str, team: str | None = None,
+                    channel: str | None = None) -> dict[str, Any]:
         """The rendered reply to `text`; never raises (an unexpected error becomes the apology, logged)."""
         try:
-            text = text.strip()
-            if text.lower() in ("", "help", "?"):
-                result = answer_query(Query(text=text, intent="help", language=language_of(text)), kb)
-            else:
-                result = answer(text, kb)
-            return blocks.answer_message(result, shareable=shareable)
+            return blocks.answer_message(answer_text(text, team, channel), shareable=shareable)
         except Exception:
             log.exception("internal error answering in Slack (%s)", where)
             return blocks.error_message(language_of(text))
 
-    def message_for_query(query: Query, *, shareable: bool, where: str, shared_by: str | None = None) -> dict:
+    def message_for_query(query: Query, *, shareable: bool, where: str, shared_by: str | None = None,
+                          team: str | None = None, channel: str | None = None) -> dict:
         try:
-            result: Answer = answer_query(query, kb)
+            result: Answer = answer_in(query, team, channel)
             return blocks.answer_message(result, shareable=shareable, shared_by=shared_by)
         except Exception:
             log.exception("internal error answering a button in Slack (%s)", where)
@@ -193,18 +495,119 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None) ->
 
     # --- /gpu -------------------------------------------------------------------------------------------------
 
+    def ack_soon(ack, respond, where: str, lang: str, work: Callable[[], dict], *,
+                 response_type: str = "ephemeral") -> None:
+        """Ack with the result of `work` when it is ready within the budget, else "Looking that up…" and respond."""
+        future = answers.submit(work)
+        try:
+            message = future.result(timeout=ACK_BUDGET_SECONDS)
+        except FutureTimeout:
+            ack(response_type="ephemeral", **blocks.text_message(blocks.phrase("working", lang)))
+            replace = response_type == "ephemeral"
+            respond_checked(respond, where, response_type=response_type, replace_original=replace, **future.result())
+            return
+        ack(response_type=response_type, **message)
+
     @app.command("/gpu")
     def on_gpu(ack, command: dict, respond) -> None:
         text = slack_text(command.get("text", ""))
         where = _context_of(command)
-        future = answers.submit(message_for, text, shareable=True, where=where)
-        try:
-            message = future.result(timeout=ACK_BUDGET_SECONDS)
-        except FutureTimeout:
-            ack(response_type="ephemeral", **blocks.text_message(blocks.phrase("working", language_of(text))))
-            respond_checked(respond, where, response_type="ephemeral", replace_original=True, **future.result())
+        team, channel = command.get("team_id"), command.get("channel_id")
+        parsed = parse_command(text)
+        if parsed is not None:
+            run_command(parsed, ack, respond, command, where)
             return
+        ack_soon(ack, respond, where, language_of(text),
+                 lambda: message_for(text, shareable=True, where=where, team=team, channel=channel))
+
+    def run_command(cmd: Command, ack, respond, command: dict, where: str) -> None:
+        team, channel, user = command.get("team_id") or "", command.get("channel_id") or "", command.get("user_id")
+        chosen = settings_of(team, channel)
+        lang = "zh" if _CJK.search(command.get("text", "")) else (chosen.get("language") or "en")
+        if cmd.kind == "digest" and cmd.action == "now":
+            def digest_now() -> dict:
+                from bot.digest_cmd import digest_answer
+
+                try:
+                    result, _ = digest_answer(team, channel, lang=lang)
+                    return blocks.answer_message(result, buttons=False)
+                except Exception:
+                    log.exception("internal error building the digest (%s)", where)
+                    return blocks.error_message(lang)
+
+            ack_soon(ack, respond, where, lang, digest_now, response_type="in_channel")
+            return
+        try:
+            message = command_reply(cmd, team, channel, user, lang, dm=channel.startswith("D"))
+        except Exception:
+            log.exception("internal error running a command (%s)", where)
+            message = blocks.error_message(lang)
         ack(response_type="ephemeral", **message)
+
+    def command_reply(cmd: Command, team: str, channel: str, user: str | None, lang: str, *, dm: bool) -> dict:
+        from knowledge import settings_store as store
+
+        scope_channel = store.WORKSPACE if cmd.scope == "workspace" else channel
+        where = _PHRASES["scope." + cmd.scope][lang]
+        if cmd.kind == "show":
+            chosen = store.get_settings(team, channel)
+            return blocks.settings_message(lang, dict(chosen), chosen.origins, store.scope_settings(team, ""), dm=dm)
+        if cmd.kind == "set":
+            if not cmd.key:
+                return _notice(lang, "usage.set")
+            try:
+                key = store.key_of(cmd.key)
+            except store.SettingError as exc:
+                return _setting_error(lang, "unknown_key", exc, value=cmd.key)
+            if not cmd.value.strip():
+                return _notice(lang, "usage.set", key=key)
+            try:
+                value = store.set_setting(team, scope_channel, key, cmd.value, kb=kb, updated_by=user)
+            except store.SettingError as exc:
+                return _setting_error(lang, "invalid", exc, value=cmd.value, key=key)
+            return _notice(lang, f"set.{cmd.scope}", key=_key_label(key, lang), where=where,
+                           value=store.format_value(key, value))
+        if cmd.kind == "unset":
+            if not cmd.key:
+                return _notice(lang, "usage.unset")
+            if cmd.key.lower() == "all":
+                n = store.clear(team, scope_channel)
+                return _notice(lang, "unset.all" if n else "unset.none_all", where=where)
+            try:
+                key = store.key_of(cmd.key)
+            except store.SettingError as exc:
+                return _setting_error(lang, "unknown_key", exc, value=cmd.key)
+            n = store.clear(team, scope_channel, key)
+            now = store.get_settings(team, channel)
+            origin = _PHRASES["origin." + now.origin(key)][lang]
+            return _notice(lang, "unset.done" if n else "unset.none", key=_key_label(key, lang), where=where,
+                           now=f"{store.format_value(key, now.get(key))} ({origin})")
+        return digest_reply(cmd, team, channel, user, lang)
+
+    def digest_reply(cmd: Command, team: str, channel: str, user: str | None, lang: str) -> dict:
+        from knowledge import subscriptions
+
+        if cmd.action == "subscribe":
+            try:
+                options = _digest_options(cmd.args)
+                options.setdefault("language", lang)
+                sub = subscriptions.subscribe(team, channel, created_by=user, **options)
+            except ValueError as exc:
+                return blocks.notice_message(blocks.slack_escape(str(exc)),
+                                             hint=_PHRASES["usage.digest"][lang])
+            line = blocks.digest_home_section(lang, [sub])
+            summary = line[0]["text"]["text"] if line else ""
+            return blocks.notice_message(_PHRASES["digest.subscribed"][lang] + "\n" + summary,
+                                         hint=_PHRASES["digest.invite"][lang])
+        if cmd.action == "unsubscribe":
+            done = subscriptions.unsubscribe(team, channel)
+            return blocks.notice_message(_PHRASES["digest.unsubscribed" if done else "digest.not_subscribed"][lang])
+        subs = subscriptions.list_subscriptions(team)  # list
+        section = blocks.digest_home_section(lang, subs)
+        if not section:
+            return blocks.notice_message(blocks.phrase("home.no_digests", lang),
+                                         hint=_PHRASES["usage.digest"][lang])
+        return {"text": blocks.phrase("home.digests", lang), "blocks": section}
 
     # --- @-mentions and DMs -------------------------------------------------------------------------------------
 
@@ -217,7 +620,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None) ->
             first = True
         if not first:
             return  # the same message was already answered through another event (a mention in a DM)
-        message = message_for(text, shareable=False, where=where)
+        message = message_for(text, shareable=False, where=where, team=body.get("team_id"), channel=channel)
         try:
             client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message)
         except SlackApiError as exc:
@@ -246,6 +649,15 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None) ->
             log.warning("button with an unreadable value (%s)", where)
             return None
 
+    def where_clicked(body: dict) -> tuple[str | None, str]:
+        container = body.get("container") or {}
+        channel = (body.get("channel") or {}).get("id") or container.get("channel_id") or ""
+        return (body.get("team") or {}).get("id") or body.get("team_id"), channel
+
+    def asked(query: Query, extra: dict, changed: Query | None = None) -> Query:
+        """The question as asked: what the channel's settings filled in is reset, so that they apply afresh."""
+        return defaults.undo_defaults(changed or query, extra.get("d") or (), unless_changed_from=query)
+
     @app.action(blocks.ACTION_IDS["share"])
     def on_share(ack, body: dict, action: dict, respond) -> None:
         ack()
@@ -255,9 +667,11 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None) ->
             respond_checked(respond, where, response_type="ephemeral", replace_original=False,
                             **blocks.error_message())
             return
-        query, _ = parsed
+        query, extra = parsed
+        team, channel = where_clicked(body)
         user = (body.get("user") or {}).get("id")
-        message = message_for_query(query, shareable=False, where=where, shared_by=user)
+        message = message_for_query(asked(query, extra), shareable=False, where=where, shared_by=user, team=team,
+                                    channel=channel)
         respond_checked(respond, where, response_type="in_channel", replace_original=False, **message)
         respond_checked(respond, where, delete_original=True)
 
@@ -270,41 +684,122 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None) ->
             respond_checked(respond, where, response_type="ephemeral", replace_original=False,
                             **blocks.error_message())
             return
-        query = refine(action["action_id"], *parsed)
+        query, extra = parsed
+        query = asked(query, extra, refine(action["action_id"], query, extra))
         container = body.get("container") or {}
-        channel = (body.get("channel") or {}).get("id") or container.get("channel_id") or ""
+        team, channel = where_clicked(body)
+        here = {"where": where, "team": team, "channel": channel}
         if container.get("is_ephemeral"):  # a private answer: replace it
-            message = message_for_query(query, shareable=True, where=where)
+            message = message_for_query(query, shareable=True, **here)
             respond_checked(respond, where, response_type="ephemeral", replace_original=True, **message)
         elif channel.startswith("D"):  # a DM: answer in the conversation
             original = body.get("message") or {}
-            message = message_for_query(query, shareable=False, where=where)
+            message = message_for_query(query, shareable=False, **here)
             respond_checked(respond, where, response_type="in_channel", replace_original=False,
                             thread_ts=original.get("thread_ts"), **message)
         else:  # someone else's answer in a channel: a private answer for whoever clicked, shareable
-            message = message_for_query(query, shareable=True, where=where)
+            message = message_for_query(query, shareable=True, **here)
             respond_checked(respond, where, response_type="ephemeral", replace_original=False, **message)
 
-    # --- App Home -------------------------------------------------------------------------------------------
+    # --- App Home: what gpubot does, digests, and the workspace defaults' form -----------------------------
 
-    @app.event("app_home_opened")
-    def on_home(body: dict, event: dict, client: WebClient) -> None:
-        if event.get("tab", "home") != "home":
-            return
-        user = event["user"]
-        ctx = HomeContext(team_id=body.get("team_id"), user_id=user, lang=_user_language(client, user), kb=kb)
+    def publish_home(client: WebClient, team: str | None, user: str, where: str, lang: str | None = None) -> None:
+        from knowledge.settings_store import scope_settings
+
+        ctx = HomeContext(team_id=team, user_id=user, lang=lang or _user_language(client, user), kb=kb)
         extra: list[dict] = []
         for provider in list(home_sections_providers):
             try:
                 extra += provider(ctx)
             except Exception:
-                log.exception("home section provider %r failed (%s)", provider, _context_of(body))
+                log.exception("home section provider %r failed (%s)", provider, where)
+        settings_section: list[dict] = []
+        if team:
+            try:
+                settings_section = blocks.home_settings_section(ctx.lang, scope_settings(team, ""))
+            except Exception:
+                log.exception("could not read the workspace defaults for the Home tab (%s)", where)
         help_answer = answer_query(Query(text="help", intent="help", language=ctx.lang), kb)
-        view = blocks.home_view(ctx.lang, help_answer.lines, kb.meta("built_at"), _freshness(kb), extra)
+        view = blocks.home_view(ctx.lang, help_answer.lines, kb.meta("built_at"), _freshness(kb), extra,
+                                settings_section)
         try:
             client.views_publish(user_id=user, view=view)
         except SlackApiError as exc:
-            log.warning("could not publish the Home tab: %s (%s)", exc.response.get("error"), _context_of(body))
+            log.warning("could not publish the Home tab: %s (%s)", exc.response.get("error"), where)
+
+    @app.event("app_home_opened")
+    def on_home(body: dict, event: dict, client: WebClient) -> None:
+        if event.get("tab", "home") != "home":
+            return
+        publish_home(client, body.get("team_id"), event["user"], _context_of(body))
+
+    @app.action(blocks.ACTION_IDS["settings_open"])
+    def on_settings_open(ack, body: dict, client: WebClient) -> None:
+        ack()
+        from knowledge.settings_store import scope_settings
+
+        team = (body.get("team") or {}).get("id") or ""
+        user = (body.get("user") or {}).get("id") or ""
+        lang = _user_language(client, user) if user else "en"
+        view = blocks.settings_modal(lang, team, scope_settings(team, ""), sorted(kb.providers))
+        try:
+            client.views_open(trigger_id=body.get("trigger_id"), view=view)
+        except SlackApiError as exc:
+            log.warning("could not open the settings form: %s (%s)", exc.response.get("error"), _context_of(body))
+
+    @app.view(blocks.SETTINGS_MODAL_ID)
+    def on_settings_submit(ack, body: dict, view: dict, client: WebClient) -> None:
+        from knowledge import settings_store as store
+
+        team = (body.get("team") or {}).get("id") or ""
+        user = (body.get("user") or {}).get("id") or ""
+        try:
+            lang = json.loads(view.get("private_metadata") or "{}").get("lang") or "en"
+        except ValueError:
+            lang = "en"
+        wanted = blocks.settings_from_view(view)
+        values: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        for key, raw in wanted.items():
+            if raw is None:
+                continue
+            try:
+                values[key] = store.normalize(key, raw, kb)
+            except store.SettingError as exc:
+                errors[f"setting_{key}"] = _error_text(lang, exc)[:150]
+        if errors:
+            ack(response_action="errors", errors=errors)
+            return
+        try:  # saved before the form closes, so that a failure can still be shown in it
+            for key in store.KEYS:
+                if key in values:
+                    store.set_setting(team, store.WORKSPACE, key, values[key], kb=kb, updated_by=user)
+                else:
+                    store.clear(team, store.WORKSPACE, key)
+        except Exception:
+            log.exception("could not save the workspace defaults (%s)", _context_of(body))
+            ack(response_action="errors", errors={"setting_providers": blocks.error_message(lang)["text"][:150]})
+            return
+        ack()
+        log.info("workspace defaults of %s saved by %s: %s", team, user, sorted(values))
+        publish_home(client, team, user, _context_of(body), lang)
+
+    # --- the app leaves a workspace ------------------------------------------------------------------------
+
+    @app.event("app_uninstalled")
+    def on_uninstalled(body: dict, context) -> None:
+        forget_workspace(context.team_id or body.get("team_id"), settings, enterprise_id=context.enterprise_id)
+
+    @app.event("tokens_revoked")
+    def on_tokens_revoked(body: dict, event: dict, context) -> None:
+        tokens = event.get("tokens") or {}
+        team = context.team_id or body.get("team_id")
+        if tokens.get("bot"):
+            forget_workspace(team, settings, enterprise_id=context.enterprise_id)
+        elif settings.oauth_enabled:
+            for user in tokens.get("oauth") or []:
+                installation_store(settings).delete_installation(enterprise_id=context.enterprise_id, team_id=team,
+                                                                 user_id=user)
 
     # --- anything unexpected -----------------------------------------------------------------------------------
 
@@ -318,6 +813,102 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None) ->
                             **blocks.error_message(lang))
 
     return app
+
+
+# --- command replies ----------------------------------------------------------------------------------------------
+
+_PHRASES: dict[str, dict[str, str]] = {
+    "scope.channel": {"en": "this channel", "zh": "本频道"},
+    "scope.workspace": {"en": "this workspace", "zh": "本工作区"},
+    "origin.channel": {"en": "this channel", "zh": "本频道"},
+    "origin.workspace": {"en": "workspace", "zh": "工作区"},
+    "origin.default": {"en": "gpubot's default", "zh": "gpubot 默认"},
+    "set.channel": {"en": "Set {key} for {where}: *{value}*. Questions asked here use it unless they say otherwise.",
+                    "zh": "已为{where}设置{key}：*{value}*。此后在这里的提问都会使用它（提问中另有说明的除外）。"},
+    "set.workspace": {"en": "Set {key} for {where}: *{value}*. Every channel without its own {key} uses it.",
+                      "zh": "已为{where}设置{key}：*{value}*。所有未单独设置{key}的频道都会使用它。"},
+    "unset.done": {"en": "Removed {where}'s {key}. Now: {now}.", "zh": "已删除{where}的{key}设置。现在：{now}。"},
+    "unset.none": {"en": "{where} has no {key} of its own. Now: {now}.",
+                   "zh": "{where}没有单独设置{key}。现在：{now}。"},
+    "unset.all": {"en": "Removed every setting of {where}.", "zh": "已删除{where}的全部设置。"},
+    "unset.none_all": {"en": "{where} has no settings of its own.", "zh": "{where}没有单独的设置。"},
+    "unknown_key": {"en": "Unknown setting `{value}`.", "zh": "未知的设置项 `{value}`。"},
+    "invalid": {"en": "Not set: {error}.", "zh": "未设置：{error}。"},
+    "did_you_mean": {"en": " Did you mean {candidates}?", "zh": "您是不是想输入 {candidates}？"},
+    "keys": {"en": "Settings: providers, regions, currency, language, pricing, budget.",
+             "zh": "可设置：providers、regions、currency、language、pricing、budget。"},
+    "usage.set": {"en": "Usage: `/gpu set [workspace] KEY VALUE`, e.g. `/gpu set providers aws,alibaba`, "
+                        "`/gpu set budget 2 USD/GPU-hour`.",
+                  "zh": "用法：`/gpu set [workspace] 设置项 值`，例如 `/gpu set providers aws,alibaba`、"
+                        "`/gpu set budget 2 USD/GPU-hour`。"},
+    "usage.unset": {"en": "Usage: `/gpu unset [workspace] KEY` or `/gpu unset all`.",
+                    "zh": "用法：`/gpu unset [workspace] 设置项` 或 `/gpu unset all`。"},
+    "usage.digest": {"en": "Usage: `/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
+                           "[quiet]`, `/gpu digest unsubscribe`, `/gpu digest now`, `/gpu digest list`.",
+                     "zh": "用法：`/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
+                           "[quiet]`、`/gpu digest unsubscribe`、`/gpu digest now`、`/gpu digest list`。"},
+    "digest.subscribed": {"en": "This channel gets the daily GPU price digest:",
+                          "zh": "本频道已订阅每日GPU价格摘要："},
+    "digest.invite": {"en": "I post it myself: invite me to this channel (`/invite @gpubot`) if I am not in it yet.",
+                      "zh": "摘要由我发送：如果我还不在本频道，请先邀请我（`/invite @gpubot`）。"},
+    "digest.unsubscribed": {"en": "This channel no longer gets the daily digest.", "zh": "本频道已取消每日摘要。"},
+    "digest.not_subscribed": {"en": "This channel was not subscribed to the digest.", "zh": "本频道没有订阅摘要。"},
+}
+_USAGE_VALUES = {
+    "providers": "aws,alibaba", "regions": "us-east-1,cn-hangzhou", "currency": "CNY", "language": "zh",
+    "pricing": "spot", "budget": "2 USD/GPU-hour",
+}
+
+
+def _key_label(key: str, lang: str) -> str:
+    return blocks.phrase(f"settings.key.{key}", lang)
+
+
+def _notice(lang: str, name: str, **values: Any) -> dict[str, Any]:
+    if name == "usage.set" and values.get("key"):
+        key = values["key"]
+        text = f"`/gpu set {key} {_USAGE_VALUES[key]}` / `/gpu set workspace {key} {_USAGE_VALUES[key]}`"
+        return blocks.notice_message(("Usage: " if lang == "en" else "用法：") + text)
+    escaped = {k: blocks.slack_escape(v) for k, v in values.items()}
+    return blocks.notice_message(_PHRASES[name][lang].format(**escaped))
+
+
+def _error_text(lang: str, exc: Exception) -> str:
+    text = str(exc)
+    suggestions = getattr(exc, "suggestions", ())
+    if suggestions:
+        text += _PHRASES["did_you_mean"][lang].format(candidates=" / ".join(suggestions))
+    return text
+
+
+def _setting_error(lang: str, name: str, exc: Exception, **values: Any) -> dict[str, Any]:
+    """`/gpu set providers awz` -> "Not set: unknown provider 'awz'. Did you mean aws / azure / huawei?"."""
+    suggestions = getattr(exc, "suggestions", ())
+    if name == "unknown_key":
+        text = _PHRASES["unknown_key"][lang].format(value=blocks.slack_escape(values.get("value", "")))
+        hint = _PHRASES["keys"][lang]
+    else:
+        text = _PHRASES["invalid"][lang].format(error=blocks.slack_escape(str(exc)))
+        key = values.get("key")
+        hint = f"`/gpu set {key} {_USAGE_VALUES[key]}`" if key in _USAGE_VALUES else None
+    if suggestions:
+        text += _PHRASES["did_you_mean"][lang].format(
+            candidates=" / ".join(f"*{blocks.slack_escape(s)}*" for s in suggestions))
+    return blocks.notice_message(text, hint=hint)
+
+
+def _usd_per_cny(kb: KB) -> float:
+    try:
+        return float(kb.fx()["usd_per_cny"])
+    except Exception:
+        return 0.138
+
+
+def _cny_per_usd(kb: KB) -> float:
+    try:
+        return float(kb.fx()["cny_per_usd"])
+    except Exception:
+        return 7.25
 
 
 def _user_language(client: WebClient, user: str) -> str:

@@ -68,7 +68,8 @@ _NOTES = {
         "en": "{whose} regions ({values}) have no offers from {named}, so they do not apply to this question",
         "zh": "{named} 在{whose}设置的地域（{values}）没有报价，本次未按地域筛选",
     },
-    "budget": {"en": "filtered to {whose} budget: at most {values}", "zh": "已按{whose}预算筛选：每GPU小时不超过 {values}"},
+    "budget": {"en": "filtered to {whose} budget: at most {values}",
+               "zh": "已按{whose}预算筛选：每GPU小时不超过 {values}"},
     "budget_hidden": {"en": " ({n} offers above it hidden)", "zh": "（隐藏 {n} 条超出预算的报价）"},
 }
 

@@ -82,6 +82,7 @@ _BUDGET = re.compile(
     re.IGNORECASE,
 )
 _SPLIT = re.compile(r"[\s,，、;]+")
+_LIST_SPLIT = re.compile(r"[,，、;]+")
 
 settings_table = sa.Table(
     "channel_settings",
@@ -142,7 +143,10 @@ def _names(words: list[str], names: Mapping[str, str], kind: str, what: str, key
 
     index = name_index(names, kind=kind)
     out: list[str] = []
-    for word in words:
+    pieces: list[str] = []
+    for word in words:  # "Tencent Cloud" is one name; "aws alibaba" two
+        pieces += [word] if isinstance(index.exact(word), Resolved) else word.split()
+    for word in pieces:
         exact = index.exact(word)
         if isinstance(exact, Resolved):
             if exact.name not in out:
@@ -206,9 +210,11 @@ def normalize(key: str, value: Any, kb=None) -> Any:
             from knowledge.kb import KB
 
             kb = KB.open()
+        items = ([w.strip() for w in _LIST_SPLIT.split(value) if w.strip()] if isinstance(value, str)
+                 else _words(value))
         if key == "providers":
-            return _names(_words(value), kb.provider_names, "provider", "provider", key)
-        return _names(_words(value), {r: r for r in kb.regions}, "region", "region", key)
+            return _names(items, kb.provider_names, "provider", "provider", key)
+        return _names(items, {r: r for r in kb.regions}, "region", "region", key)
     if key == "currency":
         return _choice(value, _CURRENCY_ALIASES, CURRENCIES, "currency", key)
     if key == "language":

@@ -55,8 +55,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from knowledge.kb import KB
+    from knowledge.live import CurrentKB, LiveKB
 
-    kb = KB.open()  # builds it when missing or stale: once, before any worker starts
+    live = LiveKB(KB.open())  # builds it when missing or stale: once, before any worker starts
+    live.refresh()  # catch up with prices imported elsewhere (the shared state) before serving
+    kb = CurrentKB(live)
     from sqlalchemy.exc import SQLAlchemyError
 
     from bot.slack_app import build_app
@@ -70,11 +73,12 @@ def run(args: argparse.Namespace) -> int:
     if mode == "socket":
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
+        live.start()
         logging.getLogger("gpubot").info("gpubot connecting with Socket Mode")
         SocketModeHandler(app, app_token=settings.secret("slack_app_token")).start()
         return 0
     port = args.port or settings.port
-    return _serve_http(make_wsgi(app, kb), kb, host=args.host, port=port, workers=args.workers,
+    return _serve_http(make_wsgi(app, kb), live, host=args.host, port=port, workers=args.workers,
                        threads=args.threads, log_level=settings.log_level)
 
 
@@ -100,7 +104,6 @@ def make_wsgi(app, kb) -> Callable[[dict, Callable], Iterable[bytes]]:
     from slack_bolt.adapter.wsgi import SlackRequestHandler
 
     slack = SlackRequestHandler(app, path=SLACK_PATH)
-    health_body = json.dumps(health(kb)).encode()
     oauth_paths = (INSTALL_PATH, REDIRECT_PATH) if app.oauth_flow is not None else ()
 
     def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
@@ -110,7 +113,7 @@ def make_wsgi(app, kb) -> Callable[[dict, Callable], Iterable[bytes]]:
         if path in oauth_paths and method == "GET":
             return slack(environ, start_response)
         if path == HEALTH_PATH and method in ("GET", "HEAD"):
-            return _reply(start_response, "200 OK", health_body, "application/json")
+            return _reply(start_response, "200 OK", json.dumps(health(kb)).encode(), "application/json")
         if path in (SLACK_PATH, HEALTH_PATH, *oauth_paths):
             return _reply(start_response, "405 Method Not Allowed", b"Method Not Allowed", "text/plain")
         return _reply(start_response, "404 Not Found", b"Not Found", "text/plain")
@@ -123,14 +126,16 @@ def _reply(start_response: Callable, status: str, body: bytes, content_type: str
     return [body]
 
 
-def _serve_http(wsgi, kb, *, host: str, port: int, workers: int, threads: int, log_level: str) -> int:
+def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int, log_level: str) -> int:
     from gunicorn.app.base import BaseApplication
 
     def post_fork(server, worker) -> None:  # each worker gets its own connections: none may cross a fork
         from knowledge import state
         from knowledge.kb import KB
 
+        kb = live.get()
         kb.conn = KB(kb.path).conn
+        live.start()  # threads do not survive a fork: each worker watches for newer prices itself
         try:
             state.engine().dispose(close=False)  # pooled state connections opened by the master stay the master's
         except Exception:  # the database is unreachable now: the first request that needs it will say so

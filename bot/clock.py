@@ -60,12 +60,11 @@ def refresh_all() -> dict[str, dict | str]:
 
 def post_due() -> None:
     """Post the digest to every subscription whose hour has come today (idempotent)."""
-    from bot.digest_cmd import default_client_for_team, list_subscriptions, post_digests
+    from bot.digest_cmd import clients_by_team, list_subscriptions, post_digests
 
     if not list_subscriptions(active_only=True):
         return
-    client = default_client_for_team("default")  # one token for now; raises before any channel is claimed
-    report = post_digests(lambda team: client, due_only=True)
+    report = post_digests(clients_by_team(), due_only=True)  # each workspace with its own token
     for line in report.lines():
         log.info("digest %s", line)
 

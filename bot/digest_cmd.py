@@ -33,6 +33,7 @@ __all__ = [
     "PostReport",
     "PostResult",
     "add_arguments",
+    "clients_by_team",
     "default_client_for_team",
     "digest_answer",
     "list_subscriptions",
@@ -125,22 +126,26 @@ def _ensure_rate_limit_retries(client) -> None:
 
 
 def default_client_for_team(team: str):
-    """A WebClient with the bot token from the environment (one workspace), retrying 429s after Retry-After.
+    """The WebClient that posts to workspace `team` with its own token (OAuth installs), or SLACK_BOT_TOKEN.
 
-    Connection errors and 5xx are *not* retried inside a run (the message may have been posted); the next run
-    retries the channel instead, up to `knowledge.subscriptions.MAX_ATTEMPTS` times.
+    429s are retried after Retry-After; connection errors and 5xx are *not* retried inside a run (the message may
+    have been posted): the next run retries the channel, up to `knowledge.subscriptions.MAX_ATTEMPTS` times.
     """
-    from slack_sdk import WebClient
-    from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+    from bot.slack_app import client_for_team
+
+    return client_for_team(team)
+
+
+def clients_by_team() -> Callable[[str], object]:
+    """`client_for_team` with one client per workspace per run; fails at once when no token is configured."""
+    from functools import cache
 
     from bot.settings import load_settings
 
     settings = load_settings()
-    token = settings.secret("slack_bot_token")
-    if not token:
+    if not settings.oauth_enabled and not settings.secret("slack_bot_token"):
         raise RuntimeError("SLACK_BOT_TOKEN is not set: it is needed to post the digest")
-    return WebClient(token=token, base_url=settings.slack_api_url, timeout=30,
-                     retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=3)])
+    return cache(default_client_for_team)
 
 
 def _digest_for(sub, cache: dict):
@@ -359,8 +364,7 @@ def run(args: argparse.Namespace) -> int:
                     print("no subscriptions")
             return 0
         if args.post:
-            client = default_client_for_team("default")  # one token: fail before claiming any channel
-            report = post_digests(lambda team: client, due_only=args.due_only)
+            report = post_digests(clients_by_team(), due_only=args.due_only)  # fails before claiming a channel
             if args.json:
                 _print_json(report.as_json())
             else:

@@ -452,7 +452,12 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
                     channel: str | None = None) -> dict[str, Any]:
         """The rendered reply to `text`; never raises (an unexpected error becomes the apology, logged)."""
         try:
-            return blocks.answer_message(answer_text(text, team, channel), shareable=shareable)
+            result = answer_text(text, team, channel)
+            if result.query.intent == "history" and shareable:  # a slash command: the summary + "post chart"
+                from bot.history_slack import history_summary_message
+
+                return history_summary_message(result)
+            return blocks.answer_message(result, shareable=shareable)
         except Exception:
             log.exception("internal error answering in Slack (%s)", where)
             return blocks.error_message(language_of(text))
@@ -620,6 +625,11 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             first = True
         if not first:
             return  # the same message was already answered through another event (a mention in a DM)
+        if _is_history(text):  # a chart, uploaded into the thread (rendered here, after Slack got its ack)
+            from bot.history_slack import post_history_chart
+
+            post_history_chart(client, channel, thread_ts, understand(text, kb), kb)
+            return
         message = message_for(text, shareable=False, where=where, team=body.get("team_id"), channel=channel)
         try:
             client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message)
@@ -657,6 +667,35 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
     def asked(query: Query, extra: dict, changed: Query | None = None) -> Query:
         """The question as asked: what the channel's settings filled in is reset, so that they apply afresh."""
         return defaults.undo_defaults(changed or query, extra.get("d") or (), unless_changed_from=query)
+
+    def _is_history(text: str) -> bool:
+        try:
+            return bool(text.strip()) and understand(text, kb).intent == "history"
+        except Exception:
+            return False
+
+    @app.action("history_post_chart")
+    def on_history_chart(ack, body: dict, action: dict, client: WebClient, respond) -> None:
+        ack()
+        where = _context_of(body)
+        parsed = decoded(action, where)
+        if parsed is None:
+            respond_checked(respond, where, response_type="ephemeral", replace_original=False,
+                            **blocks.error_message())
+            return
+        query, extra = parsed
+        team, channel = where_clicked(body)
+        ts = (body.get("container") or {}).get("message_ts") or (body.get("actions") or [{}])[0].get("action_ts")
+        if not claim_event(f"history-chart:{team}:{channel}:{ts}"):  # a double click posts one chart
+            return
+        from bot.history_slack import failure_text, post_history_chart
+
+        result = post_history_chart(client, channel, None, asked(query, extra), kb, notify_failure=False)
+        if result["ok"]:
+            respond_checked(respond, where, delete_original=True)
+        else:
+            respond_checked(respond, where, response_type="ephemeral", replace_original=False,
+                            **blocks.text_message(failure_text(result["error"], query.language)))
 
     @app.action(blocks.ACTION_IDS["share"])
     def on_share(ack, body: dict, action: dict, respond) -> None:

@@ -197,3 +197,35 @@ def test_socket_mode_without_an_app_token_is_a_clear_startup_error(gpubot_home, 
                           text=True, timeout=30)
     assert done.returncode == 2
     assert "SLACK_APP_TOKEN" in done.stderr and "Traceback" not in done.stderr
+
+
+def _wait_uploads(slack: SlackStandIn, count: int, timeout: float = 30.0) -> list:
+    deadline = time.monotonic() + timeout
+    while len(slack.uploads()) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return slack.uploads()
+
+
+def test_history_mention_uploads_exactly_one_chart_in_its_thread(server, slack):
+    body, event = mention_body("A100 spot price history on aws")
+    assert request(server, "POST", "/slack/events", body, signed(body, JSON))[0] == 200
+    retry = signed(body, JSON, X_Slack_Retry_Num="1", X_Slack_Retry_Reason="http_timeout")
+    assert request(server, "POST", "/slack/events", body, retry)[0] == 200
+    uploads = _wait_uploads(slack, 1)
+    time.sleep(1.0)  # a wrong second upload would arrive by now
+    uploads = slack.uploads()
+    assert len(uploads) == 1
+    assert uploads[0].thread_ts == event["ts"] and uploads[0].channel_id == event["channel"]
+    assert uploads[0].content[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "A100" in (uploads[0].initial_comment or "")
+
+
+def test_history_slash_command_gets_the_summary_and_a_post_chart_button(server, slack):
+    body, _hook = slash_body(slack, "history A100 spot")
+    status, raw, _ = request(server, "POST", "/slack/events", body, signed(body, FORM), timeout=10)
+    assert status == 200
+    message = json.loads(raw)
+    assert "A100" in message["text"]
+    assert "history_post_chart" in raw.decode()
+    assert check_message(message)[0] is None
+    assert slack.uploads() == []  # nothing is uploaded until someone asks for the chart in the channel

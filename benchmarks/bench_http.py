@@ -1,6 +1,7 @@
 """Slash-command round trip over real HTTP: `gpubot serve --http --workers 1` against the loopback Slack stand-in.
 
-    .venv/bin/python benchmarks/bench_http.py [--requests 400] [--clients 4] [--threads 8]
+    .venv/bin/python benchmarks/bench_http.py [--requests 400] [--clients 4] [--threads 8] [--workers 1]
+                                              [--postgres]
 
 Starts the stand-in Slack Web API and the server (one gunicorn worker), fires signed `/gpu ...` requests from a
 few concurrent clients (threads, each with its own keep-alive `http.client` connection), and prints p50/p90/p99
@@ -94,17 +95,35 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--threads", type=int, default=8, help="gunicorn threads per worker")
+    parser.add_argument("--workers", type=int, default=1, help="gunicorn worker processes")
+    parser.add_argument("--postgres", action="store_true",
+                        help="keep the state (handled events, settings) in a throwaway PostgreSQL server")
     args = parser.parse_args()
+    database = None
+    if args.postgres:
+        from tests.pgserver import PostgresServer
+
+        database = PostgresServer().start()
+    try:
+        return _run(args, database.url if database else None)
+    finally:
+        if database:
+            database.stop()
+
+
+def _run(args: argparse.Namespace, database_url: str | None) -> int:
     gpubot = str(Path(sys.executable).with_name("gpubot"))
     with tempfile.TemporaryDirectory() as home, SlackStandIn() as slack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
         env.update(GPUBOT_HOME=home, SLACK_SIGNING_SECRET=SECRET, SLACK_BOT_TOKEN="xoxb-bench",
                    SLACK_API_URL=slack.base_url, GPUBOT_LOG_LEVEL="WARNING")
+        if database_url:
+            env["DATABASE_URL"] = database_url
         subprocess.run([gpubot, "kb", "build"], env=env, check=True, capture_output=True)
         port = free_port()
         started = time.time()
         server = subprocess.Popen([gpubot, "serve", "--http", "--host", "127.0.0.1", "--port", str(port),
-                                   "--workers", "1", "--threads", str(args.threads)], env=env,
+                                   "--workers", str(args.workers), "--threads", str(args.threads)], env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             while True:
@@ -153,8 +172,10 @@ def main() -> int:
         return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
     errors = sum(1 for r in results if r["status"] != 200)
-    print(f"gpubot serve --http, 1 worker x {args.threads} threads; {args.requests} signed /gpu requests from "
-          f"{args.clients} keep-alive clients; questions: {', '.join(QUESTIONS)}")
+    state = "PostgreSQL" if database_url else "SQLite"
+    print(f"gpubot serve --http, {args.workers} worker(s) x {args.threads} threads, state in {state}; "
+          f"{args.requests} signed /gpu requests from {args.clients} keep-alive clients; "
+          f"questions: {', '.join(QUESTIONS)}")
     print(f"{'metric':38} {'value':>12}")
     rows = [
         ("server start-up to /healthz (s)", f"{startup:.2f}"),

@@ -28,8 +28,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 SLACK_PATH = "/slack/events"
-INSTALL_PATH = "/slack/install"
-REDIRECT_PATH = "/slack/oauth_redirect"
 HEALTH_PATH = "/healthz"
 WARM_UP_QUESTIONS = ("cheapest A100 spot", "price of p4d.24xlarge")
 
@@ -102,6 +100,8 @@ def health(kb) -> dict[str, Any]:
 def make_wsgi(app, kb) -> Callable[[dict, Callable], Iterable[bytes]]:
     """The WSGI application: Bolt on POST /slack/events, /healthz, 404 for anything else."""
     from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+    from bot.slack_oauth import INSTALL_PATH, REDIRECT_PATH
 
     slack = SlackRequestHandler(app, path=SLACK_PATH)
     oauth_paths = (INSTALL_PATH, REDIRECT_PATH) if app.oauth_flow is not None else ()

@@ -56,11 +56,18 @@ from typing import Any
 from slack_bolt import App, BoltResponse
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
 from bot import blocks
 from bot.pipeline import answer, answer_query, understand
 from bot.settings import Settings
+from bot.slack_commands import Command, digest_options, parse_command
+from bot.slack_oauth import (
+    client_for_team,
+    forget_workspace,
+    installation_store,
+    make_client,
+    oauth_settings,
+)
 from handlers import defaults
 from handlers.models import Answer, Query
 from knowledge.kb import KB
@@ -83,8 +90,6 @@ __all__ = [
 log = logging.getLogger("gpubot.slack")
 
 ACK_BUDGET_SECONDS = 1.5  # answer inside the ack when ready by then; Slack's deadline is 3 s
-INSTALL_PATH = "/slack/install"
-REDIRECT_PATH = "/slack/oauth_redirect"
 MAX_TOP = 90  # "more results" never asks for more rows than one table can hold
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _REFINE_ACTIONS = re.compile(r"^gpu_(toggle_pricing|more_results|show_pitfalls|suggest_\d+)$")
@@ -116,220 +121,6 @@ def _digest_subscriptions_section(ctx: HomeContext) -> list[dict]:
 
 
 home_sections_providers.append(_digest_subscriptions_section)
-
-
-def make_client(settings: Settings, *, oauth: bool | None = None) -> WebClient:
-    """The Web API client: SLACK_API_URL, the bot token (none in OAuth mode: each request brings its workspace's),
-    retries on rate limits and connection errors."""
-    oauth = settings.oauth_enabled if oauth is None else oauth
-    return WebClient(
-        base_url=settings.slack_api_url,
-        token=None if oauth else settings.secret("slack_bot_token"),
-        timeout=10,
-        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2), ConnectionErrorRetryHandler(max_retry_count=2)],
-    )
-
-
-# --- workspaces: OAuth installs and their tokens -------------------------------------------------------------
-
-
-class _Stores:
-    """slack_sdk's SQLAlchemy installation and OAuth-state stores on gpubot's state database."""
-
-    def __init__(self, client_id: str, state_expiration_seconds: int) -> None:
-        try:
-            from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
-            from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
-        except ImportError as exc:  # sqlalchemy.ext.asyncio needs greenlet
-            raise RuntimeError(f"OAuth mode needs sqlalchemy[asyncio] (greenlet): {exc}") from exc
-        from knowledge import state
-
-        class OnceOAuthStateStore(SQLAlchemyOAuthStateStore):
-            """A state is consumed by one DELETE: of two workers handed the same redirect, exactly one wins."""
-
-            def consume(self, state: str) -> bool:
-                import datetime as dt
-
-                from slack_sdk.oauth.sqlalchemy_utils import normalize_datetime_for_db
-
-                now = normalize_datetime_for_db(dt.datetime.now(tz=dt.UTC))
-                c = self.oauth_states.c
-                try:
-                    with self.engine.begin() as conn:
-                        won = conn.execute(self.oauth_states.delete().where(c.state == state, c.expire_at > now))
-                        conn.execute(self.oauth_states.delete().where(c.expire_at <= now))  # tidy up old states
-                    return won.rowcount == 1
-                except Exception as exc:  # a database problem refuses the install rather than crash
-                    log.warning("could not check an OAuth state: %s", type(exc).__name__)
-                    return False
-
-        engine = state.engine()
-        self.installations = SQLAlchemyInstallationStore(client_id=client_id, engine=engine,
-                                                         logger=logging.getLogger("gpubot.oauth"))
-        self.states = OnceOAuthStateStore(expiration_seconds=state_expiration_seconds, engine=engine,
-                                          logger=logging.getLogger("gpubot.oauth"))
-        for store in (self.installations, self.states):
-            try:
-                store.create_tables()  # CREATE ... IF NOT EXISTS semantics (checkfirst)
-            except Exception:  # another process created them between the check and the create
-                store.create_tables()
-
-
-_stores_cache: dict[tuple[str, str, int], _Stores] = {}
-
-
-def _stores(settings: Settings) -> _Stores:
-    from knowledge.state import database_url
-
-    key = (settings.slack_client_id or "", database_url(), settings.slack_state_expiration_seconds)
-    if key not in _stores_cache:
-        _stores_cache[key] = _Stores(key[0], key[2])
-    return _stores_cache[key]
-
-
-def installation_store(settings: Settings):
-    """The installation store (OAuth mode): `find_bot(enterprise_id=None, team_id=T)` gives a workspace's token."""
-    return _stores(settings).installations
-
-
-def client_for_team(team_id: str, settings: Settings | None = None) -> WebClient:
-    """A WebClient with the bot token of workspace `team_id`: from the installation store in OAuth mode, else
-    SLACK_BOT_TOKEN. Rate limits are retried after Retry-After; connection errors are not (a post may have gone
-    through; the digest's next run retries instead). `LookupError` when the workspace has no installation."""
-    from bot.settings import load_settings
-
-    settings = settings or load_settings()
-    if settings.oauth_enabled:
-        bot = installation_store(settings).find_bot(enterprise_id=None, team_id=team_id)
-        if bot is None or not bot.bot_token:
-            raise LookupError(f"gpubot is not installed in workspace {team_id}")
-        token = bot.bot_token
-    else:
-        token = settings.secret("slack_bot_token")
-        if not token:
-            raise RuntimeError("SLACK_BOT_TOKEN is not set: it is needed to post to Slack")
-    return WebClient(token=token, base_url=settings.slack_api_url, timeout=30,
-                     retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=3)])
-
-
-def _oauth_settings(settings: Settings):
-    from slack_bolt.oauth.oauth_settings import OAuthSettings
-
-    stores = _stores(settings)
-    return OAuthSettings(
-        client_id=settings.slack_client_id,
-        client_secret=settings.secret("slack_client_secret"),
-        scopes=[s.strip() for s in settings.slack_scopes.split(",") if s.strip()],
-        user_scopes=[],
-        redirect_uri=settings.slack_redirect_uri,
-        install_path=INSTALL_PATH,
-        redirect_uri_path=REDIRECT_PATH,
-        install_page_rendering_enabled=False,  # /slack/install goes straight to Slack's consent page
-        installation_store=stores.installations,
-        installation_store_bot_only=True,
-        state_store=stores.states,
-        state_expiration_seconds=settings.slack_state_expiration_seconds,
-        logger=logging.getLogger("gpubot.oauth"),
-    )
-
-
-def forget_workspace(team_id: str | None, settings: Settings, *, enterprise_id: str | None = None) -> None:
-    """The app left a workspace: its tokens (OAuth mode), settings and digest subscriptions are deleted."""
-    if not team_id:
-        return
-    if settings.oauth_enabled:
-        store = installation_store(settings)
-        store.delete_bot(enterprise_id=enterprise_id, team_id=team_id)
-        store.delete_installation(enterprise_id=enterprise_id, team_id=team_id)
-    from knowledge import settings_store, subscriptions
-
-    removed = settings_store.delete_team(team_id)
-    subs = subscriptions.list_subscriptions(team_id)
-    for sub in subs:
-        subscriptions.unsubscribe(team_id, sub.channel)
-    log.info("workspace %s removed: tokens deleted, %d settings and %d digest subscriptions dropped",
-             team_id, removed, len(subs))
-
-
-# --- commands: settings and digest subscriptions -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Command:
-    """A `/gpu` text that is a command, not a question."""
-
-    kind: str  # set | unset | show | digest
-    scope: str = "channel"  # channel | workspace
-    key: str | None = None
-    value: str = ""
-    action: str | None = None  # digest: subscribe | unsubscribe | now | list
-    args: tuple[str, ...] = ()
-
-
-_SCOPES = {"workspace": "workspace", "team": "workspace", "channel": "channel", "here": "channel"}
-_DIGEST_ACTIONS = {"subscribe": "subscribe", "sub": "subscribe", "unsubscribe": "unsubscribe", "unsub": "unsubscribe",
-                   "stop": "unsubscribe", "now": "now", "list": "list", "订阅": "subscribe", "取消订阅": "unsubscribe"}
-
-
-def parse_command(text: str) -> Command | None:
-    """The command in a `/gpu` text, or None when it is a question."""
-    words = (text or "").split()
-    if not words:
-        return None
-    head = words[0].lower()
-    if head in ("settings", "setting", "config", "设置") and len(words) == 1:
-        return Command("show")
-    if head == "show" and len(words) == 2 and words[1].lower() in ("settings", "config"):
-        return Command("show")
-    if head in ("set", "unset"):
-        rest = words[1:]
-        scope = "channel"
-        if rest and rest[0].lower() in _SCOPES:
-            scope, rest = _SCOPES[rest[0].lower()], rest[1:]
-        key = rest[0] if rest else None
-        return Command(head, scope=scope, key=key, value=" ".join(rest[1:]))
-    if head == "digest" and len(words) >= 2 and words[1].lower() in _DIGEST_ACTIONS:
-        return Command("digest", action=_DIGEST_ACTIONS[words[1].lower()], args=tuple(words[2:]))
-    return None
-
-
-def _digest_options(args: tuple[str, ...]) -> dict[str, Any]:
-    """`hour 9 tz Asia/Shanghai gpus H100,A100 threshold 2 quiet` -> subscribe() options; ValueError if unreadable."""
-    options: dict[str, Any] = {}
-    words = list(args)
-    while words:
-        word = words.pop(0).lower()
-        if word in ("quiet", "loud", "charts", "no-charts", "nocharts"):
-            if word in ("quiet", "loud"):
-                options["quiet"] = word == "quiet"
-            else:
-                options["charts"] = word == "charts"
-            continue
-        if word in ("hour", "at", "tz", "timezone", "gpus", "gpu", "threshold", "lang", "language"):
-            if not words:
-                raise ValueError(f"`{word}` needs a value")
-            value = words.pop(0)
-            if word in ("hour", "at"):
-                hour = value.split(":")[0]
-                if not hour.isdigit():
-                    raise ValueError(f"hour must be 0..23, not {value!r}")
-                options["hour"] = int(hour)
-            elif word in ("tz", "timezone"):
-                options["timezone"] = value
-            elif word in ("gpus", "gpu"):
-                while value.endswith(",") and words:  # "gpus H100, A100"
-                    value += words.pop(0)
-                options["gpus"] = [g for g in value.split(",") if g.strip()]
-            elif word == "threshold":
-                try:
-                    options["threshold_pct"] = float(value.rstrip("%"))
-                except ValueError:
-                    raise ValueError(f"threshold must be a percentage, not {value!r}") from None
-            else:
-                options["language"] = value.lower()
-            continue
-        raise ValueError(f"unknown digest option {word!r}")
-    return options
 
 
 def language_of(text: str) -> str:
@@ -392,7 +183,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
     oauth = settings.oauth_enabled if oauth is None else oauth
     options: dict[str, Any] = {}
     if oauth:
-        options["oauth_settings"] = _oauth_settings(settings)
+        options["oauth_settings"] = oauth_settings(settings)
     app = App(
         client=client or make_client(settings, oauth=oauth),
         signing_secret=settings.secret("slack_signing_secret") or "",  # an empty secret rejects every HTTP request
@@ -594,7 +385,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
 
         if cmd.action == "subscribe":
             try:
-                options = _digest_options(cmd.args)
+                options = digest_options(cmd.args)
                 options.setdefault("language", lang)
                 sub = subscriptions.subscribe(team, channel, created_by=user, **options)
             except ValueError as exc:

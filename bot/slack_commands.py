@@ -1,0 +1,94 @@
+"""`/gpu` texts that are commands, not questions: channel/workspace settings and digest subscriptions.
+
+    /gpu set [workspace] providers aws,alibaba | regions ... | currency CNY | language zh | pricing spot |
+             budget 2 USD/GPU-hour
+    /gpu unset [workspace] KEY|all
+    /gpu settings
+    /gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] [quiet] | unsubscribe | now |
+                list
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Command", "digest_options", "parse_command"]
+
+
+@dataclass(frozen=True)
+class Command:
+    """A `/gpu` text that is a command, not a question."""
+
+    kind: str  # set | unset | show | digest
+    scope: str = "channel"  # channel | workspace
+    key: str | None = None
+    value: str = ""
+    action: str | None = None  # digest: subscribe | unsubscribe | now | list
+    args: tuple[str, ...] = ()
+
+
+_SCOPES = {"workspace": "workspace", "team": "workspace", "channel": "channel", "here": "channel"}
+_DIGEST_ACTIONS = {"subscribe": "subscribe", "sub": "subscribe", "unsubscribe": "unsubscribe", "unsub": "unsubscribe",
+                   "stop": "unsubscribe", "now": "now", "list": "list", "订阅": "subscribe", "取消订阅": "unsubscribe"}
+
+
+def parse_command(text: str) -> Command | None:
+    """The command in a `/gpu` text, or None when it is a question."""
+    words = (text or "").split()
+    if not words:
+        return None
+    head = words[0].lower()
+    if head in ("settings", "setting", "config", "设置") and len(words) == 1:
+        return Command("show")
+    if head == "show" and len(words) == 2 and words[1].lower() in ("settings", "config"):
+        return Command("show")
+    if head in ("set", "unset"):
+        rest = words[1:]
+        scope = "channel"
+        if rest and rest[0].lower() in _SCOPES:
+            scope, rest = _SCOPES[rest[0].lower()], rest[1:]
+        key = rest[0] if rest else None
+        return Command(head, scope=scope, key=key, value=" ".join(rest[1:]))
+    if head == "digest" and len(words) >= 2 and words[1].lower() in _DIGEST_ACTIONS:
+        return Command("digest", action=_DIGEST_ACTIONS[words[1].lower()], args=tuple(words[2:]))
+    return None
+
+
+def digest_options(args: tuple[str, ...]) -> dict[str, Any]:
+    """`hour 9 tz Asia/Shanghai gpus H100,A100 threshold 2 quiet` -> subscribe() options; ValueError if unreadable."""
+    options: dict[str, Any] = {}
+    words = list(args)
+    while words:
+        word = words.pop(0).lower()
+        if word in ("quiet", "loud", "charts", "no-charts", "nocharts"):
+            if word in ("quiet", "loud"):
+                options["quiet"] = word == "quiet"
+            else:
+                options["charts"] = word == "charts"
+            continue
+        if word in ("hour", "at", "tz", "timezone", "gpus", "gpu", "threshold", "lang", "language"):
+            if not words:
+                raise ValueError(f"`{word}` needs a value")
+            value = words.pop(0)
+            if word in ("hour", "at"):
+                hour = value.split(":")[0]
+                if not hour.isdigit():
+                    raise ValueError(f"hour must be 0..23, not {value!r}")
+                options["hour"] = int(hour)
+            elif word in ("tz", "timezone"):
+                options["timezone"] = value
+            elif word in ("gpus", "gpu"):
+                while value.endswith(",") and words:  # "gpus H100, A100"
+                    value += words.pop(0)
+                options["gpus"] = [g for g in value.split(",") if g.strip()]
+            elif word == "threshold":
+                try:
+                    options["threshold_pct"] = float(value.rstrip("%"))
+                except ValueError:
+                    raise ValueError(f"threshold must be a percentage, not {value!r}") from None
+            else:
+                options["language"] = value.lower()
+            continue
+        raise ValueError(f"unknown digest option {word!r}")
+    return options

@@ -74,6 +74,24 @@ def peak_rss_kb(pid: int) -> dict[int, int]:
     return out
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its children (gunicorn's master and workers), in seconds."""
+    total = 0.0
+    pids = [pid]
+    try:
+        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        pass
+    ticks = os.sysconf("SC_CLK_TCK")
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
 def client_loop(port: int, slack: SlackStandIn, jobs: list[str], results: list, lock: threading.Lock) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     for text in jobs:
@@ -111,20 +129,27 @@ def main() -> int:
             database.stop()
 
 
-def _run(args: argparse.Namespace, database_url: str | None) -> int:
+def measure(*, requests: int = 400, clients: int = 4, threads: int = 8, workers: int = 1,
+            database_url: str | None = None, questions: list[str] | None = None, warm_questions: list[str] | None = None,
+            server_cmd: list[str] | None = None, env_extra: dict[str, str] | None = None) -> dict:
+    """Start the server, fire the signed requests, stop it; return the figures (latencies in ms).
+
+    `questions` are asked round-robin (default QUESTIONS); `server_cmd` replaces `gpubot serve ...` (everything
+    after the executable is appended: --http --host --port --workers --threads), for what-if variants."""
+    questions = questions or QUESTIONS
     gpubot = str(Path(sys.executable).with_name("gpubot"))
     with tempfile.TemporaryDirectory() as home, SlackStandIn() as slack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
         env.update(GPUBOT_HOME=home, SLACK_SIGNING_SECRET=SECRET, SLACK_BOT_TOKEN="xoxb-bench",
-                   SLACK_API_URL=slack.base_url, GPUBOT_LOG_LEVEL="WARNING")
+                   SLACK_API_URL=slack.base_url, GPUBOT_LOG_LEVEL="WARNING", **(env_extra or {}))
         if database_url:
             env["DATABASE_URL"] = database_url
         subprocess.run([gpubot, "kb", "build"], env=env, check=True, capture_output=True)
         port = free_port()
         started = time.time()
-        server = subprocess.Popen([gpubot, "serve", "--http", "--host", "127.0.0.1", "--port", str(port),
-                                   "--workers", str(args.workers), "--threads", str(args.threads)], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        command = [*(server_cmd or [gpubot, "serve"]), "--http", "--host", "127.0.0.1", "--port", str(port),
+                   "--workers", str(workers), "--threads", str(threads)]
+        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             while True:
                 try:
@@ -135,24 +160,25 @@ def _run(args: argparse.Namespace, database_url: str | None) -> int:
                 except OSError:
                     time.sleep(0.05)
                 if server.poll() is not None:
-                    print(server.stderr.read().decode(), file=sys.stderr)
-                    return 1
+                    raise RuntimeError(f"the server did not start:\n{server.stderr.read().decode()[-3000:]}")
             startup = time.time() - started
             warm: list = []
-            client_loop(port, slack, QUESTIONS * 2, warm, threading.Lock())  # first auth.test, caches
+            client_loop(port, slack, warm_questions or QUESTIONS * 2, warm, threading.Lock())  # auth.test, caches
             slack.clear()
 
-            jobs = [QUESTIONS[n % len(QUESTIONS)] for n in range(args.requests)]
-            per_client = [jobs[i:: args.clients] for i in range(args.clients)]
+            jobs = [questions[n % len(questions)] for n in range(requests)]
+            per_client = [jobs[i::clients] for i in range(clients)]
             results: list[dict] = []
             lock = threading.Lock()
-            threads = [threading.Thread(target=client_loop, args=(port, slack, chunk, results, lock))
-                       for chunk in per_client]
+            pool = [threading.Thread(target=client_loop, args=(port, slack, chunk, results, lock))
+                    for chunk in per_client]
+            cpu_before = cpu_seconds(server.pid)
             begin = time.time()
-            for thread in threads:
+            for thread in pool:
                 thread.start()
-            for thread in threads:
+            for thread in pool:
                 thread.join()
+            cpu_used = cpu_seconds(server.pid) - cpu_before
             deferred = [r for r in results if not r["in_ack"]]
             for r in deferred:
                 call = slack.wait_for(f"hooks/{r['hook']}", timeout=30)[0]
@@ -164,6 +190,7 @@ def _run(args: argparse.Namespace, database_url: str | None) -> int:
         finally:
             server.terminate()
             server.wait(timeout=15)
+            server.stderr.close()
 
     latencies = sorted((r["done"] - r["start"]) * 1000 for r in results)
     acks = sorted((r["ack"] - r["start"]) * 1000 for r in results)
@@ -171,26 +198,41 @@ def _run(args: argparse.Namespace, database_url: str | None) -> int:
     def pct(values: list[float], p: float) -> float:
         return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
-    errors = sum(1 for r in results if r["status"] != 200)
+    return {
+        "startup_s": startup, "p50": statistics.median(latencies), "p90": pct(latencies, 90),
+        "p99": pct(latencies, 99), "max": latencies[-1], "ack_p50": statistics.median(acks), "ack_p99": pct(acks, 99),
+        "in_ack": len(results) - len(deferred), "requests": len(results),
+        "errors": sum(1 for r in results if r["status"] != 200), "rps": len(results) / (end - begin),
+        "server_cpu_ms_per_request": 1000 * cpu_used / max(1, len(results)),
+        "rss_mb": {("master" if pid == server.pid else f"worker {pid}"): kb / 1024 for pid, kb in sorted(rss.items())},
+    }
+
+
+def _run(args: argparse.Namespace, database_url: str | None) -> int:
+    try:
+        m = measure(requests=args.requests, clients=args.clients, threads=args.threads, workers=args.workers,
+                    database_url=database_url)
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 1
     state = "PostgreSQL" if database_url else "SQLite"
     print(f"gpubot serve --http, {args.workers} worker(s) x {args.threads} threads, state in {state}; "
           f"{args.requests} signed /gpu requests from {args.clients} keep-alive clients; "
           f"questions: {', '.join(QUESTIONS)}")
     print(f"{'metric':38} {'value':>12}")
     rows = [
-        ("server start-up to /healthz (s)", f"{startup:.2f}"),
-        ("answer round trip p50 (ms)", f"{statistics.median(latencies):.1f}"),
-        ("answer round trip p90 (ms)", f"{pct(latencies, 90):.1f}"),
-        ("answer round trip p99 (ms)", f"{pct(latencies, 99):.1f}"),
-        ("answer round trip max (ms)", f"{latencies[-1]:.1f}"),
-        ("HTTP ack p50 / p99 (ms)", f"{statistics.median(acks):.1f} / {pct(acks, 99):.1f}"),
-        ("answers inside the ack", f"{len(results) - len(deferred)}/{len(results)}"),
-        ("non-200 responses", str(errors)),
-        ("requests per second", f"{len(results) / (end - begin):.1f}"),
+        ("server start-up to /healthz (s)", f"{m['startup_s']:.2f}"),
+        ("answer round trip p50 (ms)", f"{m['p50']:.1f}"),
+        ("answer round trip p90 (ms)", f"{m['p90']:.1f}"),
+        ("answer round trip p99 (ms)", f"{m['p99']:.1f}"),
+        ("answer round trip max (ms)", f"{m['max']:.1f}"),
+        ("HTTP ack p50 / p99 (ms)", f"{m['ack_p50']:.1f} / {m['ack_p99']:.1f}"),
+        ("answers inside the ack", f"{m['in_ack']}/{m['requests']}"),
+        ("non-200 responses", str(m["errors"])),
+        ("requests per second", f"{m['rps']:.1f}"),
+        ("server CPU per request (ms)", f"{m['server_cpu_ms_per_request']:.2f}"),
     ]
-    for pid, kb in sorted(rss.items()):
-        role = "master" if pid == server.pid else "worker"
-        rows.append((f"peak RSS {role} pid {pid} (MB)", f"{kb / 1024:.1f}"))
+    rows += [(f"peak RSS {role} (MB)", f"{mb:.1f}") for role, mb in m["rss_mb"].items()]
     for label, value in rows:
         print(f"{label:38} {value:>12}")
     return 0

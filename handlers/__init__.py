@@ -39,8 +39,10 @@ class _Registry(MutableMapping[str, Handler]):
 
     def __getitem__(self, intent: str) -> Handler:
         if intent not in self._loaded:
+            from handlers.cache import cached  # answers that depend only on the query and the KB are kept
+
             module, _, function = self._targets[intent].partition(":")
-            self._loaded[intent] = getattr(importlib.import_module(module), function)
+            self._loaded[intent] = cached(intent, getattr(importlib.import_module(module), function))
         return self._loaded[intent]
 
     def __setitem__(self, intent: str, handler: Handler) -> None:

@@ -34,11 +34,11 @@ def handle(query: Query, kb: KB) -> Answer:
     whole = [r for r in rows if "GPU only" not in r["instance_type"]]
     if len(whole) < len(rows):  # a GPU-only figure (host VM price unknown) is not what a user pays
         notes.append(t("cheapest.gpu_only_excluded", lang, count=len(rows) - len(whole)))
-    ranked, context = _with_articles(kb, query, refs, pricing, [offer(r) for r in whole], notes)
+    ranked, context = _with_articles(kb, query, refs, pricing, whole, notes)
     title = t("cheapest.title", lang, what=what, pricing=pricing_label(pricing, lang))
     if not ranked:
         notes.insert(0, t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)))
-    shown = ranked[:top]
+    shown = [_as_offer(item) for item in ranked[:top]]  # only what is shown becomes a model (hundreds may match)
     if any(o.vgpu for o in shown):
         notes.append(t("cheapest.vgpu", lang))
     return Answer(
@@ -53,11 +53,16 @@ def handle(query: Query, kb: KB) -> Answer:
     )
 
 
+def _as_offer(item: dict | Offer) -> Offer:
+    return item if isinstance(item, Offer) else offer(item)
+
+
 def _with_articles(
-    kb: KB, query: Query, refs: list[GpuRef], pricing: str, ranked: list[Offer], notes: list[str]
-) -> tuple[list[Offer], list[Offer]]:
-    """Rank catalog offers; seed-article figures rank only for providers without a catalog that were asked for
-    (or when nothing else is known), and are otherwise shown as dated context beside the catalog's best price."""
+    kb: KB, query: Query, refs: list[GpuRef], pricing: str, ranked: list[dict], notes: list[str]
+) -> tuple[list[dict | Offer], list[Offer]]:
+    """Rank catalog offers (rows, cheapest first); seed-article figures rank only for providers without a catalog
+    that were asked for (or when nothing else is known), and are otherwise shown as dated context beside the
+    catalog's best price."""
     articles = [
         offer(r)
         for r in kb.offers(gpus=refs, pricing=pricing, providers=query.providers, kinds=("article",))
@@ -72,11 +77,12 @@ def _with_articles(
         notes.append(t("cheapest.article_only", query.language, provider=_provider_name(kb, provider, query.language)))
     context = [a for a in articles if a not in rank_articles]
     merged = sorted([*ranked, *rank_articles], key=_rank_key)
-    best = {o.provider: o for o in reversed(ranked)}
+    best = {o["provider"]: o for o in reversed(ranked)}
     lang = query.language
     for item in context:
         cheapest = best.get(item.provider)
         if cheapest:
+            cheapest = offer(cheapest)
             notes.append(t(
                 "cheapest.article_context", lang, as_of=item.as_of, provider=_provider_name(kb, item.provider, lang),
                 subject=item.instance_type, price=_per_gpu(item),
@@ -85,7 +91,9 @@ def _with_articles(
     return merged, context
 
 
-def _rank_key(item: Offer) -> tuple:
+def _rank_key(item: dict | Offer) -> tuple:
+    if isinstance(item, dict):  # a catalog row, ordered like the knowledge base orders its query
+        return (item["price_per_gpu_hour_usd"], item["provider"], item["instance_type"], item["region"])
     return (item.price_per_gpu_hour_usd, item.provider, item.instance_type, item.region)
 
 

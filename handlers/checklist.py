@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from handlers import cheapest
-from handlers.common import money
+from handlers.common import money, scan_text
 from handlers.models import Answer, Query
 from handlers.pitfalls import to_model
 from knowledge import pitfalls as store
@@ -39,7 +39,7 @@ def handle(query: Query, kb: KB) -> Answer:
     best = plan.offers[0] if plan and plan.offers else None
     lines: list[str] = []
     providers = list(dict.fromkeys([*query.providers, *([best.provider] if best else [])]))
-    found = store.search(kb, " ".join(filter(None, [query.text, query.topic])), gpus=query.gpus,
+    found = store.search(kb, " ".join(filter(None, [scan_text(query), query.topic])), gpus=query.gpus,
                          providers=providers, pricing=query.pricing, topics=ALWAYS_TOPICS, limit=10)
     for scored in found:
         text = scored.row["checklist_zh" if lang == "zh" else "checklist_en"]

@@ -8,12 +8,19 @@ from handlers.i18n import t
 from handlers.models import NameIssue, Offer, Query, Source
 
 SYMBOLS = {"USD": "$", "CNY": "¥"}
+SCAN_CHARS = 2000  # handlers read a question up to here, like the parser (handlers.parse.MAX_CHARS)
 _OFFER_FIELDS = set(Offer.model_fields)
 
 
 def offer(row: dict) -> Offer:
     """An `Offer` from an `offers` table row."""
     return Offer.model_validate({key: value for key, value in row.items() if key in _OFFER_FIELDS})
+
+
+def scan_text(query: Query) -> str:
+    """The question's text as handlers read it: the Query keeps the whole text, but a 100 KB paste is not scanned
+    keyword by keyword (the parser reads the same first `SCAN_CHARS` characters)."""
+    return (query.text or "")[:SCAN_CHARS]
 
 
 def money(value: float, currency: str = "USD") -> str:

@@ -360,10 +360,10 @@ class Vocabulary:
         vocab = cls._cache.get(kb) or cls._from_disk(kb)
         if vocab is None:
             memories: dict[str, set[float]] = {}
-            for row in kb.conn.execute(
+            for row in kb.rows(  # through kb.rows: a damaged file is reported as such
                 "SELECT DISTINCT gpu, gpu_memory_gb FROM offers WHERE gpu_memory_gb IS NOT NULL AND NOT vgpu"
             ):
-                memories.setdefault(row[0], set()).add(float(row[1]))
+                memories.setdefault(row["gpu"], set()).add(float(row["gpu_memory_gb"]))
             vocab = cls.build(
                 gpu_names=kb.gpu_names,
                 provider_names=kb.provider_names,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from handlers.common import name_notes
+from handlers.common import name_notes, scan_text
 from handlers.models import Answer, Offer, Pitfall, Query
 from knowledge import pitfalls as store
 from knowledge.kb import KB
@@ -40,7 +40,7 @@ def relevant(kb: KB, query: Query, offers: list[Offer] = (), limit: int = 3) -> 
     providers = list(dict.fromkeys([*query.providers, *(o.provider for o in offers)]))
     gpus = list(dict.fromkeys([*query.gpus, *(o.gpu for o in offers)]))
     pricing = query.pricing or (offers[0].pricing if offers else None)
-    text = " ".join(filter(None, [query.text, query.topic, *(["vgpu"] if any(o.vgpu for o in offers) else [])]))
+    text = " ".join(filter(None, [scan_text(query), query.topic, *(["vgpu"] if any(o.vgpu for o in offers) else [])]))
     found = store.search(kb, text, gpus=gpus, providers=providers, pricing=pricing, limit=limit)
     return [to_model(s.row, query.language) for s in found]
 
@@ -49,16 +49,18 @@ def handle(query: Query, kb: KB) -> Answer:
     """pitfalls [topic | gpu | provider | pricing]: hidden costs and traps, e.g. `pitfalls spot on aws`"""
     lang = query.language
     notes, suggestions = name_notes(query)
-    found = store.search(kb, " ".join(filter(None, [query.text, query.topic])), gpus=query.gpus,
+    text = scan_text(query)
+    found = store.search(kb, " ".join(filter(None, [text, query.topic])), gpus=query.gpus,
                          providers=query.providers, pricing=query.pricing, limit=query.top_n or DEFAULT_TOP)
     about = f": {query.topic or ' '.join([*query.gpus, *query.providers])}".rstrip(": ")
     if not found:
         from rapidfuzz import process, utils
 
         words = store.keyword_vocabulary(kb)
-        close = [m[0] for m in process.extract(query.topic or query.text, words, processor=utils.default_process,
+        close = [m[0] for m in process.extract(query.topic or text, words, processor=utils.default_process,
                                                limit=4, score_cutoff=60)]
-        notes.append(_p("none", lang, text=query.topic or query.text))
+        asked = query.topic or text
+        notes.append(_p("none", lang, text=asked if len(asked) <= 200 else asked[:200] + "…"))
         suggestions += close or SUGGESTED_TOPICS[lang]
         return Answer(query=query, title=_p("title", lang, about=""), notes=notes, suggestions=suggestions)
     return Answer(

@@ -122,9 +122,17 @@ def _scope(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> tuple[lis
     return providers, regions
 
 
+def _form_factors(kb: KB) -> dict[str, str]:
+    """Datasheet model -> form factor, read once per knowledge base (asked for every candidate offer)."""
+    cached = getattr(kb, "_form_factors", None)
+    if cached is None:
+        cached = kb._form_factors = {r["model"]: r["form_factor"] or ""
+                                     for r in kb.rows("SELECT model, form_factor FROM gpu_specs")}
+    return cached
+
+
 def _nvlinked(kb: KB, row: dict) -> bool:
-    spec = kb.rows("SELECT form_factor FROM gpu_specs WHERE model = ?", [row["gpu_model"] or ""])
-    form = (spec[0]["form_factor"] or "") if spec else ""
+    form = _form_factors(kb).get(row["gpu_model"] or "", "")
     return "SXM" in form.upper() or "NVLINK" in form.upper()
 
 
@@ -196,7 +204,7 @@ def _ranking_facts(kb: KB, query: Query, options: list[dict], pricing: str, fire
                            "ON s.family = o.gpu WHERE o.kind = 'catalog' AND o.vgpu = 0"):
             best[row["provider"]] = max(best.get(row["provider"], 0), row["t"] or 0)
         order = sorted(best, key=lambda p: -best[p])
-        ranked = sorted({(o["family"], o["tflops"]) for o in options}, key=lambda x: -x[1])
+        ranked = sorted({(o["family"], o["tflops"]) for o in options}, key=lambda x: (-x[1], x[0]))  # ties: by name
         facts["perf_ranking"] = ", ".join(f"{f} {v:,g}" for f, v in ranked[:6])
     else:  # the top option's GPU; A100 (the seeds' own subject) when fewer than two ranked providers sell it
         asked = [GpuRef.parse(query.gpus[0]).family] if query.gpus else [o["family"] for o in options[:1]]

@@ -7,7 +7,7 @@ import json
 import re
 import unicodedata
 
-from handlers.common import name_notes
+from handlers.common import name_notes, scan_text
 from handlers.i18n_rules import rule_hits, t
 from handlers.models import Answer, Query
 from knowledge.kb import KB, GpuRef
@@ -37,7 +37,7 @@ def handle(query: Query, kb: KB) -> Answer:
             specs += [s for s in spec_rows if s not in specs]
     for name in query.gpus[:3]:
         specs += [s for s in spec_rows_for(kb, GpuRef.parse(name)) if s not in specs]
-    asked = asked_precisions(query.text)
+    asked = asked_precisions(scan_text(query))
     lines += precision_lines(specs, asked, query.gpu_count, lang)
     if not asked:
         lines += [row_line(s, lang) for s in specs[:6]]
@@ -69,7 +69,7 @@ _PRICE_WORDS = re.compile(
 def is_fact_question(query: Query, kb: KB) -> bool:
     """A question about a datasheet or instance fact rather than a price (for questions parsed as `price`):
     fact words ("bandwidth", "显存", "FP32") or a strong match with a seed erratum, and no price words."""
-    text = (query.text or "").lower()
+    text = scan_text(query).lower()
     if _PRICE_WORDS.search(text):
         return False
     return bool(_FACT_WORDS.search(text)) or any(score >= 8 for score, _, _ in _scores(query, kb))
@@ -81,7 +81,7 @@ _FIGURE = re.compile(r"[$¥]\s*\d|\d(\.\d+)?\s*(美元|元|usd|cny|gbps|gb\b|tfl
 def with_errata(answer: Answer, query: Query, kb: KB) -> Answer:
     """Another handler's answer with the corrections of the seed errata the question clearly touches (the
     erratum's own question, two topic keywords, or a figure being checked), and their rule."""
-    text = (query.text or "").lower()
+    text = scan_text(query).lower()
     strong = {row["id"] for score, topical, row in _scores(query, kb)
               if score >= 10 or topical >= 2 or topical and _FIGURE.search(text)}
     errata = [e for e in match_errata(query, kb) if e["id"] in strong]
@@ -247,24 +247,56 @@ def _errata(kb: KB) -> list[tuple[dict, list[str], set[str], set[str], set[str]]
     return cached
 
 
+def _keywords(kb: KB) -> tuple[str, ...]:
+    """Every distinct errata keyword and instance type, once per knowledge base (each is looked for once per text)."""
+    cached = getattr(kb, "_errata_keywords", None)
+    if cached is None:
+        words = {k for _, keywords, instances, _, _ in _errata(kb) for k in (*keywords, *instances)}
+        cached = kb._errata_keywords = tuple(sorted(words))
+    return cached
+
+
+_SCORES_CACHE_SIZE = 256
+
+
 def _scores(query: Query, kb: KB) -> list[tuple[int, int, dict]]:
-    text = (query.text or "").lower()
+    """(score, topical keywords, erratum row) of every erratum a keyword of which occurs in the question.
+
+    An answer asks for these two or three times (is it a fact question, which errata are strong, which match), so
+    the result is kept per knowledge base for the last few questions; each distinct keyword is looked for once.
+    """
+    text = scan_text(query).lower()
+    key = (text, tuple(query.gpus), tuple(query.instance_types), tuple(query.providers))
+    memo = getattr(kb, "_errata_scores", None)
+    if memo is None:
+        memo = kb._errata_scores = {}
+    found = memo.get(key)
+    if found is not None:
+        return found
+    present = {k for k in _keywords(kb) if _found(k, text)}
     families = {GpuRef.parse(g).family.lower() for g in query.gpus}
     asked_instances = {i.lower() for i in query.instance_types}
+    plain = _plain(text)
     out = []
     for row, keywords, instances, gpu_set, provider_set in _errata(kb):
-        hits = [k for k in keywords if _found(k, text)]
+        hits = [k for k in keywords if k in present]
         if not hits:
             continue
         topical = sum(1 for k in hits if not _entity(kb, k, instances))
         inst = sum(1 for i in instances if any(a == i or a.endswith("_" + i) for a in asked_instances)
-                   or _found(i, text))
+                   or i in present)
         gpus = len(families & gpu_set)
         providers = len(set(query.providers) & provider_set)
         score = 3 * topical + (len(hits) - topical) + 3 * min(inst, 2) + gpus + providers
-        if _plain(text) in (_plain(row["question_en"]), _plain(row["question_zh"])):
+        if plain in (_plain(row["question_en"]), _plain(row["question_zh"])):
             score += 10
         out.append((score, topical, row))
+    if len(memo) >= _SCORES_CACHE_SIZE:
+        try:  # drop the oldest; another thread may be doing the same
+            memo.pop(next(iter(memo)), None)
+        except (StopIteration, RuntimeError):
+            pass
+    memo[key] = out
     return out
 
 

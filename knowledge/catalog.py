@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,6 +102,13 @@ def _number(
     return value
 
 
+_COMPARED = ("Price", "SpotPrice", "vCPUs", "MemoryGiB", "GpuInfo")  # what two rows for one offer must agree on
+
+
+def _shown(value: object) -> str:
+    return "empty" if value is None or value == "" else f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def read_catalog(path: str | Path) -> Catalog:
     """Parse and validate a catalog file; raise `CatalogError` on the first problem."""
     path = Path(path)
@@ -114,12 +122,33 @@ def read_catalog(path: str | Path) -> Catalog:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise CatalogError(path, f"not UTF-8 text (byte {raw[exc.start]:#x})", line) from None
+        raise CatalogError(path, f"not UTF-8 text (byte {raw[exc.start]:#x}); save the file as UTF-8", line,
+                           _column_at(raw, exc.start)) from None
     return parse_catalog(text, path)
+
+
+def _column_at(raw: bytes, offset: int) -> str:
+    """The header name (else the 1-based number) of the CSV column holding byte `offset` (quotes are not
+    considered: this only says where an undecodable byte is)."""
+    start = raw.rfind(b"\n", 0, offset) + 1
+    number = raw[start:offset].count(b",")
+    header = raw.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace").strip().split(",")
+    name = header[number].strip() if number < len(header) and start > 0 else ""
+    return name if name.isascii() and name.isidentifier() else str(number + 1)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # never in a text file (tabs and line ends are fine)
 
 
 def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
     """Validate catalog text (see `read_catalog`)."""
+    control = _CONTROL.search(text)
+    if control:
+        at = control.start()
+        line = text.count("\n", 0, at) + 1
+        column = _column_at(text.encode("utf-8", "surrogatepass"), len(text[:at].encode("utf-8", "surrogatepass")))
+        raise CatalogError(path, f"control character U+{ord(control.group()):04X} in a cell (a binary or damaged "
+                           "file?)", line, column)
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = tuple(cell.strip() for cell in next(reader))
@@ -129,9 +158,11 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
         raise CatalogError(path, f"malformed CSV ({exc})", 1) from None
     missing = [name for name in REQUIRED if name not in header]
     if missing:
-        raise CatalogError(path, f"missing column(s) {', '.join(missing)}; header is {','.join(header)}", 1)
+        raise CatalogError(path, f"missing column(s) {', '.join(missing)}; header is {','.join(header)}", 1,
+                           missing[0])
     if len(set(header)) != len(header):
-        raise CatalogError(path, "duplicate column names in header", 1)
+        twice = next(name for name in header if header.count(name) > 1)
+        raise CatalogError(path, "duplicate column names in header", 1, twice)
     index = {name: header.index(name) for name in KNOWN if name in header}
 
     rows: list[CatalogRow] = []
@@ -144,8 +175,10 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
             if not record or all(not cell.strip() for cell in record):
                 continue
             if len(record) != len(header):
+                column = header[len(record)] if len(record) < len(header) else f"{len(header) + 1} (beyond the header)"
                 raise CatalogError(
-                    path, f"expected {len(header)} cells, found {len(record)} (truncated or malformed row)", line
+                    path, f"expected {len(header)} cells, found {len(record)} (truncated or malformed row)", line,
+                    column,
                 )
 
             def cell(name: str, record: list[str] = record) -> str:
@@ -179,16 +212,20 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
             key = (row.instance_type, row.accelerator, row.accelerator_count, row.region, row.zone)
             value = (row.price, row.spot_price, row.vcpus, row.memory_gib, row.gpu_info)
             if key in seen:
-                if seen[key] != value:
+                earlier, earlier_line = seen[key]
+                if earlier != value:
+                    column = next(name for name, a, b in zip(_COMPARED, earlier, value, strict=True) if a != b)
                     raise CatalogError(
-                        path, f"conflicting duplicate of an earlier row for {key[0] or key[1]} in {key[3]}", line
+                        path, f"conflicting duplicate of line {earlier_line} for {key[0] or key[1]} in {key[3]} "
+                        f"({column} {_shown(earlier[_COMPARED.index(column)])} there, "
+                        f"{_shown(value[_COMPARED.index(column)])} here)", line, column,
                     )
                 duplicates += 1
                 continue
-            seen[key] = value
+            seen[key] = (value, line)
             (hosts if row.is_host else rows).append(row)
     except csv.Error as exc:
         raise CatalogError(path, f"malformed CSV ({exc})", reader.line_num) from None
     if not rows and not hosts:
-        raise CatalogError(path, "no data rows")
+        raise CatalogError(path, "no data rows (the file ends after its header)", reader.line_num + 1)
     return Catalog(str(path), header, tuple(rows), tuple(hosts), duplicates)

@@ -7,6 +7,8 @@ read-only. Queries return plain dicts with the columns of their table; handlers 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -17,6 +19,8 @@ from pathlib import Path
 from knowledge.paths import DATA_DIR, kb_path
 
 SCHEMA_VERSION = 2  # bump when the tables change shape
+REQUIRED_TABLES = ("meta", "gpus", "gpu_specs", "offers", "providers", "price_terms")  # what every build has
+log = logging.getLogger("gpubot.kb")
 _MEMORY = re.compile(r"^(?P<family>.+?)\s+(?P<memory>\d+(?:\.\d+)?)\s*GB$", re.IGNORECASE)
 
 
@@ -37,6 +41,25 @@ def fingerprint() -> str:
 
 class KnowledgeBaseError(RuntimeError):
     """The knowledge base is missing, corrupt or could not be built."""
+
+
+def _identity(path: Path) -> str:
+    """Which file is at `path` (inode, size, modification time): a rebuild is another file."""
+    st = path.stat()
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def damage_marker(path: Path) -> Path:
+    return path.with_name(path.name + ".damaged")
+
+
+def marked_damaged(path: Path, identity: str | None) -> str | None:
+    """Why the knowledge-base file with `identity` was found damaged by a query, or None (not marked)."""
+    try:
+        marked, _, reason = damage_marker(path).read_text(encoding="utf-8").partition("\n")
+    except OSError:
+        return None
+    return (reason.strip() or "damaged") if identity and marked == identity else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,27 +89,85 @@ class KB:
             self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
             self.conn.row_factory = sqlite3.Row
             self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            self._identity = _identity(Path(path))
+            self._check_shape()
         except sqlite3.DatabaseError as exc:
             raise KnowledgeBaseError(f"knowledge base {path} is unreadable ({exc}); run `gpubot kb build`") from exc
 
+    def _check_shape(self) -> None:
+        """Cheap signs of a damaged file (a few microseconds): shorter than its own header says, or tables missing.
+
+        Damage inside a page is found by `verify()` (a full check, ~70 ms) or by the first query that reads it."""
+        pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+        page_size = self.conn.execute("PRAGMA page_size").fetchone()[0]
+        size = Path(self.path).stat().st_size
+        if size < pages * page_size:
+            raise KnowledgeBaseError(f"knowledge base {self.path} is truncated ({size} of {pages * page_size} bytes); "
+                                     "run `gpubot kb build`")
+        tables = {row[0] for row in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = [name for name in REQUIRED_TABLES if name not in tables]
+        if missing:
+            raise KnowledgeBaseError(f"knowledge base {self.path} lacks table(s) {', '.join(missing)}; "
+                                     "run `gpubot kb build`")
+
+    def verify(self) -> None:
+        """Read every page (`PRAGMA quick_check`); KnowledgeBaseError when any is damaged."""
+        try:
+            problems = [row[0] for row in self.conn.execute("PRAGMA quick_check(5)")]
+        except sqlite3.DatabaseError as exc:
+            problems = [str(exc)]
+        if problems != ["ok"]:
+            raise KnowledgeBaseError(f"knowledge base {self.path} is corrupt ({'; '.join(problems)[:300]}); "
+                                     "run `gpubot kb build`")
+
     @classmethod
-    def open(cls, path: Path | None = None, *, build_if_missing: bool = True) -> KB:
-        """Open the knowledge base, building it first when it is missing, stale or corrupt."""
+    def open(cls, path: Path | None = None, *, build_if_missing: bool = True, verify: bool = False) -> KB:
+        """Open the knowledge base, building it first when it is missing, stale or corrupt (`verify`: check every
+        page first, ~70 ms, for a long-running server).
+
+        The knowledge base is a build artifact (bundled data plus the imports kept in the state database), so a
+        damaged file is simply rebuilt, with a warning in the log. When a rebuild fails, a stale but readable
+        knowledge base keeps serving (logged); with none to fall back on, `KnowledgeBaseError` says why.
+        """
         path = path or kb_path()
+        stale: KB | None = None
+        damaged: KnowledgeBaseError | None = None
         if path.exists():
             try:
                 kb = cls(path)
+                reason = marked_damaged(path, kb._identity)
+                if reason:
+                    kb.close()
+                    raise KnowledgeBaseError(f"knowledge base {path} was found damaged ({reason})")
+                if verify:
+                    kb.verify()
                 if kb.meta("fingerprint") == fingerprint():
                     return kb
-                kb.close()
-            except KnowledgeBaseError:
+                stale = kb
+            except KnowledgeBaseError as exc:
                 if not build_if_missing:
                     raise
+                damaged = exc
+                log.warning("rebuilding the knowledge base: %s", exc)
         if not build_if_missing:
-            raise KnowledgeBaseError(f"knowledge base {path} is missing; run `gpubot kb build`")
+            if stale is not None:
+                stale.close()
+            raise KnowledgeBaseError(f"knowledge base {path} is {'stale' if stale else 'missing'}; "
+                                     "run `gpubot kb build`")
         from knowledge.build import build
 
-        build(path)
+        try:
+            build(path)
+        except Exception as exc:
+            if stale is not None:
+                log.warning("knowledge base %s could not be rebuilt (%s: %s); still using the one built at %s",
+                            path, type(exc).__name__, exc, stale.meta("built_at"))
+                return stale
+            why = "is damaged" if damaged else "is missing"
+            raise KnowledgeBaseError(f"knowledge base {path} {why} and could not be built: {exc}") from exc
+        damage_marker(path).unlink(missing_ok=True)
+        if stale is not None:
+            stale.close()
         return cls(path)
 
     def close(self) -> None:
@@ -99,12 +180,46 @@ class KB:
     def rows(self, sql: str, params: Sequence | dict = ()) -> list[dict]:
         cursor = self.conn.cursor()
         cursor.row_factory = None  # plain tuples zipped with the column names: twice as fast as dict(sqlite3.Row)
-        cursor.execute(sql, params)
-        columns = [d[0] for d in cursor.description or ()]
-        return [dict(zip(columns, row)) for row in cursor]
+        try:
+            cursor.execute(sql, params)
+            columns = [d[0] for d in cursor.description or ()]
+            return [dict(zip(columns, row)) for row in cursor]
+        except sqlite3.DatabaseError as exc:
+            self._damaged(exc)
+            raise
+
+    def _damaged(self, exc: sqlite3.DatabaseError) -> None:
+        """A query failed because the file is damaged (not because the SQL is wrong): mark it (`kb.db.damaged`,
+        naming this very file), so that the next `KB.open` or `LiveKB` refresh rebuilds it; KnowledgeBaseError."""
+        text = str(exc).lower()
+        if not any(sign in text for sign in ("malformed", "not a database", "disk i/o", "unable to open",
+                                             "file is encrypted", "database corrupt")):
+            return
+        marked = ""
+        try:
+            if _identity(Path(self.path)) == self._identity:  # still the file we opened, not a newer build
+                damage_marker(Path(self.path)).write_text(f"{self._identity}\n{exc}\n", encoding="utf-8")
+                marked = "; it is rebuilt on next use"
+        except OSError:
+            pass
+        log.error("knowledge base %s is damaged: %s%s", self.path, exc, marked)
+        raise KnowledgeBaseError(f"knowledge base {self.path} is damaged ({exc}){marked or '; run `gpubot kb build`'}"
+                                 ) from exc
+
+    def _execute(self, sql: str, params: Sequence | dict = ()) -> list[sqlite3.Row]:
+        """Rows of a query (sqlite3.Row), with a damaged file reported as such (see `_damaged`)."""
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            self._damaged(exc)
+            raise
 
     def meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._damaged(exc)
+            raise
         return row[0] if row else None
 
     # --- names -------------------------------------------------------------------------------------------------
@@ -113,18 +228,18 @@ class KB:
     def gpu_names(self) -> dict[str, str]:
         """Every name a GPU family goes by (lower-cased) -> the family's knowledge-base name."""
         names: dict[str, str] = {}
-        for row in self.conn.execute("SELECT name, aliases, spec_models FROM gpus"):
+        for row in self._execute("SELECT name, aliases, spec_models FROM gpus"):
             for alias in [row["name"], *json.loads(row["aliases"]), *json.loads(row["spec_models"])]:
                 names.setdefault(alias.lower(), row["name"])
-        for row in self.conn.execute("SELECT DISTINCT accelerator, gpu FROM offers WHERE kind = 'catalog'"):
+        for row in self._execute("SELECT DISTINCT accelerator, gpu FROM offers WHERE kind = 'catalog'"):
             names.setdefault(row["accelerator"].lower(), row["gpu"])
             names.setdefault(row["gpu"].lower(), row["gpu"])
         return names
 
     @cached_property
     def gpu_kinds(self) -> dict[str, str]:
-        kinds = {row["name"]: row["kind"] for row in self.conn.execute("SELECT name, kind FROM gpus")}
-        for row in self.conn.execute("SELECT DISTINCT gpu, gpu_kind FROM offers"):
+        kinds = {row["name"]: row["kind"] for row in self._execute("SELECT name, kind FROM gpus")}
+        for row in self._execute("SELECT DISTINCT gpu, gpu_kind FROM offers"):
             kinds.setdefault(row["gpu"], row["gpu_kind"])
         return kinds
 
@@ -145,7 +260,7 @@ class KB:
     def regions(self) -> dict[str, set[str]]:
         """region id -> providers that have offers there"""
         regions: dict[str, set[str]] = {}
-        for row in self.conn.execute("SELECT DISTINCT region, provider FROM offers WHERE kind != 'article'"):
+        for row in self._execute("SELECT DISTINCT region, provider FROM offers WHERE kind != 'article'"):
             regions.setdefault(row["region"], set()).add(row["provider"])
         return regions
 
@@ -154,7 +269,7 @@ class KB:
         """instance type (lower-cased) -> its spelling in the knowledge base"""
         return {
             row[0].lower(): row[0]
-            for row in self.conn.execute("SELECT DISTINCT instance_type FROM offers WHERE kind != 'article'")
+            for row in self._execute("SELECT DISTINCT instance_type FROM offers WHERE kind != 'article'")
         }
 
     # --- offers ------------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from knowledge.kb import KB, fingerprint
+from knowledge.kb import KB, KnowledgeBaseError, damage_marker, fingerprint, marked_damaged
 from knowledge.paths import home, kb_path
 
 log = logging.getLogger("gpubot.kb")
@@ -52,9 +52,14 @@ class LiveKB:
         from knowledge.imports import imports_version
 
         current = self._kb
-        return (current.meta("imports_version") or "0") != str(imports_version()) or (
-            current.meta("fingerprint") != fingerprint()
-        )
+        if not Path(current.path).exists() or marked_damaged(Path(current.path), getattr(current, "_identity", None)):
+            return True  # deleted, or found damaged by a query: rebuild
+        try:
+            return (current.meta("imports_version") or "0") != str(imports_version()) or (
+                current.meta("fingerprint") != fingerprint()
+            )
+        except KnowledgeBaseError:  # damaged under us
+            return True
 
     def refresh(self) -> bool:
         """Rebuild and swap if the knowledge base is behind the shared state; True if it was swapped."""
@@ -63,11 +68,14 @@ class LiveKB:
                 return False
             path = kb_path()
             with _build_lock(home() / "kb.lock"):
-                on_disk = KB(path) if path.exists() else None
+                try:
+                    on_disk = KB(path) if path.exists() else None
+                except KnowledgeBaseError:  # damaged on disk: rebuilt below
+                    on_disk = None
                 try:  # another worker of this machine may have rebuilt it while we waited for the lock
                     fresh = on_disk is not None and on_disk.meta("imports_version") == _version() and (
                         on_disk.meta("fingerprint") == fingerprint()
-                    )
+                    ) and not marked_damaged(path, on_disk._identity)
                 finally:
                     if on_disk is not None:
                         on_disk.close()
@@ -75,6 +83,7 @@ class LiveKB:
                     from knowledge.build import build
 
                     report = build(path)
+                    damage_marker(path).unlink(missing_ok=True)
                     log.info("knowledge base rebuilt: %s offers in %s s", report["offers"], report["seconds"])
             old, self._kb = self._kb, KB(path)
             log.info("knowledge base swapped in (imports version %s)", self._kb.meta("imports_version"))

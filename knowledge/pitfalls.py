@@ -58,11 +58,16 @@ def _rows(kb) -> list[dict]:
     cached = getattr(kb, "_pitfall_rows", None)
     if cached is None:
         cached = []
+        from rapidfuzz import utils
+
         for row in kb.rows("SELECT * FROM pitfalls"):
             row = dict(row)
             row["tags"] = json.loads(row["tags"])
             row["keywords"] = json.loads(row["keywords"])
             row["erratum_ids"] = json.loads(row["erratum_ids"] or "[]")
+            # titles as the similarity test reads them, processed once per knowledge base rather than per question
+            row["_titles"] = tuple(utils.default_process(row[k]) for k in ("title_en", "title_zh"))
+            row["_keywords_lower"] = tuple((k.lower(), 1.5 + 0.2 * min(len(k), 10)) for k in row["keywords"])
             cached.append(row)
         kb._pitfall_rows = cached
     return cached
@@ -98,7 +103,27 @@ def search(
     topics: set[str] | None = None,
     limit: int = 5,
 ) -> list[Scored]:
-    """Pitfalls ranked by relevance to a question and its parsed fields; only those with some relevance."""
+    """Pitfalls ranked by relevance to a question and its parsed fields; only those with some relevance.
+
+    Kept per knowledge base for the last few hundred questions (answers that recommend something search on every
+    ask, with the same arguments when the same question comes again)."""
+    key = (text, tuple(gpus), tuple(providers), pricing, tuple(sorted(topics or ())), limit)
+    memo = getattr(kb, "_pitfall_search", None)
+    if memo is None:
+        memo = kb._pitfall_search = {}
+    found = memo.get(key)
+    if found is None:
+        found = _search(kb, text, gpus=gpus, providers=providers, pricing=pricing, topics=topics, limit=limit)
+        if len(memo) >= 256:
+            try:  # drop the oldest; another thread may be doing the same
+                memo.pop(next(iter(memo)), None)
+            except (StopIteration, RuntimeError):
+                pass
+        memo[key] = found
+    return list(found)
+
+
+def _search(kb, text: str, *, gpus, providers, pricing, topics, limit: int) -> list[Scored]:
     lowered = text.lower()
     topics = set(topics or ()) | topics_in(text)
     if pricing == "spot":
@@ -107,16 +132,17 @@ def search(
         topics |= {"reserved", "lock_in"}
     from rapidfuzz import fuzz, utils
 
+    processed = utils.default_process(text)
     families = {g.split()[0].upper() for g in gpus}
     fts = _fts_scores(kb, text)
     scored = []
     for row in _rows(kb):
         tags = row["tags"]
         score = fts.get(row["id"], 0.0)
-        title = max(fuzz.token_set_ratio(text, row[k], processor=utils.default_process) for k in ("title_en", "title_zh"))
+        title = max(fuzz.token_set_ratio(processed, t) for t in row["_titles"])
         if title >= 70:  # the question names the pitfall itself
             score += (title - 60) / 10
-        score += sum(1.5 + 0.2 * min(len(k), 10) for k in row["keywords"] if k.lower() in lowered)
+        score += sum(weight for k, weight in row["_keywords_lower"] if k in lowered)
         score += 2.0 * len(topics & set(tags.get("topics", ())))
         if pricing and pricing in tags.get("pricing", ()):
             score += 2.0

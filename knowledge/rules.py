@@ -478,7 +478,7 @@ def in_mainland_china(region: str) -> bool:
 
 def query_facts(query: Any) -> dict[str, Any]:
     """The facts of a question (a handlers.models.Query): its fields plus a few flags read from its text."""
-    flags = text_flags(query.text or "")
+    flags = text_flags((query.text or "")[:2000])  # read like the parser: a huge paste is not scanned
     workload = query.workload
     if workload is None and "not_compute" in flags:
         workload = "general"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sqlite3
 import threading
 import time
 from contextlib import contextmanager
@@ -49,17 +50,42 @@ def database_url() -> str:
     return url
 
 
+class StateBusyError(RuntimeError):
+    """The SQLite state database stayed locked by another process for longer than the busy timeout.
+
+    Nothing of the failed operation was written (its transaction was rolled back); trying again is safe."""
+
+
+def busy_timeout() -> float:
+    """Seconds a write waits for another process's lock on the SQLite state database (GPUBOT_DB_BUSY_TIMEOUT)."""
+    try:
+        return max(0.0, float(os.environ.get("GPUBOT_DB_BUSY_TIMEOUT", "30")))
+    except ValueError:
+        return 30.0
+
+
 @cache
 def _engine_for(url: str) -> sa.Engine:
     if url.startswith("sqlite"):
-        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        timeout = busy_timeout()
+        engine = sa.create_engine(url, connect_args={"timeout": timeout, "check_same_thread": False})
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(connection, _record) -> None:  # concurrent readers, one writer, no lost writes
             cursor = connection.cursor()
+            cursor.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
             cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA busy_timeout=30000")
             cursor.close()
+
+        @sa.event.listens_for(engine, "handle_error")
+        def _locked(context) -> None:  # "database is locked" after the wait: say what happened and what to do
+            error = context.original_exception
+            if isinstance(error, sqlite3.OperationalError) and "locked" in str(error).lower():
+                where = url.removeprefix("sqlite:///")
+                raise StateBusyError(
+                    f"the state database {where} is locked by another process (waited {timeout:g} s, "
+                    "GPUBOT_DB_BUSY_TIMEOUT); nothing was written, try again"
+                ) from error
 
         return engine
     return sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)

@@ -1,0 +1,199 @@
+"""Every benchmark of gpubot on the full bundled knowledge base, one table against the targets (figures, not tests).
+
+    .venv/bin/python benchmarks/run.py [--quick] [--what-if] [--json PATH]
+
+1. knowledge-base build time (`gpubot kb build` into a fresh GPUBOT_HOME, median of 3);
+2. parse + resolve + answer per intent, in process (benchmarks/bench_answer.py): p50/p99, uncached and cached;
+3. CLI cold start of `gpubot ask "cheapest A100 spot"` (new processes, .pyc present, after one warm-up run);
+4. slash commands over real HTTP to `gpubot serve --http` with one worker (benchmarks/bench_http.py): p50, p99,
+   requests/s and the server's peak RSS, for the same four questions again and again (the answer cache hits) and
+   for 400 different questions (every answer computed);
+5. `--what-if`: the same HTTP runs with the change recommended for bot/slack_app.py (Bolt's
+   process_before_response=True, so the request thread runs the slash-command listener instead of polling for
+   its ack every 10 ms), patched in at start-up. Not how gpubot ships: evidence for the recommendation.
+
+The machine (CPU, cores, memory, Python, load average) is printed first: on a shared machine, figures move with
+the load. PYTHONDONTWRITEBYTECODE is removed from the environment of every process started here (a real install
+has .pyc files). `--quick` runs fewer repetitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_http  # noqa: E402
+
+PYTHON = sys.executable
+GPUBOT = str(Path(sys.executable).with_name("gpubot"))
+TARGETS = {"http_p99_ms": 25.0, "http_rps": 300.0, "cli_s": 0.25, "build_s": 5.0, "rss_mb": 200.0}
+
+# The patch behind --what-if: every Bolt App is built with process_before_response=True (slash commands are then
+# run in the request thread; events would need lazy listeners, which this benchmark does not send).
+WHAT_IF = (
+    "import sys, slack_bolt.app.app as bolt\n"
+    "original = bolt.App.__init__\n"
+    "def patched(self, *args, **kwargs):\n"
+    "    kwargs['process_before_response'] = True\n"
+    "    original(self, *args, **kwargs)\n"
+    "bolt.App.__init__ = patched\n"
+    "from bot.cli import main\n"
+    "sys.exit(main(['serve', *sys.argv[1:]]))\n"
+)
+
+
+def env_without_pyc_ban(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("SLACK_")}
+    env.update(extra)
+    return env
+
+
+def machine() -> dict[str, str]:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor() or "?")
+    mem = next((int(line.split()[1]) // 1024 for line in Path("/proc/meminfo").read_text().splitlines()
+                if line.startswith("MemTotal")), 0)
+    return {"cpu": cpu, "cores": str(os.cpu_count()), "memory": f"{mem / 1024:.1f} GiB",
+            "python": platform.python_version(), "os": f"{platform.system()} {platform.release()}",
+            "load average": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+
+
+def kb_build(runs: int) -> dict:
+    times = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as home:
+            started = time.perf_counter()
+            subprocess.run([GPUBOT, "kb", "build"], env=env_without_pyc_ban(GPUBOT_HOME=home), check=True,
+                           capture_output=True)
+            times.append(time.perf_counter() - started)
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times), "runs": runs}
+
+
+def answers(repeat: int, home: str) -> dict:
+    done = subprocess.run([PYTHON, str(ROOT / "benchmarks" / "bench_answer.py"), "--repeat", str(repeat), "--json"],
+                          env=env_without_pyc_ban(GPUBOT_HOME=home), check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def cli_cold_start(runs: int, home: str, question: str = "cheapest A100 spot") -> dict:
+    env = env_without_pyc_ban(GPUBOT_HOME=home)
+    subprocess.run([GPUBOT, "ask", question], env=env, check=True, capture_output=True)  # .pyc, caches
+    walls, cpus = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run([GPUBOT, "ask", question], env=env, check=True, capture_output=True)
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return {"p50_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls),
+            "cpu_p50_s": statistics.median(cpus), "runs": runs}
+
+
+def distinct_questions(n: int = 400) -> list[str]:
+    """`n` different real questions: every one is answered from scratch (no answer-cache hit)."""
+    gpus = ["A100", "H100", "L4", "T4", "V100", "A10G", "H200", "L40S", "A10", "B200"]
+    pricing = ["spot", "on demand", "reserved 1 year"]
+    where = ["", "on aws", "on gcp", "on azure", "on alibaba", "on tencent"]
+    out = [f"cheapest {count}x {gpu} {p} {w}".strip()
+           for count in (1, 8) for gpu in gpus for p in pricing for w in where]
+    out += [f"最便宜的{gpu}竞价实例" for gpu in gpus] + [f"price of {i}" for i in (
+        "p4d.24xlarge", "p5.48xlarge", "g5.xlarge", "g5.12xlarge", "g6.xlarge", "p3.2xlarge", "g4dn.xlarge",
+        "a2-highgpu-1g", "a3-highgpu-8g", "Standard_NC24ads_A100_v4", "Standard_ND96asr_v4")]
+    return out[:n]
+
+
+def http(requests: int, clients: int, questions: list[str] | None, what_if: bool) -> dict:
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the server inherits this process's environment
+    server_cmd = [PYTHON, "-c", WHAT_IF] if what_if else None
+    return bench_http.measure(requests=requests, clients=clients, threads=8, workers=1, questions=questions,
+                              server_cmd=server_cmd)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (a rough figure in ~1 minute)")
+    parser.add_argument("--what-if", action="store_true", help="also run HTTP with process_before_response=True")
+    parser.add_argument("--json", help="also write every figure to this JSON file")
+    args = parser.parse_args()
+    quick = args.quick
+    figures: dict = {"machine": machine()}
+    print("machine: " + "; ".join(f"{k} {v}" for k, v in figures["machine"].items()), flush=True)
+
+    figures["build"] = kb_build(1 if quick else 3)
+    with tempfile.TemporaryDirectory() as home:
+        subprocess.run([GPUBOT, "kb", "build"], env=env_without_pyc_ban(GPUBOT_HOME=home), check=True,
+                       capture_output=True)
+        figures["answer"] = answers(5 if quick else 30, home)
+        figures["cli"] = cli_cold_start(5 if quick else 15, home)
+    requests = 200 if quick else 600
+    figures["http_same"] = http(requests, 4, None, what_if=False)
+    figures["http_distinct"] = http(min(requests, 400), 4, distinct_questions(), what_if=False)
+    if args.what_if:
+        figures["what_if_same"] = http(requests, 4, None, what_if=True)
+        figures["what_if_distinct"] = http(min(requests, 400), 4, distinct_questions(), what_if=True)
+    figures["machine"]["load average after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+    print_table(figures)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+def print_table(f: dict) -> None:
+    def met(ok: bool) -> str:
+        return "yes" if ok else "NO"
+
+    rows: list[tuple[str, str, str, str]] = []
+    b = f["build"]
+    rows.append(("knowledge-base build (gpubot kb build)", f"{b['median_s']:.2f} s", "<= 5 s",
+                 met(b["median_s"] <= TARGETS["build_s"])))
+    for intent, r in f["answer"].items():
+        rows.append((f"answer '{intent}' uncached p50 / p99", f"{r['uncached'][0]:.2f} / {r['uncached'][1]:.2f} ms",
+                     "", ""))
+        rows.append((f"answer '{intent}' cached p50 / p99", f"{r['cached'][0]:.2f} / {r['cached'][1]:.2f} ms", "", ""))
+    c = f["cli"]
+    rows.append(('CLI cold start: gpubot ask "cheapest A100 spot"',
+                 f"{c['p50_s']:.3f} s (min {c['min_s']:.3f}, CPU {c['cpu_p50_s']:.3f})", "<= 0.25 s",
+                 met(c["p50_s"] <= TARGETS["cli_s"])))
+    for key, label in (("http_same", "4 questions repeated"), ("http_distinct", "400 different questions"),
+                       ("what_if_same", "WHAT-IF pbr, 4 questions repeated"),
+                       ("what_if_distinct", "WHAT-IF pbr, 400 different questions")):
+        h = f.get(key)
+        if not h:
+            continue
+        rows.append((f"HTTP /gpu p50 / p99 ({label})", f"{h['p50']:.1f} / {h['p99']:.1f} ms", "p99 <= 25 ms",
+                     met(h["p99"] <= TARGETS["http_p99_ms"])))
+        rows.append((f"HTTP requests/s, 1 worker ({label})", f"{h['rps']:.0f}", ">= 300",
+                     met(h["rps"] >= TARGETS["http_rps"])))
+        rows.append((f"  server CPU per request ({label})", f"{h['server_cpu_ms_per_request']:.2f} ms", "", ""))
+        rss = max(h["rss_mb"].values())
+        rows.append((f"server peak RSS, largest process ({label})",
+                     f"{rss:.0f} MB (" + ", ".join(f"{k} {v:.0f}" for k, v in h["rss_mb"].items()) + ")",
+                     "<= 200 MB", met(rss <= TARGETS["rss_mb"])))
+        if h["errors"] or h["in_ack"] < h["requests"]:
+            rows.append((f"  non-200 / answers after the ack ({label})",
+                         f"{h['errors']} / {h['requests'] - h['in_ack']}", "", ""))
+    width = max(len(r[0]) for r in rows)
+    vwidth = max(len(r[1]) for r in rows)
+    print(f"\n{'benchmark':{width}}  {'result':{vwidth}}  {'target':13} met")
+    for label, value, target, ok in rows:
+        print(f"{label:{width}}  {value:{vwidth}}  {target:13} {ok}")
+    print("machine: " + "; ".join(f"{k} {v}" for k, v in f["machine"].items()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""A small per-knowledge-base LRU of answers, for the intents whose answer depends on nothing but the query and the
+knowledge base.
+
+Why: a long-running server answers the same questions again and again (a team asks "cheapest H100 spot" every
+morning, the spot/on-demand button flips back and forth, every App Home visit asks for the help answer). An answer
+takes 2-10 ms to compute and a hit about 0.03 ms. Correctness rests on three facts:
+
+- the key is the whole parsed `Query` (its repr: text, intent, every filter and the channel's defaults already
+  applied), so two questions share an answer only when the handler would see the same input;
+- the cache hangs off the `KB` object itself (a weak reference; through a `CurrentKB` stand-in, off the KB it
+  stands for at that moment) and a KB object never changes: a rebuild writes a new file and `LiveKB` swaps in a new
+  `KB` (new object, empty cache), so new prices are never hidden by old answers;
+- only intents that read nothing else are cached (`CACHEABLE`): `digest` and `history` read the price history in
+  the state database, which moves without a knowledge-base rebuild, so they are never cached.
+
+An `Answer` is a frozen model and every edge derives new answers with `model_copy(update=...)`, so sharing one
+answer between requests is safe. A handler that raises is not cached. `GPUBOT_ANSWER_CACHE=0` turns it off,
+`GPUBOT_ANSWER_CACHE=N` sets the size per knowledge base (default 512 answers, a few MB at most).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+CACHEABLE = frozenset({"cheapest", "price", "compare", "spec", "recommend", "tco", "pitfalls", "checklist", "help"})
+DEFAULT_SIZE = 512
+
+_lock = threading.Lock()
+_caches: weakref.WeakKeyDictionary[Any, OrderedDict] = weakref.WeakKeyDictionary()
+stats = {"hits": 0, "misses": 0}
+
+
+def size() -> int:
+    try:
+        return max(0, int(os.environ.get("GPUBOT_ANSWER_CACHE", DEFAULT_SIZE)))
+    except ValueError:
+        return DEFAULT_SIZE
+
+
+def clear() -> None:
+    with _lock:
+        _caches.clear()
+        stats.update(hits=0, misses=0)
+
+
+def cached(intent: str, handler: Callable) -> Callable:
+    """`handler` answering through the cache when `intent` is cacheable (else `handler` itself)."""
+    if intent not in CACHEABLE:
+        return handler
+
+    def answer(query, kb):
+        limit = size()
+        if not limit:
+            return handler(query, kb)
+        key = (intent, repr(query))  # every field (JSON would fail on lone surrogates, which a str may hold)
+        owner = kb.current() if hasattr(kb, "current") else kb  # a live stand-in: the KB it stands for right now
+        try:
+            with _lock:
+                entries = _caches.get(owner)
+                if entries is None:
+                    entries = _caches[owner] = OrderedDict()
+                found = entries.get(key)
+                if found is not None:
+                    entries.move_to_end(key)
+                    stats["hits"] += 1
+                    return found
+        except TypeError:  # a knowledge base that cannot be weakly referenced: no cache
+            return handler(query, kb)
+        result = handler(query, kb)
+        with _lock:
+            stats["misses"] += 1
+            entries[key] = result
+            while len(entries) > limit:
+                entries.popitem(last=False)
+        return result
+
+    answer.__doc__ = handler.__doc__  # the help text is built from handlers' docstrings
+    answer.__wrapped__ = handler  # type: ignore[attr-defined]
+    return answer

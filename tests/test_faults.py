@@ -1,0 +1,698 @@
+"""Faults: what a user sees, and that nothing is lost or sent twice, when the things gpubot depends on fail.
+
+- The Slack Web API answers 429 (with Retry-After), 500, or too slowly while gpubot posts an answer (@-mention, DM)
+  or a digest (stand-in failure injection; the production clients and their retry handlers).
+- A digest run dies half-way (a real process exit), also while a post is in flight; the rerun.
+- The SQLite state database is locked by another process (an exclusive transaction held in another process).
+- The knowledge base is missing, damaged or cannot be built when the CLI or the server starts.
+
+Cases marked xfail(strict=True) show a defect whose fix belongs in a file owned by someone else (bot/slack_oauth.py,
+bot/digest_cmd.py, bot/serve.py); the reason says what happens today, BENCHMARKS.md ("Recommended changes") the fix.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import json
+import logging
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from slack_bolt import BoltRequest
+from slack_sdk import WebClient
+
+from bot.cli import main
+from tests.slack_standin import SlackStandIn, check_message
+from tests.test_slack_http import GPUBOT, free_port, request, server_env, signed, slash_body
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "faults-secret"
+BOT_USER = SlackStandIn.bot_user_id
+
+
+# --- answers: mentions and DMs ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def slack():
+    with SlackStandIn() as standin:
+        yield standin
+
+
+@pytest.fixture(autouse=True)
+def _fresh(request):
+    if "slack" in request.fixturenames:
+        standin = request.getfixturevalue("slack")
+        standin.clear()
+        yield
+        standin.delay("chat.postMessage", 0)
+        standin._rules.clear()  # leave no programmed failure to the next test
+    else:
+        yield
+
+
+@pytest.fixture(scope="module")
+def app(slack, kb):
+    """The real app with the production Web API client (its retry handlers), a short timeout for the tests."""
+    from bot.settings import load_settings
+    from bot.slack_app import build_app
+    from bot.slack_oauth import make_client
+
+    settings = load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url)
+    client = make_client(settings)
+    client.timeout = 1
+    return build_app(settings, kb, client=client)
+
+
+def dispatch(app, body: str, **headers: str):
+    ts = str(int(time.time()))
+    digest = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    return app.dispatch(BoltRequest(body=body, headers={
+        "content-type": "application/json", "x-slack-request-timestamp": ts, "x-slack-signature": f"v0={digest}",
+        **{k.replace("_", "-"): v for k, v in headers.items()}}))
+
+
+def mention_body(text: str, channel: str = "C0FAULT") -> tuple[str, dict]:
+    ts = f"{time.time():.6f}"
+    event = {"type": "app_mention", "user": "U_ASKER", "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": channel,
+             "event_ts": ts}
+    return json.dumps({"team_id": "T0FAULT", "api_app_id": "A_GPUBOT", "type": "event_callback", "event": event,
+                       "event_id": f"Ev{uuid.uuid4().hex}", "event_time": int(time.time())}), event
+
+
+def dm_body(text: str) -> str:
+    ts = f"{time.time():.6f}"
+    event = {"type": "message", "channel_type": "im", "channel": "D0FAULT", "user": "U_ASKER", "text": text,
+             "ts": ts, "event_ts": ts}
+    return json.dumps({"team_id": "T0FAULT", "api_app_id": "A_GPUBOT", "type": "event_callback", "event": event,
+                       "event_id": f"Ev{uuid.uuid4().hex}", "event_time": int(time.time())})
+
+
+def settle(slack: SlackStandIn, seconds: float = 0.5) -> None:
+    time.sleep(seconds)
+
+
+def test_a_rate_limited_reply_waits_for_retry_after_and_is_posted_once(app, slack):
+    slack.rate_limit("chat.postMessage", retry_after=1, times=2)
+    body, event = mention_body("cheapest A100 spot")
+    started = time.monotonic()
+    assert dispatch(app, body).status == 200
+    calls = slack.wait_for("chat.postMessage", 3, timeout=10)
+    assert time.monotonic() - started >= 2.0, "each retry waited Retry-After (1 s)"
+    settle(slack)
+    assert [c.status for c in slack.calls("chat.postMessage")] == [429, 429, 200]
+    posted = slack.messages("C0FAULT")
+    assert len(posted) == 1 and posted[0]["thread_ts"] == event["ts"] and calls[-1].ok
+    assert check_message(posted[0]) == (None, []) and "A100" in posted[0]["text"]
+
+
+def test_a_reply_rate_limited_past_the_retries_is_given_up_and_logged_not_duplicated(app, slack, caplog):
+    slack.rate_limit("chat.postMessage", retry_after=0, times=10)
+    body, _ = mention_body("price of p4d.24xlarge")
+    with caplog.at_level(logging.WARNING):
+        assert dispatch(app, body).status == 200
+        slack.wait_for("chat.postMessage", 3, timeout=10)
+        settle(slack)
+    # what the user sees: no reply (Slack kept refusing); the operator sees why; a retry of the event changes nothing
+    assert [c.status for c in slack.calls("chat.postMessage")] == [429, 429, 429]
+    assert any("ratelimited" in r.getMessage() for r in caplog.records)
+    assert dispatch(app, body, x_slack_retry_num="1", x_slack_retry_reason="http_timeout").status == 200
+    settle(slack)
+    assert len(slack.calls("chat.postMessage")) == 3 and not slack.messages("C0FAULT")
+
+
+@pytest.mark.xfail(strict=True, reason="bot/slack_oauth.make_client has no ServerErrorRetryHandler: one HTTP 500 "
+                                       "from chat.postMessage loses the reply (logged, never retried)")
+def test_a_reply_that_gets_a_500_is_retried_and_posted_once(app, slack):
+    slack.server_error("chat.postMessage", 500, times=1)
+    body, event = mention_body("cheapest H100 spot")
+    assert dispatch(app, body).status == 200
+    slack.wait_for("chat.postMessage", 2, timeout=2)
+    settle(slack)
+    assert [c.status for c in slack.calls("chat.postMessage")] == [500, 200]
+    assert len(slack.messages("C0FAULT")) == 1
+
+
+def test_a_500_on_a_reply_is_logged_with_context_and_never_posted_twice(app, slack, caplog):
+    slack.server_error("chat.postMessage", 500, times=1)
+    body, _ = mention_body("cheapest L4 spot")
+    with caplog.at_level(logging.WARNING, logger="gpubot.slack"):
+        assert dispatch(app, body).status == 200
+        slack.wait_for("chat.postMessage")
+        settle(slack)
+    assert len([c for c in slack.calls("chat.postMessage") if c.ok]) <= 1
+    assert any("C0FAULT" in r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
+
+
+def test_a_reply_that_times_out_is_not_posted_twice(app, slack, caplog):
+    """Slack took the message but answered after the client gave up: the post may have gone through, so it is
+    not sent again (neither by the client's retries nor when Slack redelivers the event)."""
+    slack.delay("chat.postMessage", 2.0)
+    body, event = mention_body("cheapest A10G on demand")
+    with caplog.at_level(logging.WARNING):
+        assert dispatch(app, body).status == 200
+        slack.wait_for("chat.postMessage")
+        time.sleep(2.0)
+    slack.delay("chat.postMessage", 0)
+    assert dispatch(app, body, x_slack_retry_num="1", x_slack_retry_reason="http_timeout").status == 200
+    settle(slack)
+    assert len(slack.calls("chat.postMessage")) == 1, "sent once"
+    assert slack.messages("C0FAULT")[0]["thread_ts"] == event["ts"]  # the user sees it: Slack had it
+    assert any("Timeout" in r.getMessage() or "timed out" in r.getMessage() for r in caplog.records)
+
+
+def test_a_rate_limited_dm_reply_is_posted_once(app, slack):
+    slack.rate_limit("chat.postMessage", retry_after=0, times=1)
+    assert dispatch(app, dm_body("price of g5.xlarge")).status == 200
+    slack.wait_for("chat.postMessage", 2)
+    settle(slack)
+    assert [c.status for c in slack.calls("chat.postMessage")] == [429, 200]
+    assert len(slack.messages("D0FAULT")) == 1
+
+
+# --- digests ---------------------------------------------------------------------------------------------------------
+
+NOW = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)
+TOKEN = "xoxb-T0001-faults"
+CHANNELS = ("C0001", "C0002", "C0003")
+OLD = [{"instance_type": "p5.48xlarge", "region": "us-east-1", "pricing": "spot", "gpu": "H100", "gpu_count": 8,
+        "price_per_hour_usd": 20.0}]
+NEW = [{"instance_type": "p5.48xlarge", "region": "us-east-1", "pricing": "spot", "gpu": "H100", "gpu_count": 8,
+        "price_per_hour_usd": 18.0}]
+
+
+@pytest.fixture
+def digest_state(tmp_path, monkeypatch):
+    """Own state database: two snapshots (H100 spot 10% cheaper) and three subscribed channels."""
+    from knowledge import history, subscriptions
+
+    url = f"sqlite:///{tmp_path / 'state.db'}"
+    monkeypatch.setenv("GPUBOT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setattr(history, "ensure_baselines", lambda *a, **k: [])
+    history.record_snapshot("aws", OLD, "old catalog", NOW - dt.timedelta(days=2))
+    history.record_snapshot("aws", NEW, "new catalog", NOW - dt.timedelta(hours=3))
+    for channel in CHANNELS:
+        subscriptions.subscribe("default", channel, charts=False)
+    return url
+
+
+@pytest.fixture
+def digest_slack():
+    with SlackStandIn() as standin:
+        yield standin
+
+
+def per_channel(slack) -> dict[str, int]:
+    return {c: len(slack.messages(c)) for c in CHANNELS}
+
+
+def client_for(slack, timeout: float = 30):
+    from bot.digest_cmd import default_client_for_team  # noqa: F401  (the same retry policy as production)
+    from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+    return lambda team: WebClient(token=TOKEN, base_url=slack.base_url, timeout=timeout,
+                                  retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=3)])
+
+
+def test_a_digest_rate_limited_past_its_retries_fails_that_channel_and_the_rerun_posts_it_once(
+        digest_state, digest_slack):
+    from bot.digest_cmd import post_digests
+
+    digest_slack.rate_limit("chat.postMessage", retry_after=0, times=4)  # the first channel, every attempt
+    report = post_digests(client_for(digest_slack), NOW)
+    statuses = {r.channel: (r.status, r.detail) for r in report.results}
+    assert statuses["C0001"] == ("failed", "ratelimited")
+    assert per_channel(digest_slack) == {"C0001": 0, "C0002": 1, "C0003": 1}
+    report = post_digests(client_for(digest_slack), NOW)  # the next run (the clock, an hour later)
+    assert {r.channel: r.status for r in report.results} == {"C0001": "posted", "C0002": "already_sent",
+                                                             "C0003": "already_sent"}
+    assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}
+
+
+@pytest.mark.xfail(strict=True, reason="bot/digest_cmd.post_digests marks a timed-out post 'failed, retryable' "
+                                       "although Slack may have posted it; the next run posts it again")
+def test_a_digest_post_that_times_out_is_not_posted_twice(digest_state, digest_slack):
+    from bot.digest_cmd import post_digests
+
+    digest_slack.delay("chat.postMessage", 2.0)
+    report = post_digests(client_for(digest_slack, timeout=0.5), NOW)
+    assert {r.status for r in report.results} <= {"failed", "unknown", "posted"}
+    digest_slack.delay("chat.postMessage", 0)
+    post_digests(client_for(digest_slack), NOW)
+    post_digests(client_for(digest_slack), NOW + dt.timedelta(hours=1))
+    assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}
+
+
+_RUNNER = textwrap.dedent("""
+    import datetime as dt, os, sys
+    from slack_sdk import WebClient
+    from knowledge import history
+    from bot.digest_cmd import post_digests
+    history.ensure_baselines = lambda *a, **k: []
+    now = dt.datetime.fromisoformat(sys.argv[1])
+    client = WebClient(token=os.environ["SLACK_BOT_TOKEN"], base_url=os.environ["SLACK_API_URL"])
+    def died(result):  # the process dies right after the first channel's post is recorded: no cleanup at all
+        if sys.argv[2] == "exit-after-first":
+            os._exit(137)
+    post_digests(lambda team: client, now, on_posted=died)
+""")
+
+
+def run_digest_process(digest_state, slack, tmp_path, mode: str, now: dt.datetime = NOW) -> subprocess.Popen:
+    env = {**os.environ, "DATABASE_URL": digest_state, "GPUBOT_HOME": str(tmp_path / "proc-home"),
+           "SLACK_BOT_TOKEN": TOKEN, "SLACK_API_URL": slack.base_url}
+    return subprocess.Popen([sys.executable, "-c", _RUNNER, now.isoformat(), mode], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_digest_process_that_dies_between_channels_is_completed_exactly_once_by_the_rerun(
+        digest_state, digest_slack, tmp_path):
+    from bot.digest_cmd import post_digests
+
+    proc = run_digest_process(digest_state, digest_slack, tmp_path, "exit-after-first")
+    proc.communicate(timeout=60)
+    assert proc.returncode == 137
+    assert sum(per_channel(digest_slack).values()) == 1  # the user saw one channel's digest so far
+    report = post_digests(client_for(digest_slack), NOW + dt.timedelta(minutes=5))
+    assert sorted(r.status for r in report.results) == ["already_sent", "posted", "posted"]
+    assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}
+
+
+def test_a_digest_process_killed_mid_post_leaves_the_other_channels_for_the_rerun(digest_state, digest_slack,
+                                                                                   tmp_path):
+    """SIGKILL while Slack holds the second post: the first channel is recorded sent, the third never tried; the
+    rerun posts the third once and leaves the second (claimed by a dead sender) alone until the claim is stale."""
+    from bot.digest_cmd import post_digests
+
+    digest_slack.delay("chat.postMessage", 1.5)  # Slack records each post at once and answers 1.5 s later
+    proc = run_digest_process(digest_state, digest_slack, tmp_path, "normal")
+    digest_slack.wait_for("chat.postMessage", 2, timeout=30)  # the second post: Slack has it, the sender waits
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    digest_slack.delay("chat.postMessage", 0)
+    report = post_digests(client_for(digest_slack), NOW + dt.timedelta(minutes=5))
+    statuses = {r.channel: r.status for r in report.results}
+    assert statuses == {"C0001": "already_sent", "C0002": "in_progress", "C0003": "posted"}
+    assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}  # C0002's post reached Slack before the kill
+
+
+@pytest.mark.xfail(strict=True, reason="bot/digest_cmd: a claim left by a sender killed mid-post is taken over when "
+                                       "stale and posted again, although Slack may have the first post; nothing "
+                                       "checks the channel (e.g. conversations.history for the digest's metadata)")
+def test_after_a_kill_mid_post_the_stale_claim_is_not_posted_twice(digest_state, digest_slack, tmp_path):
+    from bot.digest_cmd import post_digests
+
+    digest_slack.delay("chat.postMessage", 1.5)
+    proc = run_digest_process(digest_state, digest_slack, tmp_path, "normal")
+    digest_slack.wait_for("chat.postMessage", 2, timeout=30)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    digest_slack.delay("chat.postMessage", 0)
+    post_digests(client_for(digest_slack), NOW + dt.timedelta(minutes=40))  # the dead sender's claim is stale
+    assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}
+
+
+# --- the state database locked by another process ---------------------------------------------------------------
+
+_LOCKER = textwrap.dedent("""
+    import sqlite3, sys, time
+    conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+    conn.execute("BEGIN EXCLUSIVE")
+    print("locked", flush=True)
+    time.sleep(float(sys.argv[2]))
+    conn.execute("ROLLBACK")
+""")
+
+
+class Locker:
+    """Another process holding an exclusive transaction on the SQLite state database for `seconds`."""
+
+    def __init__(self, url: str, seconds: float):
+        self.path, self.seconds = url.removeprefix("sqlite:///"), seconds
+
+    def __enter__(self) -> Locker:
+        self.proc = subprocess.Popen([sys.executable, "-c", _LOCKER, self.path, str(self.seconds)],
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().strip() == "locked"
+        self.since = time.monotonic()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.proc.wait(timeout=30)
+        self.proc.stdout.close()
+
+
+def _state_with_timeout(tmp_path, monkeypatch, seconds: str) -> str:
+    from knowledge import subscriptions
+
+    url = f"sqlite:///{tmp_path / 'state.db'}"
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("GPUBOT_DB_BUSY_TIMEOUT", seconds)
+    subscriptions.subscribe("default", "C0001")
+    subscriptions.subscribe("default", "C0002")
+    return url
+
+
+@pytest.fixture
+def locked_state(tmp_path, monkeypatch):
+    """A fresh SQLite state database (two subscriptions) whose writers wait up to 3 s for a lock."""
+    return _state_with_timeout(tmp_path, monkeypatch, "3")
+
+
+@pytest.fixture
+def impatient_state(tmp_path, monkeypatch):
+    """The same, with writers that wait only 0.5 s (GPUBOT_DB_BUSY_TIMEOUT): a 2 s lock outlasts them."""
+    return _state_with_timeout(tmp_path, monkeypatch, "0.5")
+
+
+def subscription_rows(url: str) -> list[tuple]:
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+        return conn.execute("SELECT team, channel, hour, timezone FROM digest_subscriptions ORDER BY id").fetchall()
+
+
+def test_a_write_waits_for_another_process_lock_and_succeeds(locked_state):
+    from knowledge import subscriptions
+
+    with Locker(locked_state, 1.0) as lock:
+        subscriptions.subscribe("default", "C0003", hour=7)
+        waited = time.monotonic() - lock.since
+    assert waited >= 0.8, f"the write went through a held lock ({waited:.2f} s)"
+    assert [r[1] for r in subscription_rows(locked_state)] == ["C0001", "C0002", "C0003"]
+
+
+def test_a_write_locked_out_too_long_fails_clearly_and_loses_nothing(impatient_state, capsys):
+    before = subscription_rows(impatient_state)
+    with Locker(impatient_state, 2.0):
+        code = main(["digest", "subscribe", "--channel", "C0009", "--hour", "8"])
+        err = capsys.readouterr().err
+    assert code == 2
+    assert "is locked by another process" in err and "try again" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert subscription_rows(impatient_state) == before, "nothing half-written, nothing lost"
+    assert main(["digest", "subscribe", "--channel", "C0009", "--hour", "8"]) == 0  # once the lock is gone
+    assert [r[1] for r in subscription_rows(impatient_state)] == ["C0001", "C0002", "C0009"]
+
+
+def test_a_digest_run_locked_out_posts_nothing_and_the_rerun_posts_once(impatient_state, digest_slack, monkeypatch,
+                                                                        capsys):
+    from knowledge import history
+
+    monkeypatch.setattr(history, "ensure_baselines", lambda *a, **k: [])
+    history.record_snapshot("aws", OLD, "old catalog", NOW - dt.timedelta(days=2))
+    history.record_snapshot("aws", NEW, "new catalog", NOW - dt.timedelta(hours=3))
+    monkeypatch.setenv("SLACK_BOT_TOKEN", TOKEN)
+    monkeypatch.setenv("SLACK_API_URL", digest_slack.base_url)
+    with Locker(impatient_state, 2.0):
+        code = main(["digest", "--post"])
+        err = capsys.readouterr().err
+    assert code == 2 and "is locked by another process" in err
+    assert not digest_slack.calls("chat.postMessage")
+    assert main(["digest", "--post"]) == 0
+    assert main(["digest", "--post"]) == 0
+    assert {c: len(digest_slack.messages(c)) for c in ("C0001", "C0002")} == {"C0001": 1, "C0002": 1}
+
+
+def test_a_mention_while_the_database_is_locked_is_answered_once(locked_state, app, slack):
+    with Locker(locked_state, 1.0):
+        body, event = mention_body("cheapest A100 spot", channel="C0LOCK")
+        assert dispatch(app, body).status == 200
+        retry = dispatch(app, body, x_slack_retry_num="1", x_slack_retry_reason="http_timeout")
+        assert retry.status == 200
+    slack.wait_for("chat.postMessage", timeout=10)
+    settle(slack, 1.0)
+    assert len(slack.messages("C0LOCK")) == 1 and slack.messages("C0LOCK")[0]["thread_ts"] == event["ts"]
+
+
+def test_a_mention_while_the_database_stays_locked_is_still_answered(impatient_state, app, slack, caplog):
+    with Locker(impatient_state, 2.0), caplog.at_level(logging.ERROR):
+        body, event = mention_body("price of p4d.24xlarge", channel="C0LOCK")
+        assert dispatch(app, body).status == 200
+        reply = slack.wait_for("chat.postMessage", timeout=15)[0]
+    settle(slack)
+    assert reply.ok and reply.body["thread_ts"] == event["ts"] and "p4d.24xlarge" in reply.body["text"]
+    assert len(slack.calls("chat.postMessage")) == 1
+    assert any("is locked by another process" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
+
+
+def test_a_price_refresh_locked_out_records_nothing_and_succeeds_later(impatient_state, tmp_path, capsys):
+    from knowledge import history
+
+    catalog = tmp_path / "prices.csv"
+    catalog.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
+                       "x1.big,A100,8,96,1152,,20.5,8.1,r1\n", encoding="utf-8")
+    argv = ["prices", "refresh", "--catalog", str(catalog), "--provider", "lockcloud", "--no-kb"]
+    with Locker(impatient_state, 2.0):
+        code = main(argv)
+        err = capsys.readouterr().err
+    assert code != 0 and "is locked by another process" in err and "try again" in err and "Traceback" not in err
+    assert history.snapshots_of("lockcloud") == []
+    assert main(argv) == 0
+    assert len(history.snapshots_of("lockcloud")) == 1
+
+
+# --- the knowledge base missing or damaged at start-up ------------------------------------------------------------
+
+
+def _damage(path: Path, how: str, good: bytes) -> None:
+    if how == "missing":
+        path.unlink(missing_ok=True)
+    elif how == "garbage":
+        path.write_bytes(os.urandom(64 * 1024))
+    elif how == "empty":
+        path.write_bytes(b"")
+    elif how == "truncated":
+        path.write_bytes(good[: len(good) // 3])
+    elif how == "foreign-sqlite":
+        path.unlink(missing_ok=True)
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE notes (x TEXT)")
+    elif how == "damaged-pages":
+        path.write_bytes(good)
+        with sqlite3.connect(path) as conn:
+            root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'offers'").fetchone()[0]
+            page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        with open(path, "r+b") as handle:
+            handle.seek((root - 1) * page_size)
+            handle.write(b"\xff" * page_size)
+
+
+@pytest.fixture
+def cli_home(tmp_path, kb):
+    home = tmp_path / "home"
+    home.mkdir()
+    return home, Path(kb.path).read_bytes()
+
+
+def ask(home: Path, *argv: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GPUBOT_HOME": str(home), "DATABASE_URL": f"sqlite:///{home / 'state.db'}"}
+    return subprocess.run([GPUBOT, *argv], env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("how", ["missing", "garbage", "empty", "truncated", "foreign-sqlite"])
+def test_the_cli_rebuilds_a_missing_or_damaged_knowledge_base_and_answers(cli_home, kb, how):
+    home, good = cli_home
+    _damage(home / "kb.db", how, good)
+    done = ask(home, "ask", "cheapest A100 spot", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    if how != "missing":
+        assert "rebuilding the knowledge base" in done.stderr  # one warning line says what happened
+    result = json.loads(done.stdout)
+    from bot.pipeline import answer
+
+    assert [o["instance_type"] for o in result["offers"]] == [o.instance_type for o in answer("cheapest A100 spot",
+                                                                                               kb).offers]
+
+
+def test_damage_inside_the_file_is_moved_aside_and_repaired_on_the_next_run(cli_home):
+    """Damage inside a page passes the cheap checks at open; the first query that reads it marks the file
+    (`kb.db.damaged`) and that one question gets an apology; the next run rebuilds and answers."""
+    home, good = cli_home
+    _damage(home / "kb.db", "damaged-pages", good)
+    first = ask(home, "ask", "cheapest A100 spot")
+    assert first.returncode == 0 and "Sorry" in first.stdout and "per GPU-hour" not in first.stdout
+    assert "is damaged" in first.stderr and "rebuilt on next use" in first.stderr
+    assert (home / "kb.db.damaged").exists(), "the damaged file is marked"
+    second = ask(home, "ask", "cheapest A100 spot")
+    assert second.returncode == 0 and "per GPU-hour" in second.stdout
+    assert "was found damaged" in second.stderr and not (home / "kb.db.damaged").exists()
+
+
+@pytest.mark.xfail(strict=True, reason="bot/pipeline.answer handles KnowledgeBaseError from answer_query but not from "
+                                       "understand() (an internal-error apology instead of 'knowledge base "
+                                       "unavailable'), and bot/cli.py configures no logging, so the log record's "
+                                       "traceback is printed on stderr")
+def test_damage_inside_the_file_gets_the_unavailable_answer_without_a_traceback(cli_home):
+    home, good = cli_home
+    _damage(home / "kb.db", "damaged-pages", good)
+    first = ask(home, "ask", "cheapest A100 spot")
+    assert "knowledge base is unavailable" in first.stdout.lower()
+    assert "Traceback" not in first.stderr
+
+
+def test_a_knowledge_base_that_cannot_be_built_is_a_clear_cli_error(cli_home):
+    home, _ = cli_home
+    _store_a_bad_import(home / "state.db")
+    done = ask(home, "ask", "cheapest A100 spot")
+    assert done.returncode == 2
+    assert "could not be built" in done.stderr and "badcloud.csv, line 3, column Price" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 2
+
+
+def _store_a_bad_import(state_db: Path) -> None:
+    """An import stored by an older gpubot that today's validation refuses (a control character in a price)."""
+    from knowledge import state
+    from knowledge.imports import catalog_imports
+
+    eng = state._engine_for(f"sqlite:///{state_db}")
+    state.upgrade(eng)
+    with eng.begin() as conn:
+        conn.execute(catalog_imports.insert().values(
+            provider="badcloud", filename="badcloud.csv", currency="USD", usd_per_unit=1.0, as_of="2026-01-01",
+            source="old import", sha256="x", imported_at=dt.datetime.now(dt.UTC),
+            content="InstanceType,AcceleratorName,AcceleratorCount,Price,Region\nb1,A100,1,1.5,r1\nb2,A100,1,\x1b2,r1\n"))
+    eng.dispose()
+
+
+def test_a_stale_knowledge_base_keeps_serving_when_the_rebuild_fails(cli_home, monkeypatch):
+    from knowledge.kb import KB
+
+    home, good = cli_home
+    (home / "kb.db").write_bytes(good)
+    _store_a_bad_import(home / "state.db")  # a newer import makes the kb stale, and its rebuild fails
+    monkeypatch.setenv("GPUBOT_HOME", str(home))
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{home / 'state.db'}")
+    from knowledge.live import LiveKB
+
+    live = LiveKB(KB.open(home / "kb.db"), interval=0)
+    assert live.is_stale()
+    with pytest.raises(Exception):
+        live.refresh()
+    assert live.get().rows("SELECT COUNT(*) n FROM offers")[0]["n"] > 0  # still answering from the old one
+
+
+# the server --------------------------------------------------------------------------------------------------------
+
+
+def start_server(home: Path, slack: SlackStandIn, **env: str):
+    port = free_port()
+    log = open(home / f"serve-{port}.log", "w+b")
+    proc = subprocess.Popen([GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(port)],
+                            env=server_env(home, slack, DATABASE_URL=f"sqlite:///{home / 'state.db'}", **env),
+                            stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            status, raw, _ = request(port, "GET", "/healthz")
+            return proc, port, status, raw, log
+        except OSError:
+            time.sleep(0.1)
+    log.seek(0)
+    return proc, port, None, log.read(), log
+
+
+def stop(proc, log) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
+
+
+@pytest.mark.parametrize("how", ["missing", "garbage", "truncated"])
+def test_the_server_starts_on_a_missing_or_damaged_knowledge_base_and_healthz_tells(cli_home, slack, kb, how):
+    home, good = cli_home
+    (home / "kb.db").write_bytes(good)
+    damaged_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1))
+    _damage(home / "kb.db", how, good)
+    proc, port, status, raw, log = start_server(home, slack)
+    try:
+        assert status == 200, raw
+        health = json.loads(raw)
+        assert health["ok"] is True and health["kb"]["offers"] > 0
+        assert health["kb"]["built_at"] >= damaged_at, "rebuilt at start-up"
+        body, _ = slash_body(slack, "cheapest A100 spot")
+        status, raw, _ = request(port, "POST", "/slack/events", body, signed(body, "application/x-www-form-urlencoded"))
+        assert status == 200 and b"per GPU-hour" in raw
+    finally:
+        stop(proc, log)
+
+
+@pytest.mark.xfail(strict=True, reason="bot/serve.run lets KnowledgeBaseError end start-up (exit 2): the server "
+                                       "does not start, so /healthz cannot tell and Slack gets no answer at all")
+def test_the_server_starts_when_the_knowledge_base_cannot_be_built_and_healthz_says_why(cli_home, slack):
+    home, _ = cli_home
+    _store_a_bad_import(home / "state.db")
+    proc, port, status, raw, log = start_server(home, slack)
+    try:
+        assert status == 503, raw
+        health = json.loads(raw)
+        assert health["ok"] is False and "badcloud.csv, line 3, column Price" in health["kb"]["error"]
+        body, _ = slash_body(slack, "cheapest A100 spot")
+        status, raw, _ = request(port, "POST", "/slack/events", body, signed(body, "application/x-www-form-urlencoded"))
+        assert status == 200 and b"knowledge base is unavailable" in raw.lower()
+    finally:
+        stop(proc, log)
+
+
+@pytest.mark.xfail(strict=True, reason="bot/serve.health queries the knowledge base without catching "
+                                       "KnowledgeBaseError: /healthz is a 500 while the damaged file is rebuilt")
+def test_damage_inside_the_served_knowledge_base_is_told_by_healthz_and_repaired(cli_home, slack):
+    home, good = cli_home
+    _damage(home / "kb.db", "damaged-pages", good)
+    proc, port, status, raw, log = start_server(home, slack, GPUBOT_KB_REFRESH_SECONDS="3")
+    try:
+        assert status in (200, 503)
+        if status == 503:
+            assert "damaged" in json.loads(raw)["kb"]["error"]
+        deadline = time.monotonic() + 30
+        while request(port, "GET", "/healthz")[0] != 200 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert request(port, "GET", "/healthz")[0] == 200
+    finally:
+        stop(proc, log)
+
+
+def test_the_answer_cache_follows_a_knowledge_base_swap(kb):
+    """Answers are cached per knowledge base: when LiveKB swaps in a rebuilt one, nothing old is served."""
+    from handlers.cache import cached
+    from knowledge.kb import KB
+    from knowledge.live import CurrentKB
+
+    calls = []
+
+    def handler(query, kb_):
+        calls.append(kb_.current())
+        return len(calls)
+
+    class Live:
+        def __init__(self, current):
+            self.current = current
+
+        def get(self):
+            return self.current
+
+    from handlers.models import Query
+
+    first, second = KB(Path(kb.path)), KB(Path(kb.path))
+    live = Live(first)
+    proxy = CurrentKB(live)
+    answer = cached("cheapest", handler)
+    query = Query(text="cheapest A100", intent="cheapest", gpus=["A100"])
+    assert answer(query, proxy) == 1 and answer(query, proxy) == 1  # the second is a hit
+    live.current = second  # a rebuild was swapped in
+    assert answer(query, proxy) == 2 and answer(query, proxy) == 2
+    assert calls == [first, second]

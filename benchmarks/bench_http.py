@@ -13,6 +13,7 @@ RSS (VmHWM from /proc). Not a test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import hmac
 import http.client
@@ -78,10 +79,8 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process and its children (gunicorn's master and workers), in seconds."""
     total = 0.0
     pids = [pid]
-    try:
+    with contextlib.suppress(OSError):
         pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        pass
     ticks = os.sysconf("SC_CLK_TCK")
     for p in pids:
         try:
@@ -130,8 +129,9 @@ def main() -> int:
 
 
 def measure(*, requests: int = 400, clients: int = 4, threads: int = 8, workers: int = 1,
-            database_url: str | None = None, questions: list[str] | None = None, warm_questions: list[str] | None = None,
-            server_cmd: list[str] | None = None, env_extra: dict[str, str] | None = None) -> dict:
+            database_url: str | None = None, questions: list[str] | None = None,
+            warm_questions: list[str] | None = None, server_cmd: list[str] | None = None,
+            env_extra: dict[str, str] | None = None) -> dict:
     """Start the server, fire the signed requests, stop it; return the figures (latencies in ms).
 
     `questions` are asked round-robin (default QUESTIONS); `server_cmd` replaces `gpubot serve ...` (everything

@@ -8,9 +8,8 @@
 4. slash commands over real HTTP to `gpubot serve --http` with one worker (benchmarks/bench_http.py): p50, p99,
    requests/s and the server's peak RSS, for the same four questions again and again (the answer cache hits) and
    for 400 different questions (every answer computed);
-5. `--what-if`: the same HTTP runs with the change recommended for bot/slack_app.py (Bolt's
-   process_before_response=True, so the request thread runs the slash-command listener instead of polling for
-   its ack every 10 ms), patched in at start-up. Not how gpubot ships: evidence for the recommendation.
+5. `--what-if`: the same HTTP runs with the changes recommended for bot/slack_app.py and bot/blocks.py patched
+   in at start-up (see WHAT_IF below). Not how gpubot ships: evidence for the recommendations.
 
 The machine (CPU, cores, memory, Python, load average) is printed first: on a shared machine, figures move with
 the load. PYTHONDONTWRITEBYTECODE is removed from the environment of every process started here (a real install
@@ -41,18 +40,53 @@ PYTHON = sys.executable
 GPUBOT = str(Path(sys.executable).with_name("gpubot"))
 TARGETS = {"http_p99_ms": 25.0, "http_rps": 300.0, "cli_s": 0.25, "build_s": 5.0, "rss_mb": 200.0}
 
-# The patch behind --what-if: every Bolt App is built with process_before_response=True (slash commands are then
-# run in the request thread; events would need lazy listeners, which this benchmark does not send).
-WHAT_IF = (
-    "import sys, slack_bolt.app.app as bolt\n"
-    "original = bolt.App.__init__\n"
-    "def patched(self, *args, **kwargs):\n"
-    "    kwargs['process_before_response'] = True\n"
-    "    original(self, *args, **kwargs)\n"
-    "bolt.App.__init__ = patched\n"
-    "from bot.cli import main\n"
-    "sys.exit(main(['serve', *sys.argv[1:]]))\n"
-)
+# The patches behind --what-if, applied at server start-up (not how gpubot ships; evidence for the changes
+# recommended in BENCHMARKS.md):
+# - "pbr": every Bolt App is built with process_before_response=True (the request thread runs the slash-command
+#   listener instead of handing it to a pool and polling for its ack every 10 ms; events would then need lazy
+#   listeners, which this benchmark does not send);
+# - "pbr+": also the Block Kit message of an answer object is kept (an LRU keyed on the answer's identity, its
+#   options and the date), and Jinja does not stat its template files on every render (auto_reload=False).
+WHAT_IF = {
+    "pbr": (
+        "import sys, slack_bolt.app.app as bolt\n"
+        "original = bolt.App.__init__\n"
+        "def patched(self, *args, **kwargs):\n"
+        "    kwargs['process_before_response'] = True\n"
+        "    original(self, *args, **kwargs)\n"
+        "bolt.App.__init__ = patched\n"
+    ),
+    "pbr+": (
+        "import collections, datetime, threading, jinja2\n"
+        "jinja_init = jinja2.Environment.__init__\n"
+        "def jinja_patched(self, *args, **kwargs):\n"
+        "    kwargs.setdefault('auto_reload', False)\n"
+        "    jinja_init(self, *args, **kwargs)\n"
+        "jinja2.Environment.__init__ = jinja_patched\n"
+        "from bot import blocks\n"
+        "render, kept, lock = blocks.answer_message, collections.OrderedDict(), threading.Lock()\n"
+        "def answer_message(answer, **options):\n"
+        "    key = (id(answer), tuple(sorted(options.items())), datetime.date.today())\n"
+        "    with lock:\n"
+        "        hit = kept.get(key)\n"
+        "    if hit is not None and hit[0] is answer:\n"
+        "        return hit[1]\n"
+        "    message = render(answer, **options)\n"
+        "    with lock:\n"
+        "        kept[key] = (answer, message)\n"
+        "        if len(kept) > 512:\n"
+        "            kept.popitem(last=False)\n"
+        "    return message\n"
+        "blocks.answer_message = answer_message\n"
+    ),
+}
+_SERVE = "from bot.cli import main\nsys.exit(main(['serve', *sys.argv[1:]]))\n"
+
+
+def what_if_code(variant: str) -> str:
+    """"pbr", "memo" (the message memo and Jinja without auto-reload alone) or "pbr+" (both)."""
+    code = (WHAT_IF["pbr"] if variant in ("pbr", "pbr+") else "") + (WHAT_IF["pbr+"] if variant != "pbr" else "")
+    return "import sys\n" + code + _SERVE
 
 
 def env_without_pyc_ban(**extra: str) -> dict[str, str]:
@@ -116,9 +150,9 @@ def distinct_questions(n: int = 400) -> list[str]:
     return out[:n]
 
 
-def http(requests: int, clients: int, questions: list[str] | None, what_if: bool) -> dict:
+def http(requests: int, clients: int, questions: list[str] | None, what_if: str | None = None) -> dict:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the server inherits this process's environment
-    server_cmd = [PYTHON, "-c", WHAT_IF] if what_if else None
+    server_cmd = [PYTHON, "-c", what_if_code(what_if)] if what_if else None
     return bench_http.measure(requests=requests, clients=clients, threads=8, workers=1, questions=questions,
                               server_cmd=server_cmd)
 
@@ -140,11 +174,12 @@ def main() -> int:
         figures["answer"] = answers(5 if quick else 30, home)
         figures["cli"] = cli_cold_start(5 if quick else 15, home)
     requests = 200 if quick else 600
-    figures["http_same"] = http(requests, 4, None, what_if=False)
-    figures["http_distinct"] = http(min(requests, 400), 4, distinct_questions(), what_if=False)
+    figures["http_same"] = http(requests, 4, None)
+    figures["http_distinct"] = http(min(requests, 400), 4, distinct_questions())
     if args.what_if:
-        figures["what_if_same"] = http(requests, 4, None, what_if=True)
-        figures["what_if_distinct"] = http(min(requests, 400), 4, distinct_questions(), what_if=True)
+        for variant in ("pbr", "memo", "pbr+"):
+            figures[f"what_if_{variant}_same"] = http(requests, 4, None, what_if=variant)
+            figures[f"what_if_{variant}_distinct"] = http(min(requests, 400), 4, distinct_questions(), what_if=variant)
     figures["machine"]["load average after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
 
     print_table(figures)
@@ -170,8 +205,12 @@ def print_table(f: dict) -> None:
                  f"{c['p50_s']:.3f} s (min {c['min_s']:.3f}, CPU {c['cpu_p50_s']:.3f})", "<= 0.25 s",
                  met(c["p50_s"] <= TARGETS["cli_s"])))
     for key, label in (("http_same", "4 questions repeated"), ("http_distinct", "400 different questions"),
-                       ("what_if_same", "WHAT-IF pbr, 4 questions repeated"),
-                       ("what_if_distinct", "WHAT-IF pbr, 400 different questions")):
+                       ("what_if_pbr_same", "WHAT-IF pbr, 4 questions repeated"),
+                       ("what_if_pbr_distinct", "WHAT-IF pbr, 400 different questions"),
+                       ("what_if_memo_same", "WHAT-IF memo, 4 questions repeated"),
+                       ("what_if_memo_distinct", "WHAT-IF memo, 400 different questions"),
+                       ("what_if_pbr+_same", "WHAT-IF pbr+, 4 questions repeated"),
+                       ("what_if_pbr+_distinct", "WHAT-IF pbr+, 400 different questions")):
         h = f.get(key)
         if not h:
             continue

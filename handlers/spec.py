@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -292,10 +293,8 @@ def _scores(query: Query, kb: KB) -> list[tuple[int, int, dict]]:
             score += 10
         out.append((score, topical, row))
     if len(memo) >= _SCORES_CACHE_SIZE:
-        try:  # drop the oldest; another thread may be doing the same
+        with contextlib.suppress(StopIteration, RuntimeError):  # another thread may be at it too
             memo.pop(next(iter(memo)), None)
-        except (StopIteration, RuntimeError):
-            pass
     memo[key] = out
     return out
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -183,7 +182,7 @@ class KB:
         try:
             cursor.execute(sql, params)
             columns = [d[0] for d in cursor.description or ()]
-            return [dict(zip(columns, row)) for row in cursor]
+            return [dict(zip(columns, row, strict=True)) for row in cursor]
         except sqlite3.DatabaseError as exc:
             self._damaged(exc)
             raise

@@ -13,6 +13,7 @@ A pitfall tagged for other providers than the ones asked about is pushed down.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass
@@ -115,10 +116,8 @@ def search(
     if found is None:
         found = _search(kb, text, gpus=gpus, providers=providers, pricing=pricing, topics=topics, limit=limit)
         if len(memo) >= 256:
-            try:  # drop the oldest; another thread may be doing the same
+            with contextlib.suppress(StopIteration, RuntimeError):  # another thread may be at it too
                 memo.pop(next(iter(memo)), None)
-            except (StopIteration, RuntimeError):
-                pass
         memo[key] = found
     return list(found)
 

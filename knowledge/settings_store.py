@@ -26,6 +26,7 @@ import datetime as dt
 import json
 import re
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
 import sqlalchemy as sa
@@ -292,13 +293,19 @@ def scope_settings(team: str, channel: str | None) -> dict[str, Any]:
     return {row.key: json.loads(row.value) for row in rows if row.key in KEYS}
 
 
+@cache
+def _settings_query() -> sa.Select:
+    """The statement `get_settings` runs for every question, built once (building it cost more than running it)."""
+    t = settings_table.c
+    return sa.select(t.channel_id, t.key, t.value).where(
+        t.team_id == sa.bindparam("team"), t.channel_id.in_(sa.bindparam("scopes", expanding=True)))
+
+
 def get_settings(team: str, channel: str | None) -> EffectiveSettings:
     """The effective settings of a channel: channel value, else workspace value, else the default (None)."""
-    t = settings_table.c
     scopes = [WORKSPACE] if not channel else [channel, WORKSPACE]
     with state.engine().connect() as conn:
-        rows = conn.execute(sa.select(t.channel_id, t.key, t.value).where(
-            t.team_id == _team(team), t.channel_id.in_(scopes))).all()
+        rows = conn.execute(_settings_query(), {"team": _team(team), "scopes": scopes}).all()
     found: dict[tuple[str, str], Any] = {(r.channel_id, r.key): json.loads(r.value) for r in rows}
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}

@@ -239,7 +239,8 @@ def test_malformed_requests_are_rejected_and_nothing_is_processed(server, slack,
 
 
 @pytest.mark.parametrize("signed_too", [True, False], ids=["signed", "unsigned"])
-@pytest.mark.xfail(strict=True, reason=f"a 2 MB body is read and handed to Bolt (404 or 401), never 413; {GATE}")
+@pytest.mark.xfail(strict=True, reason=f"a 2 MB body is read whole and handed to Bolt: answered (200) when signed, "
+                                       f"401 when not, never 413; {GATE}")
 def test_an_oversized_body_gets_413_and_nothing_is_processed(server, slack, signed_too):
     body = ("command=/gpu&text=" + "a" * (2 * 1024 * 1024)).encode()
     headers = sign_bytes(body) if signed_too else {"Content-Type": FORM}
@@ -446,7 +447,7 @@ _DAMAGE = st.sampled_from(["delete", "insert", "replace", "truncate", "swap-line
 _JUNK = st.sampled_from(list(",\"\n\r\x00\ufeff-eE+.0123456789abc ") + ["inf", "nan", "-1", "1e999", '""', "\t"])
 
 
-@settings(max_examples=900, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damage=st.lists(st.tuples(_DAMAGE, st.integers(0, 10_000), _JUNK), min_size=1, max_size=4))
 def test_any_damage_to_a_catalog_is_a_catalog_error_naming_file_and_line(damage):
     text = VALID + "x3.big,L4,1,4,16,,0.8,0.3,r2\n" + "x4.big,,0,8,32,,0.38,,r2\n"
@@ -479,7 +480,7 @@ def test_any_damage_to_a_catalog_is_a_catalog_error_naming_file_and_line(damage)
             assert row.region
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(raw=st.binary(max_size=400))
 def test_any_bytes_are_a_catalog_or_a_catalog_error(tmp_path_factory, raw):
     path = tmp_path_factory.getbasetemp() / "random-bytes.csv"

@@ -218,7 +218,7 @@ def per_channel(slack) -> dict[str, int]:
 
 
 def client_for(slack, timeout: float = 30):
-    from bot.digest_cmd import default_client_for_team  # noqa: F401  (the same retry policy as production)
+    """A client with the retry policy of bot.digest_cmd.default_client_for_team (429s retried 3 times)."""
     from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
     return lambda team: WebClient(token=TOKEN, base_url=slack.base_url, timeout=timeout,
@@ -577,7 +577,7 @@ def test_a_stale_knowledge_base_keeps_serving_when_the_rebuild_fails(cli_home, m
 
     live = LiveKB(KB.open(home / "kb.db"), interval=0)
     assert live.is_stale()
-    with pytest.raises(Exception):
+    with pytest.raises(Exception, match="badcloud.csv, line 3"):
         live.refresh()
     assert live.get().rows("SELECT COUNT(*) n FROM offers")[0]["n"] > 0  # still answering from the old one
 
@@ -587,7 +587,7 @@ def test_a_stale_knowledge_base_keeps_serving_when_the_rebuild_fails(cli_home, m
 
 def start_server(home: Path, slack: SlackStandIn, **env: str):
     port = free_port()
-    log = open(home / f"serve-{port}.log", "w+b")
+    log = open(home / f"serve-{port}.log", "w+b")  # noqa: SIM115 - closed by stop()
     proc = subprocess.Popen([GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(port)],
                             env=server_env(home, slack, DATABASE_URL=f"sqlite:///{home / 'state.db'}", **env),
                             stdout=log, stderr=subprocess.STDOUT)

@@ -120,7 +120,7 @@ def hostile_answer(h: str, intent: str = "cheapest") -> Answer:
 # --- answers built from hostile names and text ------------------------------------------------------------------
 
 
-@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(h=hostile, intent=st.sampled_from(["cheapest", "price", "compare", "recommend", "tco", "pitfalls", "unknown"]),
        lang=st.sampled_from(["en", "zh"]))
 @example(h="<!channel> @here <@U0EVIL> <#C0EVIL> <https://evil.example|click>", intent="cheapest", lang="en")

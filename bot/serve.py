@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         SocketModeHandler(app, app_token=settings.secret("slack_app_token")).start()
         return 0
     port = args.port or settings.port
-    return _serve_http(make_wsgi(app, kb), live, host=args.host, port=port, workers=args.workers,
+    return _serve_http(make_wsgi(app, kb, settings.secret("slack_signing_secret")), live, host=args.host, port=port, workers=args.workers,
                        threads=args.threads, log_level=settings.log_level)
 
 
@@ -97,11 +97,16 @@ def health(kb) -> dict[str, Any]:
                                "offers": offers, "newest_price_by_provider": providers}}
 
 
-def make_wsgi(app, kb) -> Callable[[dict, Callable], Iterable[bytes]]:
-    """The WSGI application: Bolt on POST /slack/events, /healthz, 404 for anything else."""
+def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterable[bytes]]:
+    """The WSGI application: the request gate then Bolt on POST /slack/events, /healthz, 404 for anything else."""
     from slack_bolt.adapter.wsgi import SlackRequestHandler
 
+    from bot import request_gate
     from bot.slack_oauth import INSTALL_PATH, REDIRECT_PATH
+    from knowledge.state import claim_event
+
+    def seen_before(key: str) -> bool:
+        return not claim_event(key)
 
     slack = SlackRequestHandler(app, path=SLACK_PATH)
     oauth_paths = (INSTALL_PATH, REDIRECT_PATH) if app.oauth_flow is not None else ()
@@ -109,6 +114,10 @@ def make_wsgi(app, kb) -> Callable[[dict, Callable], Iterable[bytes]]:
     def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
         path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD", "GET")
         if path == SLACK_PATH and method == "POST":
+            refusal = request_gate.check(environ, signing_secret, seen_before=seen_before)
+            if refusal is not None:  # nothing reaches Bolt, nothing is answered
+                logging.getLogger("gpubot.http").info("refused a request: %s (%s)", refusal.status, refusal.reason)
+                return _reply(start_response, refusal.status, refusal.reason.encode(), "text/plain")
             return slack(environ, start_response)
         if path in oauth_paths and method == "GET":
             return slack(environ, start_response)

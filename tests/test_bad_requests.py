@@ -9,8 +9,7 @@
    naming the file, the line and the column; the knowledge base file and the price history (the state database's
    `snapshots`, `snapshot_offers` and `catalog_imports` tables) stay exactly as they were.
 
-Cases marked xfail(strict=True) are defects whose fix belongs in bot/serve.py (owned by another engineer); each
-reason says what is wrong today. See BENCHMARKS.md, "Recommended changes", for the fix.
+The request gate in front of Bolt (bot/request_gate.py) is what makes these hold.
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ from tests.slack_standin import SlackStandIn, check_message
 from tests.test_slack_http import GPUBOT, SECRET, free_port, mention_body, request, server_env, signed, slash_body
 
 FORM, JSON = "application/x-www-form-urlencoded", "application/json"
-GATE = "bot/serve.py accepts it: no request gate before Bolt (see BENCHMARKS.md, recommended changes)"
 
 
 # --- 1. requests -------------------------------------------------------------------------------------------------
@@ -164,9 +162,7 @@ def _mention_forged(slack):
 
 @pytest.mark.parametrize("build", [
     _tampered, _forged, _stale, _future, _unsigned, _wrong_version, _mention_forged,
-    pytest.param(_bad_timestamp, marks=pytest.mark.xfail(strict=True, reason=(
-        "a non-numeric X-Slack-Request-Timestamp makes slack_sdk's verifier raise ValueError: 500, and Bolt's error "
-        "handler POSTs an apology to the request's (attacker-chosen) response_url"))),
+    _bad_timestamp,  # once a 500 whose error handler POSTed to the attacker's response_url: the gate refuses it
 ], ids=lambda f: f.__name__.strip("_"))
 def test_unverified_requests_get_401_and_nothing_is_processed(server, slack, build):
     body, headers = build(slack)
@@ -186,8 +182,6 @@ def test_a_replayed_event_is_not_processed_twice(server, slack):
     assert len(slack.calls("chat.postMessage")) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="a replayed slash command (same timestamp and signature, within 5 minutes) "
-                                       "is answered again: no record of signatures already seen")
 def test_a_replayed_slash_command_is_rejected(server, slack):
     body, hook = slash_body(slack, "cheapest A100 spot")
     headers = signed(body, FORM)
@@ -197,7 +191,7 @@ def test_a_replayed_slash_command_is_rejected(server, slack):
     nothing_processed(slack, status, raw)
 
 
-MALFORMED = [  # (id, build(slack) -> (body bytes, headers), expected statuses, xfail reason or None)
+MALFORMED = [  # (id, build(slack) -> (body bytes, headers), expected statuses, what Bolt alone did)
     ("slash-without-command", lambda s: (b := slash_fields(s, command=None).encode(), sign_bytes(b)), {400},
      "Bolt answers 404 'unhandled request' (Slack retries 4xx/5xx events; a malformed request is a 400)"),
     ("slash-without-response-url", lambda s: (b := slash_fields(s, response_url=None).encode(), sign_bytes(b)),
@@ -227,8 +221,7 @@ MALFORMED = [  # (id, build(slack) -> (body bytes, headers), expected statuses, 
 
 
 @pytest.mark.parametrize(("build", "statuses"), [
-    pytest.param(build, statuses, id=name, marks=[pytest.mark.xfail(strict=True, reason=f"{reason}; {GATE}")]
-                 if reason else [])
+    pytest.param(build, statuses, id=name)  # `reason`: what Bolt alone did before the request gate
     for name, build, statuses, reason in MALFORMED
 ])
 def test_malformed_requests_are_rejected_and_nothing_is_processed(server, slack, build, statuses):
@@ -239,8 +232,6 @@ def test_malformed_requests_are_rejected_and_nothing_is_processed(server, slack,
 
 
 @pytest.mark.parametrize("signed_too", [True, False], ids=["signed", "unsigned"])
-@pytest.mark.xfail(strict=True, reason=f"a 2 MB body is read whole and handed to Bolt: answered (200) when signed, "
-                                       f"401 when not, never 413; {GATE}")
 def test_an_oversized_body_gets_413_and_nothing_is_processed(server, slack, signed_too):
     body = ("command=/gpu&text=" + "a" * (2 * 1024 * 1024)).encode()
     headers = sign_bytes(body) if signed_too else {"Content-Type": FORM}
@@ -249,8 +240,6 @@ def test_an_oversized_body_gets_413_and_nothing_is_processed(server, slack, sign
     nothing_processed(slack, status, raw)
 
 
-@pytest.mark.xfail(strict=True, reason="answered (200): the body read is shorter than Content-Length and nobody "
-                                       f"checks; {GATE}")
 def test_a_body_shorter_than_its_content_length_is_rejected(server, slack):
     body, _ = slash_body(slack, "cheapest A100 spot")
     conn = http.client.HTTPConnection("127.0.0.1", server, timeout=10)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -142,7 +143,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Brief(logging.Formatter):
+    """Log lines for people at a terminal: one line each, never a traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"gpubot: {record.getMessage()}"
+
+
+def _configure_logging() -> None:
+    root = logging.getLogger()
+    if not root.handlers:  # a host application (or a test) may have configured logging already
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_Brief())
+        root.addHandler(handler)
+        root.setLevel(os.environ.get("GPUBOT_LOG_LEVEL", "WARNING").upper())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _configure_logging()
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -150,8 +168,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # the last line of defence: a clear message, never a traceback
         from knowledge.kb import KnowledgeBaseError
-
-        import logging
 
         if isinstance(exc, KnowledgeBaseError):
             print(f"gpubot: {exc}", file=sys.stderr)

@@ -51,12 +51,15 @@ def _with_pitfalls(result: Answer, kb: KB) -> Answer:
 
 def answer(text: str, kb: KB) -> Answer:
     """Answer a question in plain text; never raises."""
+    from handlers.i18n import t
+
+    lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text[:2000]) else "en"
     try:
         query = understand(text, kb)
+    except KnowledgeBaseError as exc:
+        log.error("knowledge base unavailable: %s", exc)
+        return Answer(query=Query(text=text[:500], language=lang), title=t("error.kb", lang, detail=type(exc).__name__))
     except Exception:
-        log.exception("internal error parsing %r", text)
-        from handlers.i18n import t
-
-        lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else "en"
+        log.exception("internal error parsing %r", text[:200])
         return Answer(query=Query(text=text[:500], language=lang), title=t("error.internal", lang))
     return answer_query(query, kb)

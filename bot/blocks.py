@@ -241,6 +241,7 @@ def _environment():
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
+        auto_reload=False,  # templates ship with the package: no stat() per render
     )
     env.filters["slack_escape"] = slack_escape
     env.filters["num"] = num

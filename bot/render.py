@@ -87,6 +87,7 @@ def _environment():  # jinja2 is imported only when text is rendered
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
+        auto_reload=False,  # templates ship with the package: no stat() per render
     )
     env.filters["num"] = num
     return env

@@ -75,6 +75,7 @@ def _engine_for(url: str) -> sa.Engine:
             cursor = connection.cursor()
             cursor.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
             cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: no corruption, survives process crashes
             cursor.close()
 
         @sa.event.listens_for(engine, "handle_error")

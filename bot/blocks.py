@@ -205,7 +205,7 @@ def phrase(key: str, lang: str = "en", **values: object) -> str:
 
 # --- escaping ---------------------------------------------------------------------------------------------
 
-_BROADCAST = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
+_BROADCAST = re.compile(r"@(channel|here|everyone)", re.IGNORECASE)  # no \b: "@herex" cut to "@here…" pings
 _SPECIAL = re.compile(r"<([!@#])")
 _JOINER = "\u2060"  # WORD JOINER: invisible, and breaks Slack's mention syntax
 

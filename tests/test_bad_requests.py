@@ -18,7 +18,6 @@ import hashlib
 import hmac
 import http.client
 import json
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,7 +32,7 @@ from hypothesis import strategies as st
 from bot.cli import main
 from knowledge.catalog import CatalogError, parse_catalog, read_catalog
 from tests.slack_standin import SlackStandIn, check_message
-from tests.test_slack_http import GPUBOT, SECRET, free_port, mention_body, request, server_env, signed, slash_body
+from tests.test_slack_http import SECRET, mention_body, request, running_server, signed, slash_body
 
 FORM, JSON = "application/x-www-form-urlencoded", "application/json"
 
@@ -49,32 +48,10 @@ def slack() -> Iterator[SlackStandIn]:
 
 @pytest.fixture(scope="module")
 def server(kb, gpubot_home, slack) -> Iterator[int]:
-    port = free_port()
-    with open(gpubot_home / f"serve-bad-{port}.log", "w+b") as log:
-        proc = subprocess.Popen([GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(port)],
-                                env=server_env(gpubot_home, slack), stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if request(port, "GET", "/healthz")[0] == 200:
-                        break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    pytest.fail(f"gpubot serve did not start (exit {proc.poll()}):\n{log.read().decode()[-3000:]}")
-                time.sleep(0.05)
-            body, _ = slash_body(slack, "help")  # one good request first: Bolt's lazy auth.test happens now
-            assert request(port, "POST", "/slack/events", body, signed(body, FORM))[0] == 200
-            yield port
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with running_server(gpubot_home, slack) as port:
+        body, _ = slash_body(slack, "help")  # one good request first: Bolt's lazy auth.test happens now
+        assert request(port, "POST", "/slack/events", body, signed(body, FORM))[0] == 200
+        yield port
 
 
 @pytest.fixture(autouse=True)

@@ -10,45 +10,19 @@ import os
 import subprocess
 import sys
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from tests.reference_calc import CATALOGS
 from tests.slack_standin import SlackStandIn
-from tests.test_slack_http import FORM, GPUBOT, JSON, free_port, mention_body, request, server_env, signed, slash_body
+from tests.test_slack_http import FORM, GPUBOT, JSON, mention_body, request, running_server, signed, slash_body
 
 
-@contextmanager
-def serve(home: Path, slack: SlackStandIn, database_url: str, **env: str):
-    port = free_port()
-    log = open(home / f"serve-{port}.log", "w+b")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(port)],
-        env=server_env(home, slack, DATABASE_URL=database_url, GPUBOT_KB_REFRESH_SECONDS="1", **env),
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if request(port, "GET", "/healthz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                pytest.fail(f"server did not start: {log.read().decode()[-3000:]}")
-            time.sleep(0.05)
-        yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+def serve(home: Path, slack: SlackStandIn, database_url: str):
+    """A "machine": a server with its own GPUBOT_HOME on the shared database, checking for new prices every second."""
+    return running_server(home, slack, DATABASE_URL=database_url, GPUBOT_KB_REFRESH_SECONDS="1")
 
 
 @pytest.fixture

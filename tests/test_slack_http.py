@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -48,15 +49,15 @@ def slack() -> Iterator[SlackStandIn]:
         yield standin
 
 
-@pytest.fixture(scope="module")
-def server(kb, gpubot_home, slack) -> Iterator[int]:
-    """`gpubot serve --http` on a free port, up when /healthz answers; its log is shown if a test fails."""
+@contextmanager
+def running_server(home: Path, slack: SlackStandIn, *args: str, **env: str) -> Iterator[int]:
+    """`gpubot serve --http` on a free port, up when /healthz answers; its log is shown if it does not start."""
     port = free_port()
-    with open(gpubot_home / f"serve-{port}.log", "w+b") as log:
-        proc = subprocess.Popen([GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(port)],
-                                env=server_env(gpubot_home, slack), stdout=log, stderr=subprocess.STDOUT)
+    with open(home / f"serve-{port}.log", "w+b") as log:
+        proc = subprocess.Popen([GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(port), *args],
+                                env=server_env(home, slack, **env), stdout=log, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 60
             while True:
                 try:
                     if request(port, "GET", "/healthz")[0] == 200:
@@ -75,6 +76,12 @@ def server(kb, gpubot_home, slack) -> Iterator[int]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(kb, gpubot_home, slack) -> Iterator[int]:
+    with running_server(gpubot_home, slack) as port:
+        yield port
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
@@ -26,7 +25,6 @@ from pathlib import Path
 
 __all__ = ["add_arguments", "refresh_azure", "refresh_catalog", "run"]
 
-_PROVIDER = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 
 
 def _is_url(location: str) -> bool:
@@ -73,17 +71,9 @@ def refresh_catalog(
     Raises CatalogError, FetchError, HistoryError or ValueError; nothing is recorded then.
     """
     from knowledge import history
-    from knowledge.build import bundled_catalogs
+    from knowledge.imports import catalog_terms
 
-    provider = provider.strip().lower()
-    if not _PROVIDER.match(provider):
-        raise ValueError(f"provider name {provider!r} must be lower-case letters, digits, '-' or '_'")
-    bundled = {c.provider: c for c in bundled_catalogs()}.get(provider)
-    currency = (currency or (bundled.currency if bundled else "USD")).upper()
-    if usd_per_unit is None:
-        usd_per_unit = bundled.usd_per_unit if bundled and bundled.currency == currency else 1.0
-    if currency != "USD" and usd_per_unit == 1.0:
-        raise ValueError(f"give --usd-per-unit for a {currency} catalog (the rate its USD prices were converted at)")
+    provider, bundled, currency, usd_per_unit = catalog_terms(provider, currency, usd_per_unit)
     as_of = as_of or dt.date.today().isoformat()
     with tempfile.TemporaryDirectory(prefix="gpubot-refresh-") as folder:
         path = _local(location, Path(folder), f"{provider}.csv", client)

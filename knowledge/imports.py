@@ -70,6 +70,28 @@ def imports_version() -> int:
         return conn.execute(sa.select(sa.func.coalesce(sa.func.max(catalog_imports.c.id), 0))).scalar_one()
 
 
+def catalog_terms(provider: str, currency: str | None, usd_per_unit: float | None):
+    """(provider id, its bundled catalog or None, currency, USD per unit) for a catalog being added.
+
+    The currency terms default to the bundled catalog's (Alibaba and Tencent: CNY at 0.138 USD); a non-USD catalog
+    must say the rate its USD prices were converted at. Raises ValueError with a message for the user.
+    """
+    from knowledge.build import bundled_catalogs
+
+    provider = provider.strip().lower()
+    if not _PROVIDER.match(provider):
+        raise ValueError(f"provider name {provider!r} must be lower-case letters, digits, '-' or '_'")
+    bundled = {c.provider: c for c in bundled_catalogs()}.get(provider)
+    currency = (currency or (bundled.currency if bundled else "USD")).upper()
+    if usd_per_unit is None:
+        usd_per_unit = bundled.usd_per_unit if bundled and bundled.currency == currency else 1.0
+    if currency != "USD" and usd_per_unit == 1.0:
+        raise ValueError(f"give --usd-per-unit for a {currency} catalog (the rate its USD prices were converted at)")
+    if usd_per_unit <= 0:
+        raise ValueError("--usd-per-unit must be positive")
+    return provider, bundled, currency, usd_per_unit
+
+
 def _text(path: Path) -> str:
     return path.read_bytes().decode("utf-8-sig")  # read_catalog has validated the encoding
 
@@ -85,22 +107,12 @@ def import_catalog(
     as_of: str | None = None,
 ) -> dict:
     """Validate, store and load one catalog for `provider`; return a report. Raises CatalogError/ValueError."""
-    from knowledge.build import CatalogSource, build, bundled_catalogs
+    from knowledge.build import CatalogSource, build
     from knowledge.paths import kb_path
 
-    provider = provider.strip().lower()
-    if not _PROVIDER.match(provider):
-        raise ValueError(f"provider name {provider!r} must be lower-case letters, digits, '-' or '_'")
-    bundled = {c.provider: c for c in bundled_catalogs()}.get(provider)
+    provider, bundled, currency, usd_per_unit = catalog_terms(provider, currency, usd_per_unit)
     if hosts is None and bundled and bundled.hosts_path:
         hosts = bundled.hosts_path  # e.g. GCP: a new accelerator file still needs the host-VM prices
-    currency = (currency or (bundled.currency if bundled else "USD")).upper()
-    if usd_per_unit is None:
-        usd_per_unit = bundled.usd_per_unit if bundled and bundled.currency == currency else 1.0
-    if currency != "USD" and usd_per_unit == 1.0:
-        raise ValueError(f"give --usd-per-unit for a {currency} catalog (the rate its USD prices were converted at)")
-    if usd_per_unit <= 0:
-        raise ValueError("--usd-per-unit must be positive")
     path = Path(path)
     catalog = read_catalog(path)
     host_catalog = read_catalog(hosts) if hosts else None

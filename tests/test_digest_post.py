@@ -38,10 +38,9 @@ NEW = [_offer("p5.48xlarge", "us-east-1", "spot", 18.0), _offer("p5.48xlarge", "
 
 
 @pytest.fixture()
-def slack(tmp_path, monkeypatch):
-    """Own state, two AWS snapshots (H100 spot 10% cheaper in two regions), three subscribed channels."""
+def slack(tmp_path, monkeypatch, state_url):
+    """Own state (SQLite, then PostgreSQL), two AWS snapshots (H100 spot 10% cheaper), three subscribed channels."""
     monkeypatch.setenv("GPUBOT_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'state.db'}")
     monkeypatch.setattr(history, "ensure_baselines", lambda *a, **k: [])  # bundled baselines: not the point here
     history.record_snapshot("aws", OLD, "old catalog", NOW - dt.timedelta(days=2))
     history.record_snapshot("aws", NEW, "new catalog", NOW - dt.timedelta(hours=3))

@@ -21,10 +21,9 @@ PLACEHOLDER = 700.0  # GCP fetcher's "price unknown" value (catalogs/README.md, 
 
 
 @pytest.fixture()
-def state_home(tmp_path, monkeypatch):
-    """A fresh GPUBOT_HOME and state database for one test."""
+def state_home(tmp_path, monkeypatch, state_url):
+    """A fresh GPUBOT_HOME and state database for one test (each test runs on SQLite and on PostgreSQL)."""
     monkeypatch.setenv("GPUBOT_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'state.db'}")
     return tmp_path
 
 

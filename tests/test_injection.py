@@ -335,10 +335,6 @@ def test_hostile_catalog_data_is_inert_in_the_app_home(evil_app, slack):
 # --- formatting: a value inside *bold*, _italic_ or `code` cannot end it early ---------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="bot/blocks.py: slack_escape escapes & < > and defuses @here but leaves * _ ~ ` "
-                                       "as they are, so a value placed inside *...*, _..._ or `...` by the templates "
-                                       "(pitfall title and source, recommended GPU, rule id, freshness provider) "
-                                       "ends that span early; see BENCHMARKS.md, recommended changes")
 @pytest.mark.parametrize(("field", "value", "span"), [
     ("pitfall-title", "Spot* reclaimed", "*"), ("pitfall-source", "seed_S0 §5", "_"),
     ("rule-id", "cost`per`gpu", "`"), ("recommended-gpu", "H100*SXM", "*"),

@@ -8,6 +8,13 @@ from handlers.models import Answer, Offer, Query
 from knowledge.kb import KB, GpuRef
 
 DEFAULT_TOP = 5
+STATUS_WORDS = {  # how a seed figure's review status is said beside it
+    "unverified": {"en": "unverified", "zh": "未经核实"},
+    "outdated": {"en": "outdated", "zh": "已过时"},
+    "needs_qualifier": {"en": "true only with a qualifier", "zh": "需附加条件"},
+    "self_contradiction": {"en": "contradicted by the seed itself", "zh": "与原文自相矛盾"},
+    "ok": {"en": "checked", "zh": "已核实"},
+}
 
 
 def handle(query: Query, kb: KB) -> Answer:
@@ -85,6 +92,7 @@ def _with_articles(
             cheapest = offer(cheapest)
             notes.append(t(
                 "cheapest.article_context", lang, as_of=item.as_of, provider=_provider_name(kb, item.provider, lang),
+                status=STATUS_WORDS.get(item.status, {}).get(lang, item.status),
                 subject=item.instance_type, price=_per_gpu(item),
                 best=f"{_per_gpu(cheapest)} ({cheapest.instance_type}, {cheapest.region})",
             ))

@@ -16,8 +16,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "没有正好{count:g}卡的实例，以下列出所有规格。",
     },
     "cheapest.article_context": {
-        "en": "Seed-article figure (not a list price), {as_of}: {provider} {subject} {price}; catalog best: {best}.",
-        "zh": "种子文章中的数字（非官方目录价，{as_of}）：{provider} {subject} {price}；目录最低：{best}。",
+        "en": "Seed-article figure ({status}, not a list price), {as_of}: {provider} {subject} {price}; catalog best: "
+        "{best}.",
+        "zh": "种子文章中的数字（{status}，非官方目录价，{as_of}）：{provider} {subject} {price}；目录最低：{best}。",
     },
     "cheapest.article_only": {
         "en": "{provider} has no price catalog: its figures come from the seed articles and are labelled as such.",

@@ -89,12 +89,20 @@ def _warm_up(kb) -> None:
 
 
 def health(kb) -> dict[str, Any]:
-    """What /healthz reports: the knowledge base's build time and, per provider, its newest price date."""
-    providers = {r["provider"]: r["as_of"] for r in kb.rows(
-        "SELECT provider, MAX(as_of) AS as_of FROM offers GROUP BY provider ORDER BY provider")}
-    offers = kb.rows("SELECT COUNT(*) AS n FROM offers")[0]["n"]
-    return {"ok": True, "kb": {"built_at": kb.meta("built_at"), "schema_version": kb.meta("schema_version"),
-                               "offers": offers, "newest_price_by_provider": providers}}
+    """What /healthz reports: the knowledge base's build time and, per provider, its newest price date; or, when the
+    knowledge base cannot be read (damaged, being rebuilt), `ok: false` and why."""
+    import sqlite3
+
+    from knowledge.kb import KnowledgeBaseError
+
+    try:
+        providers = {r["provider"]: r["as_of"] for r in kb.rows(
+            "SELECT provider, MAX(as_of) AS as_of FROM offers GROUP BY provider ORDER BY provider")}
+        offers = kb.rows("SELECT COUNT(*) AS n FROM offers")[0]["n"]
+        return {"ok": True, "kb": {"built_at": kb.meta("built_at"), "schema_version": kb.meta("schema_version"),
+                                   "offers": offers, "newest_price_by_provider": providers}}
+    except (KnowledgeBaseError, sqlite3.DatabaseError) as exc:
+        return {"ok": False, "kb": {"error": str(exc)}}
 
 
 def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterable[bytes]]:
@@ -122,7 +130,9 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
         if path in oauth_paths and method == "GET":
             return slack(environ, start_response)
         if path == HEALTH_PATH and method in ("GET", "HEAD"):
-            return _reply(start_response, "200 OK", json.dumps(health(kb)).encode(), "application/json")
+            report = health(kb)
+            status = "200 OK" if report["ok"] else "503 Service Unavailable"
+            return _reply(start_response, status, json.dumps(report).encode(), "application/json")
         if path in (SLACK_PATH, HEALTH_PATH, *oauth_paths):
             return _reply(start_response, "405 Method Not Allowed", b"Method Not Allowed", "text/plain")
         return _reply(start_response, "404 Not Found", b"Not Found", "text/plain")

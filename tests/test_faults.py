@@ -633,8 +633,6 @@ def test_the_server_starts_when_the_knowledge_base_cannot_be_built_and_healthz_s
         stop(proc, log)
 
 
-@pytest.mark.xfail(strict=True, reason="bot/serve.health queries the knowledge base without catching "
-                                       "KnowledgeBaseError: /healthz is a 500 while the damaged file is rebuilt")
 def test_damage_inside_the_served_knowledge_base_is_told_by_healthz_and_repaired(cli_home, slack):
     home, good = cli_home
     _damage(home / "kb.db", "damaged-pages", good)

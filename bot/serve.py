@@ -52,11 +52,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpubot serve: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from knowledge.kb import KB
     from knowledge.live import CurrentKB, LiveKB
 
-    live = LiveKB(KB.open())  # builds it when missing or stale: once, before any worker starts
-    live.refresh()  # catch up with prices imported elsewhere (the shared state) before serving
+    live = LiveKB(tolerate_missing=True)  # builds it when missing or stale: once, before any worker starts
+    try:
+        live.refresh()  # catch up with prices imported elsewhere (the shared state) before serving
+    except Exception:  # serve what we have (or "unavailable"), keep trying in the background, /healthz says why
+        logging.getLogger("gpubot").exception("knowledge base refresh failed at start-up")
     kb = CurrentKB(live)
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -152,8 +154,9 @@ def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int,
         from knowledge import state
         from knowledge.kb import KB
 
-        kb = live.get()
-        kb.conn = KB(kb.path).conn
+        if live.available:
+            kb = live.get()
+            kb.conn = KB(kb.path).conn
         live.start()  # threads do not survive a fork: each worker watches for newer prices itself
         try:
             state.engine().dispose(close=False)  # pooled state connections opened by the master stay the master's

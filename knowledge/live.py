@@ -36,8 +36,17 @@ def _build_lock(path: Path):
 class LiveKB:
     """The current knowledge base of this process; `refresh()` swaps in a newer one when the state moved on."""
 
-    def __init__(self, kb: KB | None = None, *, interval: float | None = None):
-        self._kb = kb or KB.open()
+    def __init__(self, kb: KB | None = None, *, interval: float | None = None, tolerate_missing: bool = False):
+        """`tolerate_missing`: when no knowledge base can be opened or built, start without one (every use raises
+        `KnowledgeBaseError` saying why) and keep trying to build it; a server stays up and says what is wrong."""
+        self._error: KnowledgeBaseError | None = None
+        try:
+            self._kb: KB | None = kb or KB.open()
+        except KnowledgeBaseError as exc:
+            if not tolerate_missing:
+                raise
+            self._kb, self._error = None, exc
+            log.error("no knowledge base (%s); answers say so until it can be built", exc)
         self.interval = interval if interval is not None else float(
             os.environ.get("GPUBOT_KB_REFRESH_SECONDS", DEFAULT_INTERVAL)
         )
@@ -46,12 +55,20 @@ class LiveKB:
         self._lock = threading.Lock()
 
     def get(self) -> KB:
+        if self._kb is None:
+            raise KnowledgeBaseError(str(self._error))
         return self._kb
+
+    @property
+    def available(self) -> bool:
+        return self._kb is not None
 
     def is_stale(self) -> bool:
         from knowledge.imports import imports_version
 
         current = self._kb
+        if current is None:
+            return True  # none yet: keep trying to build one
         if not Path(current.path).exists() or marked_damaged(Path(current.path), getattr(current, "_identity", None)):
             return True  # deleted, or found damaged by a query: rebuild
         try:
@@ -82,10 +99,15 @@ class LiveKB:
                 if not fresh:
                     from knowledge.build import build
 
-                    report = build(path)
+                    try:
+                        report = build(path)
+                    except Exception as exc:
+                        if self._kb is None:
+                            self._error = KnowledgeBaseError(f"the knowledge base cannot be built: {exc}")
+                        raise
                     damage_marker(path).unlink(missing_ok=True)
                     log.info("knowledge base rebuilt: %s offers in %s s", report["offers"], report["seconds"])
-            old, self._kb = self._kb, KB(path)
+            old, self._kb, self._error = self._kb, KB(path), None
             log.info("knowledge base swapped in (imports version %s)", self._kb.meta("imports_version"))
             # the old connection stays open for requests still using it; it is closed when garbage-collected
             del old

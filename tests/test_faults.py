@@ -616,8 +616,6 @@ def test_the_server_starts_on_a_missing_or_damaged_knowledge_base_and_healthz_te
         stop(proc, log)
 
 
-@pytest.mark.xfail(strict=True, reason="bot/serve.run lets KnowledgeBaseError end start-up (exit 2): the server "
-                                       "does not start, so /healthz cannot tell and Slack gets no answer at all")
 def test_the_server_starts_when_the_knowledge_base_cannot_be_built_and_healthz_says_why(cli_home, slack):
     home, _ = cli_home
     _store_a_bad_import(home / "state.db")

@@ -148,6 +148,27 @@ def clients_by_team() -> Callable[[str], object]:
     return cache(default_client_for_team)
 
 
+def _posted_before(client, team: str, channel: str, period: str) -> str | None:
+    """The ts of this period's digest in the channel, if an earlier attempt's post reached Slack, else None.
+
+    Every digest carries metadata (`gpubot_digest`, team, period), so a retry after a timeout or a crash mid-post
+    can tell whether Slack already has it. When the history cannot be read, the retry posts (logged).
+    """
+    from slack_sdk.errors import SlackApiError
+
+    try:
+        response = client.conversations_history(channel=channel, limit=100, include_all_metadata=True)
+    except SlackApiError as exc:
+        log.warning("cannot check %s for an earlier digest (%s); posting", channel, exc.response.get("error"))
+        return None
+    for message in response.get("messages") or []:
+        meta = message.get("metadata") or {}
+        payload = meta.get("event_payload") or {}
+        if meta.get("event_type") == "gpubot_digest" and payload.get("period") == period and payload.get("team") == team:
+            return message.get("ts")
+    return None
+
+
 def _digest_for(sub, cache: dict):
     from handlers.digest import matches_gpus
     from knowledge import history
@@ -224,18 +245,26 @@ def post_digests(
                 answer = summarize(digest, lang=sub.language, no_changes_one_line=not digest)
                 client = client_for_team(sub.team)
                 _ensure_rate_limit_retries(client)
-                response = client.chat_postMessage(  # type: ignore[attr-defined]
-                    channel=sub.channel, text=_text(answer), unfurl_links=False, unfurl_media=False,
-                    metadata={"event_type": "gpubot_digest", "event_payload": {"team": sub.team, "period": period}},
-                )
-                result.status, result.message_ts = "posted", response.get("ts")
-                result.detail = None if digest else "no changes (one line)"
-                finish_post(claim, "sent", message_ts=result.message_ts, snapshot_ids=digest.snapshot_ids(),
-                            changes=result.changes, now=now)
-                if sub.charts and digest:  # after "sent": a chart failure can never cause a second post
-                    from bot.history_slack import attach_digest_chart
+                earlier = _posted_before(client, sub.team, sub.channel, period) if claim.attempts > 1 else None
+                if earlier:  # an earlier attempt timed out or died after Slack stored its post: do not post again
+                    result.status, result.message_ts = "already_sent", earlier
+                    result.detail = "found in the channel (posted by an earlier attempt)"
+                    finish_post(claim, "sent", message_ts=earlier, snapshot_ids=digest.snapshot_ids(),
+                                changes=result.changes, now=now)
+                else:
+                    response = client.chat_postMessage(  # type: ignore[attr-defined]
+                        channel=sub.channel, text=_text(answer), unfurl_links=False, unfurl_media=False,
+                        metadata={"event_type": "gpubot_digest",
+                                  "event_payload": {"team": sub.team, "period": period}},
+                    )
+                    result.status, result.message_ts = "posted", response.get("ts")
+                    result.detail = None if digest else "no changes (one line)"
+                    finish_post(claim, "sent", message_ts=result.message_ts, snapshot_ids=digest.snapshot_ids(),
+                                changes=result.changes, now=now)
+                    if sub.charts and digest:  # after "sent": a chart failure can never cause a second post
+                        from bot.history_slack import attach_digest_chart
 
-                    attach_digest_chart(client, sub.channel, result.message_ts, digest, lang=sub.language)
+                        attach_digest_chart(client, sub.channel, result.message_ts, digest, lang=sub.language)
         except SlackApiError as exc:
             error = exc.response.get("error") if exc.response is not None else None
             error = error or f"HTTP {getattr(exc.response, 'status_code', '?')}"

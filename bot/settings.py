@@ -33,7 +33,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "http-oauth": ("slack_signing_secret", "slack_client_id", "slack_client_secret"),
     "socket": ("slack_app_token", "slack_bot_token"),
 }
-DEFAULT_SCOPES = "commands,chat:write,app_mentions:read,im:history,im:read,im:write,files:write,users:read"
+DEFAULT_SCOPES = (
+    "commands,chat:write,app_mentions:read,im:history,im:read,im:write,files:write,users:read,"
+    "channels:history,groups:history"  # the digest checks a channel for its own post before posting again
+)
 
 
 class SettingsError(ValueError):

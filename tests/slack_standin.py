@@ -674,6 +674,24 @@ class SlackStandIn:
         cid = self._dm_channel(users[0]) if len(users) == 1 else "G" + "".join(u[1:4] for u in users)
         return {"channel": {"id": cid}}
 
+    def _api_conversations_history(self, call: Call) -> dict[str, Any]:
+        """The channel's messages posted through this stand-in, newest first (metadata when asked for)."""
+        cid = call.body.get("channel")
+        if not cid:
+            return {"error": "channel_not_found"}
+        oldest = float(call.body.get("oldest") or 0)
+        with_metadata = str(call.body.get("include_all_metadata", "")).lower() in ("1", "true")
+        found = []
+        for message in reversed(self.messages(cid)):
+            if float(message["ts"]) <= oldest:
+                continue
+            item = {"type": "message", "ts": message["ts"], "text": message.get("text", ""), "bot_id": self.bot_id}
+            if with_metadata and message.get("metadata"):
+                item["metadata"] = message["metadata"]
+            found.append(item)
+        limit = int(call.body.get("limit") or 100)
+        return {"messages": found[:limit], "has_more": len(found) > limit}
+
     def _api_conversations_info(self, call: Call) -> dict[str, Any]:
         cid = call.body.get("channel")
         if not cid:

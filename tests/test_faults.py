@@ -229,8 +229,6 @@ def test_a_digest_rate_limited_past_its_retries_fails_that_channel_and_the_rerun
     assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}
 
 
-@pytest.mark.xfail(strict=True, reason="bot/digest_cmd.post_digests marks a timed-out post 'failed, retryable' "
-                                       "although Slack may have posted it; the next run posts it again")
 def test_a_digest_post_that_times_out_is_not_posted_twice(digest_state, digest_slack):
     from bot.digest_cmd import post_digests
 
@@ -296,9 +294,6 @@ def test_a_digest_process_killed_mid_post_leaves_the_other_channels_for_the_reru
     assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}  # C0002's post reached Slack before the kill
 
 
-@pytest.mark.xfail(strict=True, reason="bot/digest_cmd: a claim left by a sender killed mid-post is taken over when "
-                                       "stale and posted again, although Slack may have the first post; nothing "
-                                       "checks the channel (e.g. conversations.history for the digest's metadata)")
 def test_after_a_kill_mid_post_the_stale_claim_is_not_posted_twice(digest_state, digest_slack, tmp_path):
     from bot.digest_cmd import post_digests
 

@@ -5,9 +5,6 @@
 - A digest run dies half-way (a real process exit), also while a post is in flight; the rerun.
 - The SQLite state database is locked by another process (an exclusive transaction held in another process).
 - The knowledge base is missing, damaged or cannot be built when the CLI or the server starts.
-
-Cases marked xfail(strict=True) show a defect whose fix belongs in a file owned by someone else (bot/slack_oauth.py,
-bot/digest_cmd.py, bot/serve.py); the reason says what happens today, BENCHMARKS.md ("Recommended changes") the fix.
 """
 
 from __future__ import annotations

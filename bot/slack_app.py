@@ -459,6 +459,14 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         """The question as asked: what the channel's settings filled in is reset, so that they apply afresh."""
         return defaults.undo_defaults(changed or query, extra.get("d") or (), unless_changed_from=query)
 
+    def button_query(action: dict, where: str, respond) -> tuple[Query, dict] | None:
+        """The question a button carries; an unreadable one gets the apology (privately) and None."""
+        parsed = decoded(action, where)
+        if parsed is None:
+            respond_checked(respond, where, response_type="ephemeral", replace_original=False,
+                            **blocks.error_message())
+        return parsed
+
     def _is_history(text: str) -> bool:
         try:
             return bool(text.strip()) and understand(text, kb).intent == "history"
@@ -469,10 +477,8 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
     def on_history_chart(ack, body: dict, action: dict, client: WebClient, respond) -> None:
         ack()
         where = _context_of(body)
-        parsed = decoded(action, where)
+        parsed = button_query(action, where, respond)
         if parsed is None:
-            respond_checked(respond, where, response_type="ephemeral", replace_original=False,
-                            **blocks.error_message())
             return
         query, extra = parsed
         team, channel = where_clicked(body)
@@ -492,10 +498,8 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
     def on_share(ack, body: dict, action: dict, respond) -> None:
         ack()
         where = _context_of(body)
-        parsed = decoded(action, where)
+        parsed = button_query(action, where, respond)
         if parsed is None:
-            respond_checked(respond, where, response_type="ephemeral", replace_original=False,
-                            **blocks.error_message())
             return
         query, extra = parsed
         team, channel = where_clicked(body)
@@ -509,10 +513,8 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
     def on_refine(ack, body: dict, action: dict, respond) -> None:
         ack()
         where = _context_of(body)
-        parsed = decoded(action, where)
+        parsed = button_query(action, where, respond)
         if parsed is None:
-            respond_checked(respond, where, response_type="ephemeral", replace_original=False,
-                            **blocks.error_message())
             return
         query, extra = parsed
         query = asked(query, extra, refine(action["action_id"], query, extra))

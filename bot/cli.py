@@ -42,16 +42,51 @@ def _open_kb():
     return KB.open()
 
 
+_APOLOGIES = ("Sorry", "抱歉", "The knowledge base is unavailable", "知识库不可用")  # never kept
+
+
+def _answer_cache_file(text: str, as_json: bool):
+    """Where the printed answer to `text` is kept for the current knowledge base, or None when there is none.
+
+    People ask the same question many times a day; the answer is a pure function of the question and the
+    knowledge-base file (bundled data, imports), so the printed output is reused while that file is the same file
+    (inode, size, mtime) built from the same bundled data. Only intents that read nothing else are kept
+    (`handlers.cache.CACHEABLE`; never digest or history). `GPUBOT_ANSWER_CACHE=0` turns it off.
+    """
+    import hashlib
+
+    from knowledge.kb import _identity, fingerprint
+    from knowledge.paths import home, kb_path
+
+    if os.environ.get("GPUBOT_ANSWER_CACHE", "").strip() == "0" or not kb_path().exists():
+        return None
+    key = hashlib.sha256(f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}".encode()).hexdigest()
+    return home() / "cache" / "answers" / f"{key[:32]}.out"
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
+    text = " ".join(args.text).strip()
+    cached = _answer_cache_file(text, args.json)
+    if cached is not None and cached.exists():
+        sys.stdout.write(cached.read_text(encoding="utf-8"))
+        return 0
+
     from bot.pipeline import answer
     from bot.render import answer_json, render_text
+    from handlers.cache import CACHEABLE
 
-    text = " ".join(args.text).strip()
     result = answer(text, _open_kb())
-    if args.json:
-        _print_json(answer_json(result))
-    else:
-        sys.stdout.write(render_text(result))
+    output = json.dumps(answer_json(result), ensure_ascii=False, indent=2) + "\n" if args.json else render_text(result)
+    sys.stdout.write(output)
+    kept = _answer_cache_file(text, args.json)  # the knowledge base may have been (re)built just now
+    if kept is not None and result.query.intent in CACHEABLE and not result.title.startswith(_APOLOGIES):
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            tmp = kept.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(output, encoding="utf-8")
+            os.replace(tmp, kept)
+        except OSError:  # a cache is an optimisation: never fail a question for it
+            pass
     return 0
 
 

@@ -11,8 +11,8 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 
-from handlers.common import money
-from handlers.models import Answer, Query, Source
+from handlers.common import money, pricing_label
+from handlers.models import PRICINGS, Answer, Query, Source
 from knowledge.history import Change, Digest
 from knowledge.kb import KB, GpuRef
 
@@ -52,12 +52,6 @@ PHRASES: dict[str, dict[str, str]] = {
     "filtered": {"en": "Only: {what}.", "zh": "仅限：{what}。"},
     "no_changes_line": {"en": "No GPU price changes since {since}.", "zh": "自 {since} 以来 GPU 价格没有变化。"},
 }
-PRICING = {
-    "on_demand": {"en": "on-demand", "zh": "按需"},
-    "spot": {"en": "spot", "zh": "竞价"},
-    "reserved_1y": {"en": "1-year reserved", "zh": "1年预留"},
-    "reserved_3y": {"en": "3-year reserved", "zh": "3年预留"},
-}
 
 
 def phrase(key: str, lang: str = "en", **values: object) -> str:
@@ -67,7 +61,7 @@ def phrase(key: str, lang: str = "en", **values: object) -> str:
 
 
 def _pricing(pricing: str, lang: str) -> str:
-    return PRICING.get(pricing, {}).get(lang) or pricing
+    return pricing_label(pricing, lang) if pricing in PRICINGS else pricing
 
 
 def _provider(provider: str, lang: str) -> str:

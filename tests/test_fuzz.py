@@ -219,12 +219,19 @@ def event_body(event: dict) -> str:
 
 
 def one_reply(app, slack, event: dict, text: str) -> dict:
-    before = len(slack.calls("chat.postMessage"))
+    """The one reply to an event: a posted message, or (a history question) a chart uploaded into the thread."""
+    before, uploads_before = len(slack.calls("chat.postMessage")), len(slack.uploads())
     body = event_body(event)
     response = app.dispatch(BoltRequest(body=body, headers=signed(body, "application/json")))
     assert response.status == 200, (response.status, response.body)
-    calls = slack.wait_for("chat.postMessage", before + 1, timeout=5)
-    reply = calls[before]
+    deadline = time.monotonic() + 5
+    while len(slack.calls("chat.postMessage")) == before and len(slack.uploads()) == uploads_before:
+        assert time.monotonic() < deadline, f"no reply to {text[:200]!r}"
+        time.sleep(0.01)
+    if len(slack.uploads()) > uploads_before:
+        upload = slack.uploads()[uploads_before]
+        return {"channel": upload.channel_id, "thread_ts": upload.thread_ts, "text": upload.initial_comment or ""}
+    reply = slack.calls("chat.postMessage")[before]
     assert reply.ok, (reply.response, text[:200])
     return reply.body
 

@@ -64,21 +64,44 @@ def _answer_cache_file(text: str, as_json: bool):
     return home() / "cache" / "answers" / f"{key[:32]}.out"
 
 
+PREF_FLAGS = ("providers", "regions", "pricing", "currency", "language", "budget")  # as `/gpu set KEY VALUE`
+
+
+def _prefs(args: argparse.Namespace, kb) -> dict | None:
+    """The preferences given as flags, validated like Slack settings; None (after saying why) when invalid."""
+    from bot.pipeline import prefs_from
+    from knowledge.settings_store import SettingError
+
+    raw = {key: getattr(args, key, None) for key in PREF_FLAGS}
+    try:
+        return prefs_from(raw, kb)
+    except SettingError as exc:
+        hint = f" (did you mean {', '.join(exc.suggestions)}?)" if exc.suggestions else ""
+        print(f"gpubot: --{exc.key or 'option'}: {exc}{hint}", file=sys.stderr)
+        return None
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     text = " ".join(args.text).strip()
-    cached = _answer_cache_file(text, args.json)
+    flags = [f"{key}={getattr(args, key)}" for key in PREF_FLAGS if getattr(args, key, None)]
+    key_text = "\0".join([text, *flags])
+    cached = _answer_cache_file(key_text, args.json)
     if cached is not None and cached.exists():
         sys.stdout.write(cached.read_text(encoding="utf-8"))
         return 0
 
-    from bot.pipeline import answer
+    from bot.pipeline import answer_text_with
     from bot.render import answer_json, render_text
     from handlers.cache import CACHEABLE
 
-    result = answer(text, _open_kb())
+    kb = _open_kb()
+    prefs = _prefs(args, kb) if flags else {}
+    if prefs is None:
+        return 2
+    result = answer_text_with(text, kb, prefs)
     output = json.dumps(answer_json(result), ensure_ascii=False, indent=2) + "\n" if args.json else render_text(result)
     sys.stdout.write(output)
-    kept = _answer_cache_file(text, args.json)  # the knowledge base may have been (re)built just now
+    kept = _answer_cache_file(key_text, args.json)  # the knowledge base may have been (re)built just now
     if kept is not None and result.query.intent in CACHEABLE and not result.title.startswith(_APOLOGIES):
         try:
             kept.parent.mkdir(parents=True, exist_ok=True)
@@ -149,6 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
     ask = sub.add_parser("ask", help="answer a question (English or Chinese)")
     ask.add_argument("text", nargs="+", help='the question, e.g. "cheapest A100 spot"')
     ask.add_argument("--json", action="store_true", help="print the JSON contract instead of text")
+    ask.add_argument("--providers", help="only these clouds, e.g. aws,gcp (like `/gpu set providers`)")
+    ask.add_argument("--regions", help="only these regions, e.g. us-east-1,eu-west-1")
+    ask.add_argument("--pricing", help="on_demand, spot, reserved_1y or reserved_3y when the question names none")
+    ask.add_argument("--currency", help="USD or CNY for totals and converted prices")
+    ask.add_argument("--language", help="en or zh (a question in Chinese is always answered in Chinese)")
+    ask.add_argument("--budget", help='the most to pay per GPU-hour, e.g. "2 USD/GPU-hour" or "15 CNY"')
     ask.set_defaults(func=cmd_ask)
 
     parse = sub.add_parser("parse", help="show how a question is understood")

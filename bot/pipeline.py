@@ -1,5 +1,7 @@
 """One path from a question to an answer, shared by the CLI and Slack: parse -> route -> handler -> Answer.
 
+`answer_with(query, kb, prefs)` applies preferences the same way on every edge: a Slack channel's effective
+settings, or the CLI's `--providers/--regions/--pricing/--currency/--language/--budget` flags (`prefs_from`).
 Errors never escape as tracebacks: a knowledge-base problem and an unexpected error both become short answers
 (the latter logged with context), in the question's language.
 """
@@ -7,6 +9,8 @@ Errors never escape as tracebacks: a knowledge-base problem and an unexpected er
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from handlers.models import Answer, Query
 from knowledge.kb import KB, KnowledgeBaseError
@@ -63,3 +67,55 @@ def answer(text: str, kb: KB) -> Answer:
         log.exception("internal error parsing %r", text[:200])
         return Answer(query=Query(text=text[:500], language=lang), title=t("error.internal", lang))
     return answer_query(query, kb)
+
+
+def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
+    """Answer `query` with preferences applied (channel/workspace settings, CLI flags); never raises.
+
+    What the preferences filled in and filtered is said in `extra["settings_notes"]`; the filled fields are listed
+    in `extra["defaulted"]`, so a Slack button can re-apply the channel's current settings."""
+    from handlers import defaults
+
+    applied, notes = defaults.apply_defaults(query, prefs, region_providers=kb.regions)
+    result = answer_query(defaults.widen_for_budget(applied, prefs), kb)
+    if prefs.get("budget"):
+        result, more_notes = defaults.apply_budget(result, prefs, usd_per_cny=_fx(kb, "usd_per_cny", 0.138),
+                                                   asked_top_n=applied.top_n)
+        notes += more_notes
+    extra = dict(result.extra)
+    if notes:
+        extra["settings_notes"] = notes
+    filled = defaults.defaulted_fields(query, applied)
+    if filled:
+        extra["defaulted"] = filled
+    if applied.currency and applied.currency != "USD":
+        extra["display_currency"] = {"currency": applied.currency, "per_usd": _fx(kb, "cny_per_usd", 7.25)}
+    return result.model_copy(update={"extra": extra}) if extra != result.extra else result
+
+
+def answer_text_with(text: str, kb: KB, prefs: Mapping[str, Any]) -> Answer:
+    """Parse `text` and answer it with `prefs` applied; never raises."""
+    if not prefs:
+        return answer(text, kb)
+    try:
+        query = understand(text, kb)
+    except Exception:
+        return answer(text, kb)  # logs, and answers with the apology
+    return answer_with(query, kb, prefs)
+
+
+def prefs_from(values: Mapping[str, Any], kb: KB) -> Mapping[str, Any]:
+    """Validated preferences from raw values ({"providers": "aws,gcp", "budget": "2 USD/GPU-hour", ...}).
+
+    Raises `knowledge.settings_store.SettingError` (with suggestions) for a value that is not understood."""
+    from knowledge.settings_store import EffectiveSettings, normalize
+
+    chosen = {key: normalize(key, value, kb) for key, value in values.items() if value not in (None, "")}
+    return EffectiveSettings(chosen, {key: "options" for key in chosen})
+
+
+def _fx(kb: KB, key: str, fallback: float) -> float:
+    try:
+        return float(kb.fx()[key])
+    except Exception:
+        return fallback

@@ -123,6 +123,8 @@ def render_text(answer: Answer) -> str:
     for line in lines:  # collapse runs of blank lines left by empty sections
         if line or (out and out[-1]):
             out.append(line)
+    if notes := answer.extra.get("settings_notes"):  # what preferences (flags, channel settings) filtered
+        out.insert(1 if out else 0, "(" + "; ".join(notes) + ")")
     return "\n".join(out).strip() + "\n"
 
 

@@ -58,7 +58,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import blocks
-from bot.pipeline import answer, answer_query, understand
+from bot.pipeline import answer, answer_query, answer_with, understand
 from bot.settings import Settings
 from bot.slack_commands import Command, digest_options, parse_command
 from bot.slack_oauth import (
@@ -210,23 +210,8 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             return {}
 
     def answer_in(query: Query, team: str | None, channel: str | None) -> Answer:
-        """Answer `query` with its channel's settings applied; the notes and filled fields travel in `extra`."""
-        chosen = settings_of(team, channel)
-        applied, notes = defaults.apply_defaults(query, chosen, region_providers=kb.regions)
-        result = answer_query(defaults.widen_for_budget(applied, chosen), kb)
-        if chosen.get("budget"):
-            result, more_notes = defaults.apply_budget(result, chosen, usd_per_cny=_usd_per_cny(kb),
-                                                       asked_top_n=applied.top_n)
-            notes += more_notes
-        extra = dict(result.extra)
-        if notes:
-            extra["settings_notes"] = notes
-        filled = defaults.defaulted_fields(query, applied)
-        if filled:
-            extra["defaulted"] = filled
-        if applied.currency and applied.currency != "USD":
-            extra["display_currency"] = {"currency": applied.currency, "per_usd": _cny_per_usd(kb)}
-        return result.model_copy(update={"extra": extra}) if extra != result.extra else result
+        """Answer `query` with its channel's settings applied (the one pipeline: `bot.pipeline.answer_with`)."""
+        return answer_with(query, kb, settings_of(team, channel))
 
     def answer_text(text: str, team: str | None, channel: str | None) -> Answer:
         text = text.strip()
@@ -727,20 +712,6 @@ def _setting_error(lang: str, name: str, exc: Exception, **values: Any) -> dict[
         text += _PHRASES["did_you_mean"][lang].format(
             candidates=" / ".join(f"*{blocks.slack_escape(s)}*" for s in suggestions))
     return blocks.notice_message(text, hint=hint)
-
-
-def _usd_per_cny(kb: KB) -> float:
-    try:
-        return float(kb.fx()["usd_per_cny"])
-    except Exception:
-        return 0.138
-
-
-def _cny_per_usd(kb: KB) -> float:
-    try:
-        return float(kb.fx()["cny_per_usd"])
-    except Exception:
-        return 7.25
 
 
 def _user_language(client: WebClient, user: str) -> str:

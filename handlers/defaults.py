@@ -54,6 +54,7 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _WHOSE = {
     "channel": {"en": "your channel's", "zh": "本频道"},
     "workspace": {"en": "your workspace's", "zh": "本工作区"},
+    "options": {"en": "your", "zh": "您指定的"},  # command-line flags
 }
 _NOTES = {
     "providers": {"en": "filtered to {whose} providers: {values}", "zh": "已按{whose}设置筛选云厂商：{values}"},

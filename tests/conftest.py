@@ -45,3 +45,24 @@ def state_url(request, tmp_path, monkeypatch) -> str:
         url = request.getfixturevalue("postgres").new_database()
     monkeypatch.setenv("DATABASE_URL", url)
     return url
+
+
+# The fast tier (`./scripts/test -m "not slow"`, under a minute): everything but real servers, subprocesses and
+# PostgreSQL. The whole suite (no -m) runs everything, always.
+SLOW_MODULES = frozenset({
+    "test_scale", "test_faults", "test_fuzz", "test_injection", "test_slack_http", "test_oauth", "test_live_kb",
+    "test_bad_requests", "test_migrations", "test_digest_post", "test_state", "test_history_series",
+})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: starts servers, subprocesses or PostgreSQL (left out by -m 'not slow')")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        callspec = getattr(item, "callspec", None)
+        on_postgres = "postgres" in item.fixturenames or (callspec and callspec.params.get("state_url") == "postgresql")
+        if module in SLOW_MODULES or on_postgres:
+            item.add_marker(pytest.mark.slow)

@@ -131,7 +131,7 @@ def default_client_for_team(team: str):
     429s are retried after Retry-After; connection errors and 5xx are *not* retried inside a run (the message may
     have been posted): the next run retries the channel, up to `knowledge.subscriptions.MAX_ATTEMPTS` times.
     """
-    from bot.slack_app import client_for_team
+    from bot.slack_oauth import client_for_team
 
     return client_for_team(team)
 

@@ -478,7 +478,7 @@ class Vocabulary:
             if len(nm.compact(alias)) < 2 or any(c in alias for c in "*/"):
                 continue
             variant = nm.split_gpu_variant(alias)
-            hit = Hit("gpu", (family, variant.memory_gb))
+            hit = Hit("gpu", (family, nm.variant_memory(variant, self.forms.get(family, {}))))  # "H100-NVL": 94
             self._add(alias, hit)
             key = _compact(alias)
             stripped = nm.compact(alias)

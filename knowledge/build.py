@@ -19,7 +19,7 @@ from pathlib import Path
 from knowledge import pricing
 from knowledge.catalog import Catalog, read_catalog
 from knowledge.kb import SCHEMA_VERSION, fingerprint
-from knowledge.offers import Currency, convert
+from knowledge.offers import Conversion, Currency, convert
 from knowledge.paths import CATALOG_DIR, DATA_DIR, kb_path
 from knowledge.reference import gpu_families
 
@@ -37,6 +37,7 @@ class CatalogSource:
     source: str
     text: str | None = None  # an import's content, kept in persistent state rather than in a file
     hosts_text: str | None = None
+    as_of_known: bool = True  # False: `as_of` is only the day the file was bundled (upstream date unknown)
 
     def read(self) -> tuple[Catalog, Catalog | None]:
         from knowledge.catalog import parse_catalog
@@ -65,6 +66,7 @@ def bundled_catalogs() -> list[CatalogSource]:
                 usd_per_unit=float(row["usd_per_unit"]),
                 as_of=row["as_of"],
                 source=row["source"],
+                as_of_known=row.get("as_of_known", "true").strip().lower() != "false",
             )
             for row in csv.DictReader(handle)
         ]
@@ -112,16 +114,35 @@ def _specs() -> list[dict]:
     return rows
 
 
-def load_catalogs(sources: list[CatalogSource]) -> tuple[list[dict], list[dict], list[str]]:
-    """(offers, raw rows, skipped notes) for all catalogs; raises CatalogError on the first bad file."""
+def catalog_notes(provider: str, catalog: Catalog, result: Conversion) -> list[dict]:
+    """What an import summary and `gpubot kb stats` report about one catalog, one row per finding."""
+    notes = [{"provider": provider, "kind": "unrecognised", "text": name, "rows": n}
+             for name, n in sorted(result.unrecognised.items())]
+    notes += [{"provider": provider, "kind": "identity", "text": text, "rows": None} for text in result.notes]
+    if catalog.zero_spot:
+        notes.append({"provider": provider, "kind": "zero_spot", "rows": catalog.zero_spot,
+                      "text": f"{catalog.zero_spot} rows with SpotPrice 0: no spot offer"})
+    if catalog.no_region:
+        notes.append({"provider": provider, "kind": "no_region", "rows": catalog.no_region,
+                      "text": f"{catalog.no_region} rows without a region: kept under region 'unknown'"})
+    return notes
+
+
+def load_catalogs(sources: list[CatalogSource], notes: list[dict] | None = None
+                  ) -> tuple[list[dict], list[dict], list[str]]:
+    """(offers, raw rows, skipped notes) for all catalogs; raises CatalogError on the first bad file.
+
+    `notes`, when given, collects each catalog's findings (`catalog_notes`)."""
     offers: list[dict] = []
     raw: list[dict] = []
     skipped: list[str] = []
     for src in sources:
         catalog, hosts = src.read()
         result = convert(src.provider, catalog, hosts=hosts.hosts if hosts else (), currency=src.currency_info(),
-                         source=src.source, as_of=src.as_of)
+                         source=src.source, as_of=src.as_of, as_of_known=src.as_of_known)
         offers += result.offers
+        if notes is not None:
+            notes += catalog_notes(src.provider, catalog, result)
         skipped += [f"{src.provider} {src.path.name} {s}" for s in result.skipped]
         for cat in (catalog, hosts) if hosts else (catalog,):
             for row in (*cat.rows, *cat.hosts):
@@ -150,7 +171,8 @@ def build(target: Path | None = None) -> dict:
     from knowledge.imports import imports_version
 
     version = imports_version()  # read before the imports themselves: a later import makes us stale, not wrong
-    offers, raw, skipped = load_catalogs(all_catalogs())
+    notes: list[dict] = []
+    offers, raw, skipped = load_catalogs(all_catalogs(), notes)
     aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"))
     gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"))
     risks += pricing.spot_advisor({o["instance_type"] for o in offers if o["provider"] == "aws"} |
@@ -160,6 +182,9 @@ def build(target: Path | None = None) -> dict:
     from knowledge import facts_loader
 
     extra = facts_loader.tables(all_offers)
+    for offer in all_offers + extra.get("article_offers", []):  # figures from dated price files and seeds
+        offer.setdefault("as_of_known", True)
+        offer.setdefault("gpu_recognised", True)
 
     fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".db", dir=target.parent)
     os.close(fd)
@@ -195,6 +220,7 @@ def build(target: Path | None = None) -> dict:
                     "body_en || ' ' || body_zh || ' ' || keywords FROM pitfalls"
                 )
             db["skipped"].insert_all([{"note": s} for s in skipped] or [{"note": ""}])
+            db["catalog_notes"].insert_all(notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
             db["offers"].create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
             db["offers"].create_index(["instance_type"])
             db["offers"].create_index(["provider", "pricing"])

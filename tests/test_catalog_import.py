@@ -25,6 +25,13 @@ from tests.reference_calc import CATALOGS, per_gpu_ranking, rows
         ("gcp_host_vms.csv", "gcp", 2991, 0),
         ("alibaba_vms.csv", "alibaba", 1309, 0),  # CRLF line endings
         ("tencent_vms.csv", "tencent", 405, 0),
+        ("oci_vms.csv", "oci", 1134, 0),
+        ("lambda_vms.csv", "lambda", 374, 0),
+        ("runpod_vms.csv", "runpod", 2000, 14),  # 2x_B200_SECURE: 14 US rows repeated exactly
+        ("nebius_vms.csv", "nebius", 21, 0),
+        ("hyperstack_vms.csv", "hyperstack", 25, 0),
+        ("primeintellect_vms.csv", "primeintellect", 115, 0),
+        ("shadeform_vms.csv", "shadeform", 118, 0),
         ("history/aws_vms.csv", "aws", 2131, 0),  # no trailing newline
         ("history/gcp_vms.csv", "gcp", 2376, 154),
     ],
@@ -44,6 +51,9 @@ def test_kb_holds_every_catalog_row(kb):
     assert counts == {
         "aws_vms.csv": 2274, "azure_vms.csv": 187, "gcp_vms.csv": 2403 - 154, "gcp_host_vms.csv": 2991,
         "alibaba_vms.csv": 1309, "tencent_vms.csv": 405,
+        # issue 14: seven more bundled clouds (RunPod's source repeats its 14 US 2x_B200 rows exactly)
+        "oci_vms.csv": 1134, "lambda_vms.csv": 374, "runpod_vms.csv": 2000 - 14, "nebius_vms.csv": 21,
+        "hyperstack_vms.csv": 25, "primeintellect_vms.csv": 115, "shadeform_vms.csv": 118,
     }
 
 

@@ -177,11 +177,12 @@ def _memory(fam: _Family | None, named: float | None, gpu_info: str, count: floa
         return (next(iter(sizes)) if len(sizes) == 1 else None), ()
     if not sizes:
         return readings[0][0], ()
+    usual = "SizeInMiB per GPU" if _MIB.search(gpu_info) else "TotalGpuMemoryInMiB per instance"
     for gb, how in readings:
         for size in sizes:
             if _close(gb, size):
-                note = () if how == readings[0][1] else (f"{raw}: GpuInfo memory read as {how} ({size:g} GB per "
-                                                         "GPU, as the datasheet)",)
+                note = () if how == usual else (f"{raw}: GpuInfo memory read as {how} ({size:g} GB per GPU, as the "
+                                                "datasheet)",)
                 return size, note
     if len(sizes) == 1:
         (size,) = sizes

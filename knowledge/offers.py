@@ -212,7 +212,8 @@ def convert(
             current = best.get(key)
             if current is not None and current["price_per_hour_usd"] <= usd:
                 continue
-            vgpu = acc.fraction < 1
+            share = gpus / row.accelerator_count if row.accelerator_count >= 1 else gpus  # of one whole GPU
+            vgpu = acc.fraction < 1 or gpus < 1 or not float(row.accelerator_count).is_integer()
             notes = [n for n in (note, currency.note, fixed) if n]
             if via:
                 notes.append(f"sold by {provider}, runs on {via}")
@@ -221,7 +222,8 @@ def convert(
             if not acc.recognised:
                 notes.append(f"accelerator name {row.accelerator!r} not recognised: kept under its own name")
             if vgpu:
-                notes.append(f"vGPU slice: {acc.fraction:.3g} of a {acc.gpu}; price shown per whole GPU-hour")
+                notes.append(f"vGPU slice: {min(share, acc.fraction):.3g} of a {acc.gpu}; price shown per whole "
+                             "GPU-hour")
             best[key] = {
                 "provider": provider,
                 "instance_type": instance_type,

@@ -145,8 +145,9 @@ def load_catalogs(sources: list[CatalogSource], notes: list[dict] | None = None
             notes += catalog_notes(src.provider, catalog, result)
         skipped += [f"{src.provider} {src.path.name} {s}" for s in result.skipped]
         for cat in (catalog, hosts) if hosts else (catalog,):
+            file = Path(cat.path).name
             for row in (*cat.rows, *cat.hosts):
-                raw.append({"provider": src.provider, "file": Path(cat.path).name, "line": row.line,
+                raw.append({"provider": src.provider, "file": file, "line": row.line,
                             "instance_type": row.instance_type, "accelerator": row.accelerator,
                             "accelerator_count": row.accelerator_count, "vcpus": row.vcpus,
                             "memory_gib": row.memory_gib, "gpu_info": row.gpu_info, "price": row.price,
@@ -159,6 +160,29 @@ def _gpu_info(offers: list[dict], provider: str) -> dict[str, dict]:
     keys = ("accelerator", "gpu", "gpu_model", "gpu_kind", "gpu_memory_gb", "gpu_count", "accelerator_count", "vgpu",
             "vcpus", "memory_gib")
     return {o["instance_type"]: {k: o[k] for k in keys} for o in offers if o["provider"] == provider}
+
+
+def _insert(db, name: str, rows: list[dict]) -> None:
+    """What sqlite-utils `insert_all(..., alter=True)` stores, without its per-value checks (half the build time with
+    twelve clouds): the columns are the union of the rows' keys, each typed from its first non-null value."""
+    if not rows:
+        return
+    types: dict[str, type | None] = {}
+    for row in rows:
+        for key, value in row.items():
+            if types.get(key) is None:
+                types[key] = None if value is None else type(value)
+    columns = {key: (int if kind is bool else str if kind in (None, dict, list, tuple) else kind)
+               for key, kind in types.items()}
+    db[name].create(columns)
+    structured = {key for key, kind in types.items() if kind in (dict, list, tuple)}
+    keys = list(columns)
+    sql = f"INSERT INTO [{name}] ({', '.join(f'[{k}]' for k in keys)}) VALUES ({', '.join('?' * len(keys))})"
+    if structured:
+        db.conn.executemany(sql, ([json.dumps(row.get(k)) if k in structured and row.get(k) is not None
+                                   else row.get(k) for k in keys] for row in rows))
+    else:
+        db.conn.executemany(sql, ([row.get(k) for k in keys] for row in rows))
 
 
 def build(target: Path | None = None) -> dict:
@@ -206,10 +230,10 @@ def build(target: Path | None = None) -> dict:
                 pk="name",
             )
             db["gpu_specs"].insert_all(_specs(), pk="model")
-            db["catalog_rows"].insert_all(raw, batch_size=2000)
-            db["offers"].insert_all(all_offers + extra.pop("article_offers", []), batch_size=2000, alter=True)
-            db["price_terms"].insert_all(terms + gcp_terms, batch_size=2000)
-            db["spot_risk"].insert_all(risks, batch_size=2000)
+            _insert(db, "catalog_rows", raw)
+            _insert(db, "offers", all_offers + extra.pop("article_offers", []))
+            _insert(db, "price_terms", terms + gcp_terms)
+            _insert(db, "spot_risk", risks)
             for name, rows in extra.items():
                 if rows:
                     db[name].insert_all(rows, batch_size=2000, alter=True)

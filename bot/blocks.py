@@ -105,6 +105,7 @@ PHRASES: dict[str, dict[str, str]] = {
     "more_sources": {"en": "… {n} more sources", "zh": "… 还有 {n} 个来源"},
     "sources": {"en": "Sources", "zh": "来源"},
     "as_of": {"en": "as of", "zh": "截至"},
+    "date_unknown": {"en": "date unknown, bundled", "zh": "数据日期未知，打包于"},
     "age.today": {"en": "today", "zh": "今天"},
     "age.days": {"en": "{n} days old", "zh": "{n} 天前"},
     "rules": {"en": "Rules applied", "zh": "应用的规则"},

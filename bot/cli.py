@@ -151,6 +151,8 @@ def cmd_kb(args: argparse.Namespace) -> int:
               f"({report['duplicates']} exact duplicate rows ignored, {len(report['skipped'])} figures skipped)")
         for note in report["skipped"][:20]:
             print(f"  skipped {note}")
+        for line in import_summary(report.get("notes", [])):
+            print(f"  {line}")
         return 0
     kb = _open_kb()
     stats = {
@@ -160,9 +162,23 @@ def cmd_kb(args: argparse.Namespace) -> int:
             "SELECT provider, COUNT(*) n FROM offers GROUP BY provider ORDER BY provider")},
         "catalog_rows": kb.rows("SELECT COUNT(*) n FROM catalog_rows")[0]["n"],
         "gpus": len(kb.rows("SELECT name FROM gpus")),
+        **catalog_findings(kb),
     }
     _print_json(stats)
     return 0
+
+
+def import_summary(notes: list[dict]) -> list[str]:
+    """What an import tolerated or could not place, one line each (issue 14)."""
+    from knowledge.catalog_findings import summary_lines
+
+    return summary_lines(notes)
+
+
+def catalog_findings(kb) -> dict:
+    from knowledge.catalog_findings import findings
+
+    return findings(kb)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -19,7 +19,13 @@ LABELS = {
     "article": {"en": "seed article", "zh": "种子文章"},
     "more": {"en": "more (ask for more results, e.g. 'top 20')", "zh": "条未显示（可加“前20”查看更多）"},
     "as_of": {"en": "as of", "zh": "截至"},
+    "date_unknown": {"en": "date unknown, bundled", "zh": "数据日期未知，打包于"},
 }
+
+
+def dated(source: Source | Offer, lang: str = "en") -> str:
+    """ "as of 2026-04", or "date unknown, bundled 2026-12-01" where the upstream date is unknown."""
+    return f"{_label('as_of' if source.as_of_known else 'date_unknown', lang)} {source.as_of}"
 
 
 def _label(key: str, lang: str) -> str:
@@ -31,7 +37,7 @@ def num(value: float | None) -> str:
 
 
 def gpu_label(item: Offer) -> str:
-    name = item.gpu_model or item.gpu
+    name = item.gpu_model or item.gpu_variant or item.gpu
     if item.gpu_memory_gb and f"{item.gpu_memory_gb:g}GB" not in name.replace(" ", ""):
         name += f" {item.gpu_memory_gb:g}GB"
     return name
@@ -45,6 +51,8 @@ def offer_line(item: Offer, lang: str = "en") -> str:
     labels = []
     if item.vgpu:
         labels.append("vGPU")
+    if item.via:
+        labels.append(f"via {item.via}")
     if item.kind == "article":
         labels.append(f"{_label('article', lang)}, {item.status}")
     label = f" [{'; '.join(labels)}]" if labels else ""
@@ -67,7 +75,8 @@ def tco_block(tco: Tco) -> str:
 def answer_sources(answer: Answer) -> list[Source]:
     seen: dict[tuple[str, str], Source] = {}
     figures = [*answer.offers, *answer.context, *(r.offer for r in answer.recommendations if r.offer)]
-    for item in [*answer.sources, *(Source(source=o.source, as_of=o.as_of) for o in figures)]:
+    for item in [*answer.sources, *(Source(source=o.source, as_of=o.as_of, as_of_known=o.as_of_known)
+                                    for o in figures)]:
         seen.setdefault((item.source, item.as_of), item)
     return list(seen.values())
 
@@ -117,6 +126,7 @@ def render_text(answer: Answer) -> str:
         sources_label=t("sources", lang),
         more_label=_label("more", lang),
         as_of_label=_label("as_of", lang),
+        dated=lambda s: dated(s, lang),
     )
     lines = [line.rstrip() for line in text.splitlines()]
     out: list[str] = []

@@ -102,6 +102,9 @@ class Offer(Model):
     kind: Literal["catalog", "pricing", "article"] = "catalog"
     status: str = "ok"
     note: str | None = None
+    gpu_variant: str | None = None  # which one of the family: "H100 SXM 80GB" (knowledge.gpu_identity)
+    via: str | None = None  # an aggregator's offer: the cloud it runs on ("Lambda")
+    as_of_known: bool = True  # False: `as_of` is only the day the catalog was bundled (upstream date unknown)
 
 
 class Source(Model):
@@ -109,6 +112,7 @@ class Source(Model):
 
     source: str
     as_of: str
+    as_of_known: bool = True
 
 
 class RuleHit(Model):

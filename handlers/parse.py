@@ -478,7 +478,7 @@ class Vocabulary:
             if len(nm.compact(alias)) < 2 or any(c in alias for c in "*/"):
                 continue
             variant = nm.split_gpu_variant(alias)
-            hit = Hit("gpu", (family, variant.memory_gb))
+            hit = Hit("gpu", (family, nm.variant_memory(variant, self.forms.get(family, {}))))  # "H100-NVL": 94
             self._add(alias, hit)
             key = _compact(alias)
             stripped = nm.compact(alias)
@@ -638,7 +638,7 @@ def _ids(st: _State, vocab: Vocabulary) -> None:
         token = m.group()
         if token in vocab.instance_types:
             st.add("instance_types", [vocab.instance_types[token]], m.start())
-        elif token in vocab.regions:
+        elif token in vocab.regions and _region_written(st, m, vocab.regions[token], vocab):
             st.add("regions", [vocab.regions[token]], m.start())
         elif token[:-1] in vocab.regions and token[-2].isdigit():  # a zone ("us-east-1a") is in its region
             st.add("regions", [vocab.regions[token[:-1]]], m.start())
@@ -656,6 +656,14 @@ def _ids(st: _State, vocab: Vocabulary) -> None:
         else:
             continue
         st.take(m.start(), m.end())
+
+
+def _region_written(st: _State, m: re.Match, region: str, vocab: Vocabulary) -> bool:
+    """A region id that is a plain word (RunPod's country codes "US", "IS", "IN") counts only as written, and
+    not where the word is a region group ("US": every US region): "in" and "is" are English (issue 14)."""
+    if not (region.isalpha() and region.isupper()):
+        return True
+    return st.text[m.start():m.end()] == region and not vocab.words.get(_compact(region))
 
 
 def _looks_like_region(token: str, vocab: Vocabulary) -> bool:

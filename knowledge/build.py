@@ -19,7 +19,7 @@ from pathlib import Path
 from knowledge import pricing
 from knowledge.catalog import Catalog, read_catalog
 from knowledge.kb import SCHEMA_VERSION, fingerprint
-from knowledge.offers import Currency, convert
+from knowledge.offers import Conversion, Currency, convert
 from knowledge.paths import CATALOG_DIR, DATA_DIR, kb_path
 from knowledge.reference import gpu_families
 
@@ -37,6 +37,7 @@ class CatalogSource:
     source: str
     text: str | None = None  # an import's content, kept in persistent state rather than in a file
     hosts_text: str | None = None
+    as_of_known: bool = True  # False: `as_of` is only the day the file was bundled (upstream date unknown)
 
     def read(self) -> tuple[Catalog, Catalog | None]:
         from knowledge.catalog import parse_catalog
@@ -65,6 +66,7 @@ def bundled_catalogs() -> list[CatalogSource]:
                 usd_per_unit=float(row["usd_per_unit"]),
                 as_of=row["as_of"],
                 source=row["source"],
+                as_of_known=row.get("as_of_known", "true").strip().lower() != "false",
             )
             for row in csv.DictReader(handle)
         ]
@@ -112,20 +114,40 @@ def _specs() -> list[dict]:
     return rows
 
 
-def load_catalogs(sources: list[CatalogSource]) -> tuple[list[dict], list[dict], list[str]]:
-    """(offers, raw rows, skipped notes) for all catalogs; raises CatalogError on the first bad file."""
+def catalog_notes(provider: str, catalog: Catalog, result: Conversion) -> list[dict]:
+    """What an import summary and `gpubot kb stats` report about one catalog, one row per finding."""
+    notes = [{"provider": provider, "kind": "unrecognised", "text": name, "rows": n}
+             for name, n in sorted(result.unrecognised.items())]
+    notes += [{"provider": provider, "kind": "identity", "text": text, "rows": None} for text in result.notes]
+    if catalog.zero_spot:
+        notes.append({"provider": provider, "kind": "zero_spot", "rows": catalog.zero_spot,
+                      "text": f"{catalog.zero_spot} rows with SpotPrice 0: no spot offer"})
+    if catalog.no_region:
+        notes.append({"provider": provider, "kind": "no_region", "rows": catalog.no_region,
+                      "text": f"{catalog.no_region} rows without a region: kept under region 'unknown'"})
+    return notes
+
+
+def load_catalogs(sources: list[CatalogSource], notes: list[dict] | None = None
+                  ) -> tuple[list[dict], list[dict], list[str]]:
+    """(offers, raw rows, skipped notes) for all catalogs; raises CatalogError on the first bad file.
+
+    `notes`, when given, collects each catalog's findings (`catalog_notes`)."""
     offers: list[dict] = []
     raw: list[dict] = []
     skipped: list[str] = []
     for src in sources:
         catalog, hosts = src.read()
         result = convert(src.provider, catalog, hosts=hosts.hosts if hosts else (), currency=src.currency_info(),
-                         source=src.source, as_of=src.as_of)
+                         source=src.source, as_of=src.as_of, as_of_known=src.as_of_known)
         offers += result.offers
+        if notes is not None:
+            notes += catalog_notes(src.provider, catalog, result)
         skipped += [f"{src.provider} {src.path.name} {s}" for s in result.skipped]
         for cat in (catalog, hosts) if hosts else (catalog,):
+            file = Path(cat.path).name
             for row in (*cat.rows, *cat.hosts):
-                raw.append({"provider": src.provider, "file": Path(cat.path).name, "line": row.line,
+                raw.append({"provider": src.provider, "file": file, "line": row.line,
                             "instance_type": row.instance_type, "accelerator": row.accelerator,
                             "accelerator_count": row.accelerator_count, "vcpus": row.vcpus,
                             "memory_gib": row.memory_gib, "gpu_info": row.gpu_info, "price": row.price,
@@ -140,6 +162,29 @@ def _gpu_info(offers: list[dict], provider: str) -> dict[str, dict]:
     return {o["instance_type"]: {k: o[k] for k in keys} for o in offers if o["provider"] == provider}
 
 
+def _insert(db, name: str, rows: list[dict]) -> None:
+    """What sqlite-utils `insert_all(..., alter=True)` stores, without its per-value checks (half the build time with
+    twelve clouds): the columns are the union of the rows' keys, each typed from its first non-null value."""
+    if not rows:
+        return
+    types: dict[str, type | None] = {}
+    for row in rows:
+        for key, value in row.items():
+            if types.get(key) is None:
+                types[key] = None if value is None else type(value)
+    columns = {key: (int if kind is bool else str if kind in (None, dict, list, tuple) else kind)
+               for key, kind in types.items()}
+    db[name].create(columns)
+    structured = {key for key, kind in types.items() if kind in (dict, list, tuple)}
+    keys = list(columns)
+    sql = f"INSERT INTO [{name}] ({', '.join(f'[{k}]' for k in keys)}) VALUES ({', '.join('?' * len(keys))})"
+    if structured:
+        db.conn.executemany(sql, ([json.dumps(row.get(k)) if k in structured and row.get(k) is not None
+                                   else row.get(k) for k in keys] for row in rows))
+    else:
+        db.conn.executemany(sql, ([row.get(k) for k in keys] for row in rows))
+
+
 def build(target: Path | None = None) -> dict:
     """Build the knowledge base atomically; return a small report (counts, seconds, skipped rows)."""
     import sqlite_utils
@@ -150,7 +195,8 @@ def build(target: Path | None = None) -> dict:
     from knowledge.imports import imports_version
 
     version = imports_version()  # read before the imports themselves: a later import makes us stale, not wrong
-    offers, raw, skipped = load_catalogs(all_catalogs())
+    notes: list[dict] = []
+    offers, raw, skipped = load_catalogs(all_catalogs(), notes)
     aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"))
     gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"))
     risks += pricing.spot_advisor({o["instance_type"] for o in offers if o["provider"] == "aws"} |
@@ -160,6 +206,9 @@ def build(target: Path | None = None) -> dict:
     from knowledge import facts_loader
 
     extra = facts_loader.tables(all_offers)
+    for offer in all_offers + extra.get("article_offers", []):  # figures from dated price files and seeds
+        offer.setdefault("as_of_known", True)
+        offer.setdefault("gpu_recognised", True)
 
     fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".db", dir=target.parent)
     os.close(fd)
@@ -181,10 +230,10 @@ def build(target: Path | None = None) -> dict:
                 pk="name",
             )
             db["gpu_specs"].insert_all(_specs(), pk="model")
-            db["catalog_rows"].insert_all(raw, batch_size=2000)
-            db["offers"].insert_all(all_offers + extra.pop("article_offers", []), batch_size=2000, alter=True)
-            db["price_terms"].insert_all(terms + gcp_terms, batch_size=2000)
-            db["spot_risk"].insert_all(risks, batch_size=2000)
+            _insert(db, "catalog_rows", raw)
+            _insert(db, "offers", all_offers + extra.pop("article_offers", []))
+            _insert(db, "price_terms", terms + gcp_terms)
+            _insert(db, "spot_risk", risks)
             for name, rows in extra.items():
                 if rows:
                     db[name].insert_all(rows, batch_size=2000, alter=True)
@@ -195,6 +244,7 @@ def build(target: Path | None = None) -> dict:
                     "body_en || ' ' || body_zh || ' ' || keywords FROM pitfalls"
                 )
             db["skipped"].insert_all([{"note": s} for s in skipped] or [{"note": ""}])
+            db["catalog_notes"].insert_all(notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
             db["offers"].create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
             db["offers"].create_index(["instance_type"])
             db["offers"].create_index(["provider", "pricing"])

@@ -4,9 +4,11 @@ The importer is driven by the file's header, not by the cloud: columns may come 
 `AcceleratorName`, `AcceleratorCount`, `Price` and `Region` are required on accelerator rows. Rows with an empty
 `AcceleratorName` are host-VM rows (GCP prices attached GPUs without their host VM; see `knowledge.offers`).
 
-The format's traps are handled here, once: an empty `Price`/`SpotPrice` means "no offer" (never zero), exact
-duplicate rows are tolerated (GCP's source repeats some), conflicting duplicates are an error, and every problem
-is reported as a `CatalogError` naming the file, line and column, before anything is stored.
+The format's traps are handled here, once: an empty `Price`/`SpotPrice` means "no offer" (never zero), a
+`SpotPrice` of `0`/`0.00` also means "no spot offer" (counted in `Catalog.zero_spot`), a row without a region is
+kept under the region `unknown` (counted in `Catalog.no_region`), exact duplicate rows are tolerated (GCP's source
+repeats some), conflicting duplicates are an error, and every problem is reported as a `CatalogError` naming the
+file, line and column, before anything is stored.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ KNOWN = (
     "Arch",
 )
 MAX_BYTES = 200 * 1024 * 1024
+UNKNOWN_REGION = "unknown"
 
 
 class CatalogError(ValueError):
@@ -81,6 +84,8 @@ class Catalog:
     rows: tuple[CatalogRow, ...]
     hosts: tuple[CatalogRow, ...]
     duplicates: int
+    zero_spot: int = 0  # accelerator rows whose SpotPrice was 0: no spot offer
+    no_region: int = 0  # rows without a region: kept under UNKNOWN_REGION
 
 
 def _number(
@@ -168,7 +173,7 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
     rows: list[CatalogRow] = []
     hosts: list[CatalogRow] = []
     seen: dict[tuple, tuple] = {}
-    duplicates = 0
+    duplicates = zero_spot = no_region = 0
     try:
         for record in reader:
             line = reader.line_num
@@ -186,8 +191,13 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
 
             region = cell("Region")
             if not region:
-                raise CatalogError(path, "empty region", line, "Region")
+                region = UNKNOWN_REGION
+                no_region += 1
             accelerator = cell("AcceleratorName")
+            spot_text = cell("SpotPrice")
+            if accelerator and spot_text and _number(spot_text, path, line, "SpotPrice", price=True, zero_ok=True) == 0:
+                spot_text = ""  # a catalog's 0.00 spot price: no spot offer
+                zero_spot += 1
             count = _number(cell("AcceleratorCount"), path, line, "AcceleratorCount")
             if accelerator and not count:
                 raise CatalogError(path, "an accelerator row needs a positive AcceleratorCount", line, "AcceleratorCount")
@@ -201,7 +211,7 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
                 gpu_info=cell("GpuInfo"),
                 # host-VM rows may be 0.0: the accelerator row already carries the whole price (GCP a4)
                 price=_number(cell("Price"), path, line, "Price", price=True, zero_ok=not accelerator),
-                spot_price=_number(cell("SpotPrice"), path, line, "SpotPrice", price=True, zero_ok=not accelerator),
+                spot_price=_number(spot_text, path, line, "SpotPrice", price=True, zero_ok=not accelerator),
                 region=region,
                 zone=cell("AvailabilityZone"),
                 generation=cell("Generation"),
@@ -228,4 +238,4 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
         raise CatalogError(path, f"malformed CSV ({exc})", reader.line_num) from None
     if not rows and not hosts:
         raise CatalogError(path, "no data rows (the file ends after its header)", reader.line_num + 1)
-    return Catalog(str(path), header, tuple(rows), tuple(hosts), duplicates)
+    return Catalog(str(path), header, tuple(rows), tuple(hosts), duplicates, zero_spot, no_region)

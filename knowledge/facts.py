@@ -81,7 +81,8 @@ __all__ = [
 ]
 
 # --- vocabularies -------------------------------------------------------------------------------------
-ProviderId = Literal["aws", "azure", "gcp", "alibaba", "tencent", "huawei", "inspur"]
+ProviderId = Literal["aws", "azure", "gcp", "alibaba", "tencent", "huawei", "inspur", "oci", "lambda", "runpod", "nebius",
+                     "hyperstack", "primeintellect", "shadeform"]
 SeedId = Literal["S0", "S1", "S2"]
 Currency = Literal["USD", "CNY"]
 Pricing = Literal["on_demand", "reserved_1y", "reserved_3y", "spot"]
@@ -251,7 +252,7 @@ class Provider(_Frozen):
     name_en: Text
     name_zh: Text
     aliases: tuple[str, ...] = Field(min_length=1)  # lower-case English and Chinese names
-    kind: Literal["cloud", "on_premise"]
+    kind: Literal["cloud", "on_premise", "aggregator"]  # aggregator: resells other clouds' capacity
     catalog_currency: Currency | None  # currency the provider's price API returns; None: no catalog
     usd_per_catalog_unit: float | None = Field(gt=0)  # set when catalog prices were converted to USD
     notes: tuple[ProviderNote, ...] = ()
@@ -319,7 +320,7 @@ def _read_yaml(path: Path) -> Any:
 
     try:
         with path.open(encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
+            return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: 10x faster
     except yaml.YAMLError as exc:
         raise ValueError(f"{path}: not valid YAML: {exc}") from None
 

@@ -140,8 +140,11 @@ def import_catalog(
         with engine().begin() as conn:  # undo: the knowledge base was not replaced, so neither is the import
             conn.execute(catalog_imports.delete().where(catalog_imports.c.id == new_id))
         raise
+    from knowledge.build import catalog_notes
+
     return {
         "provider": provider,
+        "notes": catalog_notes(provider, catalog, result),
         "rows": len(catalog.rows),
         "host_rows": len(catalog.hosts) + (len(host_catalog.hosts) if host_catalog else 0),
         "duplicates": catalog.duplicates,

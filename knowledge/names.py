@@ -55,6 +55,7 @@ __all__ = [
     "resolve",
     "resolve_gpu",
     "split_gpu_variant",
+    "variant_memory",
 ]
 
 CUTOFF = 85.0  # fuzzy score (0-100, rapidfuzz ratio) a name must reach to resolve
@@ -360,6 +361,13 @@ def memory_of_form(forms: Mapping[str, set[float]], form: str) -> float | None:
     return None if size in others else size
 
 
+def variant_memory(variant: GpuVariant, forms: Mapping[str, set[float]]) -> float | None:
+    """The memory a GPU name singles out: stated ("A100-80GB"), or implied by its form factor ("H100-NVL": 94)."""
+    if variant.memory_gb is None and variant.form_factor:
+        return memory_of_form(forms, variant.form_factor)
+    return variant.memory_gb
+
+
 def gpu_label(family: str, memory_gb: float | None) -> str:
     """The name a `Query` carries: "A100 80GB" with a memory variant, "A100" without."""
     return f"{family} {memory_gb:g}GB" if memory_gb else family
@@ -383,7 +391,8 @@ def resolve_gpu(
     index = name_index(names, kind="gpu", cutoff=cutoff, margin=margin)
     whole = index.exact(raw)
     if isinstance(whole, Resolved):
-        return Resolved(raw, gpu_label(whole.name, split_gpu_variant(raw).memory_gb), whole.step, whole.score)
+        memory = variant_memory(split_gpu_variant(raw), index.forms.get(whole.name, {}))
+        return Resolved(raw, gpu_label(whole.name, memory), whole.step, whole.score)
     all_sizes = {m for sizes in (memories or {}).values() for m in sizes}
     variant = split_gpu_variant(raw, all_sizes)
     if not variant.base or (variant.memory_gb is None and variant.form_factor is None):

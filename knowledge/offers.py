@@ -7,6 +7,10 @@ What a user pays is what an offer shows:
 - attached accelerators without an instance type (GCP) are combined with their host VM from the same zone and
   pricing model (`host_vms.csv`); where no host applies the offer says plainly that it is GPU-only;
 - placeholder and known-bad prices (`catalog_quirks.csv`) and implausibly low figures are skipped, with reasons;
+  known catalog errors (RunPod's swapped L40S prices) are corrected, with the correction on the offer;
+- every accelerator gets its canonical identity (`knowledge.gpu_identity`): `gpu` is the family, `gpu_variant`
+  says which one ("H100 SXM 80GB"); a name that cannot be placed keeps its own name and is reported;
+- an aggregator's offer (Prime Intellect, Shadeform) names the cloud it runs on (`via`);
 - a catalog quoted in another currency (Alibaba and Tencent: CNY converted to USD at a fixed rate) is shown in
   the vendor's own currency, with the USD figure beside it for ranking.
 """
@@ -17,13 +21,13 @@ import re
 from dataclasses import dataclass, field
 
 from knowledge.catalog import Catalog, CatalogRow
-from knowledge.reference import AcceleratorMap, accelerator_maps, catalog_quirks, gpu_families, host_rules
+from knowledge.gpu_identity import identify, variant_label
+from knowledge.reference import AcceleratorMap, accelerator_maps, catalog_quirks, host_rules, upstream_clouds
 
 MIN_USD_PER_GPU_HOUR = 0.02  # below this a "GPU offer" is a data error (e.g. a disk priced alone)
 _SLICE = re.compile(r"^(?P<base>.*?)\s*(?:\*\s*(?P<num>\d+)\s*/\s*(?P<den>\d+)|/\s*(?P<den2>\d+)|\*\s*1)$")
 _MIB = re.compile(r"'SizeInMiB':\s*(\d+)")
 _GB = re.compile(r"(\d+(?:\.\d+)?)\s*GB\b", re.IGNORECASE)
-_VENDOR_WORDS = re.compile(r"\b(nvidia|tesla|amd|intel|geforce)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,19 +46,21 @@ class Accelerator:
     memory_gb: float | None
     fraction: float  # share of one whole GPU that one "accelerator" of this row is
     kind: str
+    variant: str = ""  # "H100 SXM 80GB": family, form factor and memory of the whole GPU
+    form_factor: str | None = None
+    vendor: str | None = None
+    recognised: bool = True
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
 class Conversion:
-    """The result of converting one catalog: offers, plus what was skipped and why."""
+    """The result of converting one catalog: offers, plus what was skipped, corrected or not recognised, and why."""
 
     offers: list[dict] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-
-
-def _families() -> dict[str, tuple[str, str]]:
-    """lower-case family name -> (name, kind)"""
-    return {family.name.lower(): (family.name, family.kind) for family in gpu_families()}
+    unrecognised: dict[str, int] = field(default_factory=dict)  # accelerator name -> rows, kept under its own name
+    notes: list[str] = field(default_factory=list)  # memory readings and conflicts, corrected quirks (distinct)
 
 
 def _memory_from_info(gpu_info: str) -> float | None:
@@ -66,7 +72,7 @@ def _memory_from_info(gpu_info: str) -> float | None:
 
 
 def describe_accelerator(provider: str, row: CatalogRow) -> Accelerator:
-    """Map a catalog accelerator to a knowledge-base family, datasheet model, memory and slice fraction."""
+    """Map a catalog accelerator to its canonical identity (`knowledge.gpu_identity`), memory and slice fraction."""
     name = row.accelerator
     fraction = 1.0
     if (match := _SLICE.match(name)) and match.group("base"):
@@ -78,17 +84,17 @@ def describe_accelerator(provider: str, row: CatalogRow) -> Accelerator:
     mapping: AcceleratorMap | None = next(
         (m for m in accelerator_maps() if m.matches(provider, name, row.instance_type)), None
     )
-    info_memory = _memory_from_info(row.gpu_info)
-    families = _families()
-    if mapping:
-        gpu, model, full = mapping.gpu, mapping.gpu_model, mapping.full_memory_gb
-        memory = mapping.memory_gb
-    else:
-        cleaned = _VENDOR_WORDS.sub("", name).replace("-", " ").strip()
-        cleaned = re.sub(r"\s+(\d+)\s*G(B)?$", "", cleaned, flags=re.IGNORECASE).strip()
-        gpu, model, full, memory = families.get(cleaned.lower(), (cleaned or name, ""))[0], None, None, None
-    kind = families.get(gpu.lower(), (gpu, "gpu"))[1]
+    ident = identify(provider, name, row.instance_type, row.gpu_info, row.accelerator_count)
     whole_count = float(row.accelerator_count).is_integer()
+    if mapping is None:  # recognised by its name, or kept under its own name
+        memory = ident.memory_gb
+        if fraction < 1 or not whole_count:
+            memory = _memory_from_info(row.gpu_info) or (memory * fraction if memory else None)
+        return Accelerator(ident.family, ident.model, memory, fraction, ident.kind, ident.variant,
+                           ident.form_factor, ident.vendor, ident.recognised, ident.notes)
+    info_memory = _memory_from_info(row.gpu_info)
+    gpu, model, full, memory = mapping.gpu, mapping.gpu_model, mapping.full_memory_gb, mapping.memory_gb
+    whole_memory = memory or full or info_memory
     if fraction < 1 or not whole_count:
         memory = info_memory or (memory * fraction if memory else None)
     elif full and info_memory and info_memory <= full / 2:
@@ -96,7 +102,8 @@ def describe_accelerator(provider: str, row: CatalogRow) -> Accelerator:
         memory = info_memory
     elif memory is None:
         memory = info_memory
-    return Accelerator(gpu, model or None, memory, fraction, kind)
+    return Accelerator(gpu, model or None, memory, fraction, ident.kind,
+                       variant_label(gpu, ident.form_factor, whole_memory), ident.form_factor, ident.vendor)
 
 
 def _host_type(provider: str, accelerator: str, count: float) -> str | None:
@@ -109,9 +116,32 @@ def _host_type(provider: str, accelerator: str, count: float) -> str | None:
 
 def _quirk(provider: str, row: CatalogRow, price: float | None) -> str | None:
     for quirk in catalog_quirks():
-        if quirk.matches(provider, row.instance_type, row.accelerator, price):
+        if quirk.action == "skip" and quirk.matches(provider, row.instance_type, row.accelerator, price):
             return quirk.reason
     return None
+
+
+def _corrected(provider: str, row: CatalogRow) -> tuple[float | None, float | None, str | None]:
+    """(on-demand, spot, note) of a row after the known corrections of `catalog_quirks.csv` (swapped prices)."""
+    for quirk in catalog_quirks():
+        if (quirk.action == "swap_prices" and row.price is not None and row.spot_price is not None
+                and row.spot_price > row.price and quirk.matches(provider, row.instance_type, row.accelerator,
+                                                                 row.price)):
+            return row.spot_price, row.price, f"on-demand and spot prices swapped back: {quirk.reason} ({quirk.source})"
+    return row.price, row.spot_price, None
+
+
+def _via(provider: str, instance_type: str) -> str | None:
+    """The upstream cloud an aggregator's offer runs on, from the instance name's prefix (`lambdalabs_A100x8`)."""
+    rows = [u for u in upstream_clouds() if u.aggregator == provider]
+    if not rows:
+        return None
+    low = instance_type.lower()
+    for upstream in sorted(rows, key=lambda u: -len(u.prefix)):
+        if low.startswith(upstream.prefix + "_"):
+            return upstream.name
+    prefix = low.split("__")[0] if "__" in low else low.split("_")[0]
+    return prefix or None
 
 
 def convert(
@@ -122,16 +152,30 @@ def convert(
     currency: Currency = Currency(),
     source: str,
     as_of: str,
+    as_of_known: bool = True,
 ) -> Conversion:
-    """Offers (dicts with the columns of the `offers` table) from one validated catalog."""
+    """Offers (dicts with the columns of the `offers` table) from one validated catalog.
+
+    `as_of_known` is False where `as_of` is only the day the file was bundled or imported (upstream date unknown).
+    """
     result = Conversion()
+    noted: dict[str, None] = {}
     host_index = {(h.instance_type, h.zone or h.region): h for h in (*catalog.hosts, *hosts)}
     best: dict[tuple, dict] = {}
     described: dict[tuple, Accelerator] = {}
     for row in catalog.rows:
         key_acc = (row.accelerator, row.instance_type, row.gpu_info, row.accelerator_count)
-        acc = described.get(key_acc) or described.setdefault(key_acc, describe_accelerator(provider, row))
+        acc = described.get(key_acc)
+        if acc is None:
+            acc = described[key_acc] = describe_accelerator(provider, row)
+            noted.update(dict.fromkeys(f"{provider} {n}" for n in acc.notes))
+        if not acc.recognised:
+            result.unrecognised[row.accelerator] = result.unrecognised.get(row.accelerator, 0) + 1
         gpus = row.accelerator_count * acc.fraction
+        on_demand, spot, fixed = _corrected(provider, row)
+        if fixed:
+            noted.setdefault(f"{provider} {row.accelerator}: {fixed}")
+        via = _via(provider, row.instance_type)
         instance_type, note, host = row.instance_type, None, None
         if not instance_type:
             host_type = _host_type(provider, row.accelerator, row.accelerator_count)
@@ -146,8 +190,8 @@ def convert(
                 instance_type = f"{count} (GPU only)"
                 note = "GPU-only price: the host VM is not included"
         for pricing, accelerator_price, host_price in (
-            ("on_demand", row.price, host.price if host else None),
-            ("spot", row.spot_price, host.spot_price if host else None),
+            ("on_demand", on_demand, host.price if host else None),
+            ("spot", spot, host.spot_price if host else None),
         ):
             if accelerator_price is None:
                 continue
@@ -168,10 +212,18 @@ def convert(
             current = best.get(key)
             if current is not None and current["price_per_hour_usd"] <= usd:
                 continue
-            vgpu = acc.fraction < 1
-            notes = [n for n in (note, currency.note) if n]
+            share = gpus / row.accelerator_count if row.accelerator_count >= 1 else gpus  # of one whole GPU
+            vgpu = acc.fraction < 1 or gpus < 1 or not float(row.accelerator_count).is_integer()
+            notes = [n for n in (note, currency.note, fixed) if n]
+            if via:
+                notes.append(f"sold by {provider}, runs on {via}")
+            if pricing == "spot" and on_demand is None:
+                notes.append("spot only: the catalog lists no on-demand price")
+            if not acc.recognised:
+                notes.append(f"accelerator name {row.accelerator!r} not recognised: kept under its own name")
             if vgpu:
-                notes.append(f"vGPU slice: {acc.fraction:.3g} of a {acc.gpu}; price shown per whole GPU-hour")
+                notes.append(f"vGPU slice: {min(share, acc.fraction):.3g} of a {acc.gpu}; price shown per whole "
+                             "GPU-hour")
             best[key] = {
                 "provider": provider,
                 "instance_type": instance_type,
@@ -199,8 +251,15 @@ def convert(
                 "source": source,
                 "as_of": as_of,
                 "line": row.line,
+                "gpu_variant": acc.variant or None,
+                "gpu_form_factor": acc.form_factor,
+                "gpu_vendor": acc.vendor,
+                "gpu_recognised": acc.recognised,
+                "via": via,
+                "as_of_known": as_of_known,
             }
     result.offers = list(best.values())
+    result.notes = list(noted)
     return result
 
 

@@ -4,7 +4,9 @@
 - `accelerators.csv`: how a catalog's accelerator name (per provider, optionally per instance-type pattern) maps
   to a family, a datasheet model and memory; `full_memory_gb` marks cards sold in memory slices (vGPU).
 - `host_vms.csv`: which host VM carries an attached accelerator (GCP prices GPUs without their host).
-- `catalog_quirks.csv`: known non-prices in catalogs (placeholders, data errors), skipped with a reason.
+- `catalog_quirks.csv`: known non-prices in catalogs (placeholders, data errors), skipped with a reason, or known
+  errors corrected at build time (`action`: `swap_prices` where a catalog swapped on-demand and spot).
+- `upstream_clouds.csv`: the clouds an aggregator's instance names start with (`lambdalabs_...` is Lambda).
 """
 
 from __future__ import annotations
@@ -71,15 +73,16 @@ class CatalogQuirk(Row):
     provider: str
     instance_type: str = ""
     accelerator: str = ""
-    price: float
+    price: float | None = None  # None: any price (a correcting action, e.g. swap_prices)
     reason: str
     source: str
+    action: str = "skip"
 
     def matches(self, provider: str, instance_type: str, accelerator: str, price: float | None) -> bool:
         return (
             price is not None
             and self.provider == provider
-            and abs(price - self.price) < 1e-9
+            and (self.price is None or abs(price - self.price) < 1e-9)
             and (not self.instance_type or self.instance_type == instance_type)
             and (not self.accelerator or fnmatch.fnmatchcase(accelerator, self.accelerator))
         )
@@ -119,3 +122,22 @@ def host_rules() -> tuple[HostRule, ...]:
 @cache
 def catalog_quirks() -> tuple[CatalogQuirk, ...]:
     return tuple(load_rows(CatalogQuirk, DATA_DIR / "catalog_quirks.csv"))
+
+
+class UpstreamCloud(Row):
+    aggregator: str
+    prefix: str
+    name: str
+
+
+@cache
+def upstream_clouds() -> tuple[UpstreamCloud, ...]:
+    return tuple(load_rows(UpstreamCloud, DATA_DIR / "upstream_clouds.csv"))
+
+
+@cache
+def spec_models() -> dict[str, float | None]:
+    """datasheet model (gpu_specs.csv) -> memory per GPU in GB (None where the sheet leaves it blank)."""
+    with (DATA_DIR / "gpu_specs.csv").open(encoding="utf-8", newline="") as handle:
+        return {row["model"]: float(row["memory_gb"]) if row["memory_gb"].strip() else None
+                for row in csv.DictReader(handle)}

@@ -419,9 +419,9 @@ CASES = [
 DID_YOU_MEAN = [
     ("cheapest H1000", "cheapest", "gpu", "H1000", "H100"),  # an extra zero: suggest, never guess
     ("price of A1000", "price", "gpu", "A1000", "A100"),  # same
-    ("RTX 5090 price", "price", "gpu", "RTX 5090", "RTX 4090"),  # not in the KB: the closest is offered
+    ("RTX 5080 price", "price", "gpu", "RTX 5080", "RTX 5090"),  # not in the KB: the closest is offered
     ("p4d.12xlarge price", "price", "instance_type", "p4d.12xlarge", "p4d.24xlarge"),  # size that does not exist
-    ("H100 in us-east-3", "price", "region", "us-east-3", "us-east-1"),  # region that does not exist
+    ("H100 in us-east-7", "price", "region", "us-east-7", "us-east-1"),  # region that does not exist (Lambda has us-east-3)
     ("cheapest L4 in eu-west-9", "cheapest", "region", "eu-west-9", "eu-west-1"),  # no such region: suggest
     ("p5.48xlarg price", "price", "instance_type", "p5.48xlarg", "p5.48xlarge"),  # p5 or p5e? ask
     ("cheapest b100", "cheapest", "gpu", "b100", None),  # unknown part, any suggestion

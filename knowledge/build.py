@@ -157,9 +157,10 @@ def build(target: Path | None = None) -> dict:
                                   {r["instance_type"] for r in risks})
     all_offers = offers + aws_offers + gcp_offers
 
-    from knowledge import facts_loader
+    from knowledge import facts_loader, offer_checks
 
-    extra = facts_loader.tables(all_offers)
+    all_offers, checks = offer_checks.apply(all_offers, terms + gcp_terms, raw)  # quirks, sources, availability
+    extra = {**facts_loader.tables(all_offers), **checks}
 
     fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".db", dir=target.parent)
     os.close(fd)

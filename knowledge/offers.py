@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from knowledge.catalog import Catalog, CatalogRow
 from knowledge.reference import AcceleratorMap, accelerator_maps, catalog_quirks, gpu_families, host_rules
+from knowledge.zones import zone_group
 
 MIN_USD_PER_GPU_HOUR = 0.02  # below this a "GPU offer" is a data error (e.g. a disk priced alone)
 _SLICE = re.compile(r"^(?P<base>.*?)\s*(?:\*\s*(?P<num>\d+)\s*/\s*(?P<den>\d+)|/\s*(?P<den2>\d+)|\*\s*1)$")
@@ -164,7 +165,7 @@ def convert(
                     f"implausibly low for a GPU ({usd_per_gpu:.4f} USD per GPU-hour)"
                 )
                 continue
-            key = (instance_type, row.region, pricing, row.accelerator)
+            key = (instance_type, row.region, pricing, row.accelerator, zone_group(row.zone))  # a Local Zone apart
             current = best.get(key)
             if current is not None and current["price_per_hour_usd"] <= usd:
                 continue

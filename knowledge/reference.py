@@ -71,13 +71,16 @@ class CatalogQuirk(Row):
     provider: str
     instance_type: str = ""
     accelerator: str = ""
-    price: float
+    price: float | None = None
     reason: str
     source: str
+    fix: str | None = None  # a correction applied at build time (knowledge.quirks), not a skipped figure
 
     def matches(self, provider: str, instance_type: str, accelerator: str, price: float | None) -> bool:
         return (
             price is not None
+            and self.fix is None
+            and self.price is not None
             and self.provider == provider
             and abs(price - self.price) < 1e-9
             and (not self.instance_type or self.instance_type == instance_type)

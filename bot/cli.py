@@ -138,6 +138,9 @@ def cmd_kb(args: argparse.Namespace) -> int:
         "catalog_rows": kb.rows("SELECT COUNT(*) n FROM catalog_rows")[0]["n"],
         "gpus": len(kb.rows("SELECT name FROM gpus")),
     }
+    from knowledge.offer_checks import stats as check_stats
+
+    stats.update(check_stats(kb))  # catalog quirks corrected, availability, zones, the GCP two-source cross-check
     _print_json(stats)
     return 0
 

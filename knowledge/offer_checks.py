@@ -43,3 +43,21 @@ def apply(offers: list[dict], terms: list[dict], raw: list[dict]) -> tuple[list[
         "build_checks": [{"key": key, "value": json.dumps(value)} for key, value in summary.items()],
     }
     return offers, tables
+
+
+def stats(kb) -> dict:
+    """What `gpubot kb stats` lists of these checks: quirks applied, availability, zones, the cross-check."""
+    def table(name: str, sql: str) -> list[dict]:
+        return kb.rows(sql) if name in kb._tables else []
+
+    summary = {row["key"]: json.loads(row["value"]) for row in table("build_checks", "SELECT * FROM build_checks")}
+    return {
+        "catalog_quirks": table("quirks_applied", "SELECT * FROM quirks_applied"),
+        "availability": {**summary.get("availability", {}), "unpriced_rows": summary.get("unpriced_rows", 0)},
+        "zone_kinds": summary.get("zone_kinds", {}),
+        "price_crosscheck": {
+            **summary.get("crosscheck", {}),
+            "largest": table("crosscheck", "SELECT * FROM crosscheck WHERE kind = 'offer' AND pricing = 'on_demand' "
+                                           "ORDER BY ABS(diff_pct) DESC, instance_type, region LIMIT 5"),
+        },
+    }

@@ -41,8 +41,11 @@ def classify(zone: str | None) -> tuple[str | None, str | None]:
 
 
 def zone_group(zone: str | None) -> str | None:
-    """The zone itself when it is a Local or Wavelength Zone (priced apart from its region), else None."""
-    return zone if zone and (_LOCAL.match(zone) or _WAVELENGTH.match(zone)) else None
+    """The place a Local or Wavelength Zone is in ("use1-atl2"), priced apart from its region; else None."""
+    if not zone:
+        return None
+    match = _LOCAL.match(zone) or _WAVELENGTH.match(zone)
+    return f"{match.group('region')}-{match.group('code')}" if match else None
 
 
 def apply(offers: list[dict]) -> dict[str, int]:

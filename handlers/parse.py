@@ -19,7 +19,6 @@ The intent is then chosen by `_INTENT_RULES`, an ordered table of (intent, predi
 
 from __future__ import annotations
 
-import csv
 import os
 import pickle
 import re

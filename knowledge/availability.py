@@ -71,15 +71,16 @@ def apply(offers: list[dict]) -> Counter:
     """Set `availability`, `availability_reason`, `availability_source` on every offer (in place); counts per value."""
     with_on_demand = {(o["provider"], o["instance_type"], o["region"]) for o in offers if o["pricing"] == "on_demand"}
     counts: Counter = Counter()
+    priced_rules = [r for r in rules() if r.condition != "no_price"]  # no_price: rows without an offer (`unpriced`)
+    candidates: dict[tuple[str, str, str], list[AvailabilityRule]] = {}
     for offer in offers:
         offer.update(availability="orderable", availability_reason=None, availability_source=None)
         if offer.get("kind") == "article":
             continue
-        for rule in rules():
-            if rule.condition == "no_price":
-                continue  # applies to rows without any price, which have no offer (see `unpriced`)
-            if not rule.matches(offer["provider"], offer["instance_type"], offer["pricing"]):
-                continue
+        key = (offer["provider"], offer["instance_type"], offer["pricing"])
+        if key not in candidates:
+            candidates[key] = [r for r in priced_rules if r.matches(*key)]
+        for rule in candidates[key]:
             if rule.condition == "no_on_demand_price" and \
                     (offer["provider"], offer["instance_type"], offer["region"]) in with_on_demand:
                 continue

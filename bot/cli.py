@@ -164,6 +164,9 @@ def cmd_kb(args: argparse.Namespace) -> int:
         "gpus": len(kb.rows("SELECT name FROM gpus")),
         **catalog_findings(kb),
     }
+    from knowledge.offer_checks import stats as check_stats
+
+    stats.update(check_stats(kb))  # catalog quirks corrected, availability, zones, the GCP two-source cross-check
     _print_json(stats)
     return 0
 

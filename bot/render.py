@@ -12,6 +12,7 @@ from typing import Any
 from handlers.common import money
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
+from handlers.offer_notes import where_and_what
 
 LABELS = {
     "rules": {"en": "Rules applied", "zh": "应用的规则"},
@@ -55,8 +56,11 @@ def offer_line(item: Offer, lang: str = "en") -> str:
         labels.append(f"via {item.via}")
     if item.kind == "article":
         labels.append(f"{_label('article', lang)}, {item.status}")
+    labels += where_and_what(item)
     label = f" [{'; '.join(labels)}]" if labels else ""
     region = "" if item.region == "article" else f" · {item.region}"
+    if item.zone_label:  # a Local / Wavelength Zone is its own place, never shown as its parent region
+        region = f" · {item.zone} {item.zone_label} of {item.region}"
     return (
         f"{item.provider} {item.instance_type} · {num(item.gpu_count)}x {gpu_label(item)}{region} · {t('pricing.' + item.pricing, lang)}"
         f" · {per_gpu} ({per_hour}){usd}{label}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from handlers.common import money, name_notes, offer, pricing_label, sources
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Query
+from handlers.offer_notes import excluded_note
 from knowledge.kb import KB, GpuRef
 
 DEFAULT_TOP = 5
@@ -38,6 +39,10 @@ def handle(query: Query, kb: KB) -> Answer:
             notes.append(t("cheapest.count_fallback", lang, count=query.gpu_count))
     if not query.gpus:
         rows = [r for r in rows if kb.gpu_kinds.get(r["gpu"]) == "gpu"]
+    # Offers that cannot be ordered at this pricing model are left out, counted by reason (knowledge.availability).
+    rows, excluded = kb.split_orderable(rows, **filters)
+    if note := excluded_note(excluded, pricing, lang):
+        notes.append(note)
     whole = [r for r in rows if "GPU only" not in r["instance_type"]]
     if len(whole) < len(rows):  # a GPU-only figure (host VM price unknown) is not what a user pays
         notes.append(t("cheapest.gpu_only_excluded", lang, count=len(rows) - len(whole)))
@@ -57,6 +62,7 @@ def handle(query: Query, kb: KB) -> Answer:
         suggestions=suggestions,
         sources=sources([*shown, *context]),
         more=max(0, len(ranked) - top),
+        extra={"excluded": excluded},
     )
 
 

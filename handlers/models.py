@@ -7,9 +7,10 @@ that `Answer`. Everything here is a frozen pydantic model, so a handler can neve
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Intent = Literal[
     "cheapest",
@@ -105,6 +106,27 @@ class Offer(Model):
     gpu_variant: str | None = None  # which one of the family: "H100 SXM 80GB" (knowledge.gpu_identity)
     via: str | None = None  # an aggregator's offer: the cloud it runs on ("Lambda")
     as_of_known: bool = True  # False: `as_of` is only the day the catalog was bundled (upstream date unknown)
+    # Whether it can be ordered at this pricing model (knowledge.availability), where it is (knowledge.zones), and
+    # what a second source says of its price (knowledge.crosscheck).
+    availability: Literal["orderable", "spot_only", "reservation_only", "preview", "unknown"] = "orderable"
+    availability_reason: str | None = None
+    availability_source: str | None = None
+    zone_kind: Literal["availability_zone", "local_zone", "wavelength_zone"] | None = None
+    zone_label: str | None = None
+    other_prices: list[dict[str, Any]] = Field(default_factory=list)
+    price_trust_reason: str | None = None
+
+    @field_validator("availability", mode="before")
+    @classmethod
+    def _orderable_by_default(cls, value: Any) -> Any:
+        return value or "orderable"
+
+    @field_validator("other_prices", mode="before")
+    @classmethod
+    def _prices_from_json(cls, value: Any) -> Any:
+        if value is None or value == "":
+            return []
+        return json.loads(value) if isinstance(value, str) else value
 
 
 class Source(Model):

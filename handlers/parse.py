@@ -19,8 +19,6 @@ The intent is then chosen by `_INTENT_RULES`, an ordered table of (intent, predi
 
 from __future__ import annotations
 
-import csv
-import fnmatch
 import os
 import pickle
 import re
@@ -508,25 +506,10 @@ class Vocabulary:
 
 
 def _load_region_groups(path: Path, regions: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
-    """group -> KB region ids its patterns match, and alias -> group. Patterns starting with "!" exclude."""
-    regions = sorted(regions)
-    groups: dict[str, tuple[str, ...]] = {}
-    aliases: dict[str, str] = {}
-    with path.open(encoding="utf-8", newline="") as fh:
-        for row in csv.DictReader(fh):
-            patterns = [p.strip() for p in row["patterns"].split("|") if p.strip()]
-            include = [p for p in patterns if not p.startswith("!")]
-            exclude = [p[1:] for p in patterns if p.startswith("!")]
-            matched = tuple(
-                r for r in regions
-                if any(fnmatch.fnmatchcase(r, p) for p in include)
-                and not any(fnmatch.fnmatchcase(r, p) for p in exclude)
-            )  # fmt: skip
-            groups[row["group"]] = matched
-            for alias in [row["group"], *row["aliases"].split("|")]:
-                if alias.strip():
-                    aliases.setdefault(alias.strip(), row["group"])
-    return groups, aliases
+    """group -> KB region ids its patterns match, and alias -> group (`knowledge.regions`)."""
+    from knowledge.regions import load_groups
+
+    return load_groups(regions, path)
 
 
 def _instance_families(types: Iterable[str]) -> dict[str, tuple[str, ...]]:
@@ -638,7 +621,9 @@ def _ids(st: _State, vocab: Vocabulary) -> None:
         token = m.group()
         if token in vocab.instance_types:
             st.add("instance_types", [vocab.instance_types[token]], m.start())
-        elif token in vocab.regions and _region_written(st, m, vocab.regions[token], vocab):
+        elif len(token) <= 2 and token.isalpha():
+            continue  # a country code used as a region id ("US", "CA", "IS") is a region group, never "us"/"in"
+        elif token in vocab.regions:
             st.add("regions", [vocab.regions[token]], m.start())
         elif token[:-1] in vocab.regions and token[-2].isdigit():  # a zone ("us-east-1a") is in its region
             st.add("regions", [vocab.regions[token[:-1]]], m.start())
@@ -656,14 +641,6 @@ def _ids(st: _State, vocab: Vocabulary) -> None:
         else:
             continue
         st.take(m.start(), m.end())
-
-
-def _region_written(st: _State, m: re.Match, region: str, vocab: Vocabulary) -> bool:
-    """A region id that is a plain word (RunPod's country codes "US", "IS", "IN") counts only as written, and
-    not where the word is a region group ("US": every US region): "in" and "is" are English (issue 14)."""
-    if not (region.isalpha() and region.isupper()):
-        return True
-    return st.text[m.start():m.end()] == region and not vocab.words.get(_compact(region))
 
 
 def _looks_like_region(token: str, vocab: Vocabulary) -> bool:

@@ -6,6 +6,7 @@ from handlers import cheapest
 from handlers.common import money, name_notes, offer, pricing_label, sources
 from handlers.i18n import t
 from handlers.models import PRICINGS, Answer, Offer, Query
+from handlers.offer_notes import other_price_notes
 from knowledge.kb import KB
 
 _RESERVED_TERM_NAMES = ("yrTerm1Standard", "yrTerm1Convertible", "yrTerm3Standard", "yrTerm3Convertible")
@@ -34,6 +35,7 @@ def handle(query: Query, kb: KB) -> Answer:
         notes.insert(0, _missing_term(kb, query, what, where))
     if query.pricing in ("reserved_1y", "reserved_3y"):
         notes += _other_terms(kb, query)
+    notes += other_price_notes(rows, lang)  # where two sources disagree: both figures, and which one ranks
     return Answer(
         query=query,
         title=t("price.title", lang, what=what),

@@ -11,6 +11,7 @@ import unicodedata
 from handlers.common import name_notes, scan_text
 from handlers.i18n_rules import rule_hits, t
 from handlers.models import Answer, Query
+from knowledge.availability import orderable
 from knowledge.kb import KB, GpuRef
 from knowledge.rules import evaluate, query_facts
 
@@ -96,8 +97,10 @@ def with_errata(answer: Answer, query: Query, kb: KB) -> Answer:
 
 
 def whole(row: dict) -> bool:
-    """A rentable whole-GPU offer: not a vGPU slice or fraction, and not a GPU-only price without its host VM."""
-    return not row["vgpu"] and row["gpu_count"] >= 1 and "GPU only" not in row["instance_type"]
+    """A rentable whole-GPU offer: not a vGPU slice or fraction, not a GPU-only price without its host VM, and
+    orderable at its pricing model (`knowledge.availability`)."""
+    return (not row["vgpu"] and row["gpu_count"] >= 1 and "GPU only" not in row["instance_type"]
+            and orderable(row))
 
 
 def cheapest_checked(query: Query, kb: KB) -> Answer:

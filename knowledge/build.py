@@ -203,9 +203,10 @@ def build(target: Path | None = None) -> dict:
                                   {r["instance_type"] for r in risks})
     all_offers = offers + aws_offers + gcp_offers
 
-    from knowledge import facts_loader
+    from knowledge import facts_loader, offer_checks
 
-    extra = facts_loader.tables(all_offers)
+    all_offers, checks = offer_checks.apply(all_offers, terms + gcp_terms, raw)  # quirks, sources, availability
+    extra = {**facts_loader.tables(all_offers), **checks}
     for offer in all_offers + extra.get("article_offers", []):  # figures from dated price files and seeds
         offer.setdefault("as_of_known", True)
         offer.setdefault("gpu_recognised", True)

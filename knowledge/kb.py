@@ -17,7 +17,7 @@ from pathlib import Path
 
 from knowledge.paths import DATA_DIR, kb_path
 
-SCHEMA_VERSION = 2  # bump when the tables change shape
+SCHEMA_VERSION = 3  # bump when the tables change shape
 REQUIRED_TABLES = ("meta", "gpus", "gpu_specs", "offers", "providers", "price_terms")  # what every build has
 log = logging.getLogger("gpubot.kb")
 _MEMORY = re.compile(r"^(?P<family>.+?)\s+(?P<memory>\d+(?:\.\d+)?)\s*GB$", re.IGNORECASE)
@@ -286,9 +286,79 @@ class KB:
         kinds: Iterable[str] = ("catalog", "pricing"),
         limit: int | None = None,
         order: str = "price_per_gpu_hour_usd, provider, instance_type, region",
+        orderable: bool | None = None,
     ) -> list[dict]:
-        """Offers matching every given filter, cheapest per GPU-hour (USD) first."""
+        """Offers matching every given filter, cheapest per GPU-hour (USD) first.
+
+        `orderable=True` keeps only offers that can be ordered at their pricing model (`knowledge.availability`),
+        `False` only those that cannot; `None` (the default) keeps both."""
+        where, params = self._offer_where(gpus=gpus, pricing=pricing, providers=providers, regions=regions,
+                                          instance_types=instance_types, gpu_count=gpu_count,
+                                          min_memory_gb=min_memory_gb, kinds=kinds, orderable=orderable)
+        sql = f"SELECT * FROM offers WHERE {' AND '.join(where)} ORDER BY {order}"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return self.rows(sql, params)
+
+    def excluded(self, **filters) -> list[dict]:
+        """[{"reason", "availability", "count"}]: offers matching `filters` (as for `offers`) that cannot be ordered
+        at their pricing model, plus catalog rows listed without any price, grouped by reason, most first."""
+        from knowledge.availability import excluded_counts
+
+        filters.pop("orderable", None)
+        where, params = self._offer_where(**filters, orderable=False)
+        rows = self.rows(f"SELECT availability, availability_reason FROM offers WHERE {' AND '.join(where)}", params)
+        unpriced = self._unpriced_rows(filters)
+        return excluded_counts([*rows, *unpriced])
+
+    def split_orderable(self, rows: list[dict], **filters) -> tuple[list[dict], list[dict]]:
+        """(the rows that can be ordered at their pricing model, [{"reason", "availability", "count"}] for the rest
+        plus the catalog rows matching `filters` that are listed without any price)."""
+        from knowledge.availability import excluded_counts, orderable
+
+        kept = [r for r in rows if orderable(r)]
+        left_out = [r for r in rows if not orderable(r)]
+        return kept, excluded_counts([*left_out, *self._unpriced_rows(filters)])
+
+    def _unpriced_rows(self, filters: dict) -> list[dict]:
+        if "unpriced" not in self._tables:
+            return []
+        where, params = ["availability IN ('spot_only', 'reservation_only', 'preview')"], []
+        refs = list(filters.get("gpus") or ())
+        if refs:
+            where.append(f"gpu IN ({','.join('?' * len(refs))})")
+            params += [ref.family for ref in refs]
+        for column in ("providers", "regions", "instance_types"):
+            values = list(filters.get(column) or ())
+            if values:
+                where.append(f"{column[:-1]} IN ({','.join('?' * len(values))})")
+                params += values
+        return self.rows(f"SELECT availability, availability_reason FROM unpriced WHERE {' AND '.join(where)}", params)
+
+    @cached_property
+    def _tables(self) -> set[str]:
+        return {row[0] for row in self._execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def _offer_where(
+        self,
+        *,
+        gpus: Iterable[GpuRef] = (),
+        pricing: str | None = None,
+        providers: Iterable[str] = (),
+        regions: Iterable[str] = (),
+        instance_types: Iterable[str] = (),
+        gpu_count: float | None = None,
+        min_memory_gb: float | None = None,
+        kinds: Iterable[str] = ("catalog", "pricing"),
+        orderable: bool | None = None,
+    ) -> tuple[list[str], list]:
         where, params = ["kind IN (%s)" % ",".join("?" * len(kinds := list(kinds)))], list(kinds)
+        if orderable is not None:
+            from knowledge.availability import NOT_ORDERABLE
+
+            marks = ",".join("?" * len(NOT_ORDERABLE))
+            where.append(f"COALESCE(availability, 'orderable') {'NOT IN' if orderable else 'IN'} ({marks})")
+            params += sorted(NOT_ORDERABLE)
         gpu_clauses = []
         for ref in gpus:
             if ref.memory_gb:
@@ -313,10 +383,7 @@ class KB:
         if min_memory_gb:
             where.append("gpu_memory_gb >= ?")
             params.append(min_memory_gb)
-        sql = f"SELECT * FROM offers WHERE {' AND '.join(where)} ORDER BY {order}"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        return self.rows(sql, params)
+        return where, params
 
     def price_terms(self, instance_type: str, region: str | None = None) -> list[dict]:
         sql = "SELECT * FROM price_terms WHERE instance_type = ?"

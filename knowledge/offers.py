@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from knowledge.catalog import Catalog, CatalogRow
 from knowledge.gpu_identity import identify, variant_label
 from knowledge.reference import AcceleratorMap, accelerator_maps, catalog_quirks, host_rules, upstream_clouds
+from knowledge.zones import zone_group
 
 MIN_USD_PER_GPU_HOUR = 0.02  # below this a "GPU offer" is a data error (e.g. a disk priced alone)
 _SLICE = re.compile(r"^(?P<base>.*?)\s*(?:\*\s*(?P<num>\d+)\s*/\s*(?P<den>\d+)|/\s*(?P<den2>\d+)|\*\s*1)$")
@@ -116,7 +117,7 @@ def _host_type(provider: str, accelerator: str, count: float) -> str | None:
 
 def _quirk(provider: str, row: CatalogRow, price: float | None) -> str | None:
     for quirk in catalog_quirks():
-        if quirk.action == "skip" and quirk.matches(provider, row.instance_type, row.accelerator, price):
+        if not quirk.fix and quirk.price is not None and quirk.matches(provider, row.instance_type, row.accelerator, price):
             return quirk.reason
     return None
 
@@ -124,7 +125,7 @@ def _quirk(provider: str, row: CatalogRow, price: float | None) -> str | None:
 def _corrected(provider: str, row: CatalogRow) -> tuple[float | None, float | None, str | None]:
     """(on-demand, spot, note) of a row after the known corrections of `catalog_quirks.csv` (swapped prices)."""
     for quirk in catalog_quirks():
-        if (quirk.action == "swap_prices" and row.price is not None and row.spot_price is not None
+        if (quirk.fix == "swap_prices" and row.price is not None and row.spot_price is not None
                 and row.spot_price > row.price and quirk.matches(provider, row.instance_type, row.accelerator,
                                                                  row.price)):
             return row.spot_price, row.price, f"on-demand and spot prices swapped back: {quirk.reason} ({quirk.source})"
@@ -208,7 +209,7 @@ def convert(
                     f"implausibly low for a GPU ({usd_per_gpu:.4f} USD per GPU-hour)"
                 )
                 continue
-            key = (instance_type, row.region, pricing, row.accelerator)
+            key = (instance_type, row.region, pricing, row.accelerator, zone_group(row.zone))  # a Local Zone apart
             current = best.get(key)
             if current is not None and current["price_per_hour_usd"] <= usd:
                 continue

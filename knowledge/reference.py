@@ -73,10 +73,10 @@ class CatalogQuirk(Row):
     provider: str
     instance_type: str = ""
     accelerator: str = ""
-    price: float | None = None  # None: any price (a correcting action, e.g. swap_prices)
+    price: float | None = None  # None: any price (a correction such as swap_prices)
     reason: str
     source: str
-    action: str = "skip"
+    fix: str | None = None  # empty: the figure is skipped; else a correction (knowledge.quirks, knowledge.offers)
 
     def matches(self, provider: str, instance_type: str, accelerator: str, price: float | None) -> bool:
         return (

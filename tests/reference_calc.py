@@ -7,6 +7,7 @@ Deliberately written without any gpubot code: plain csv parsing and the rules of
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 CATALOGS = Path(__file__).resolve().parent.parent / "knowledge" / "data" / "catalogs"
@@ -65,3 +66,43 @@ def gcp_ranking(accelerators: set[str], column: str) -> list[tuple[float, str, s
         per_gpu = (float(row[column]) + float(host[column])) / count
         best[key] = min(per_gpu, best.get(key, per_gpu))
     return sorted((price, itype, region) for (itype, region), price in best.items())
+
+
+# --- issue 14: what can be ordered, Local Zones apart, the billing catalog where the two GCP sources disagree -----
+
+
+GCP_SNAPSHOT = CATALOGS.parent / "history" / "gcp_weekly" / "gcp_gpu_prices_last_snapshot.csv"
+GCP_SPOT_OR_FLEX_ONLY = {"a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g"}  # Google: A3 High 1/2/4g not on demand
+DATASHEET_GPU_COUNTS = {"Standard_ND96isr_H100_v5": 8}  # Microsoft: ND H100 v5 has 8 GPUs (the catalog says 12)
+_LOCAL_ZONE = re.compile(r"^([a-z]+\d)-([a-z]{3}\d)-az\d+$")
+
+
+def per_gpu_ranking_by_place(path: Path, accelerators: set[str], column: str) -> list[tuple[float, str, str]]:
+    """Like `per_gpu_ranking`, with an AWS Local Zone priced apart from its region and datasheet GPU counts."""
+    best: dict[tuple[str, str, str], float] = {}
+    for row in rows(path):
+        if row["AcceleratorName"] not in accelerators or not row[column].strip():
+            continue
+        zone = _LOCAL_ZONE.match(row.get("AvailabilityZone") or "")
+        key = (row["InstanceType"], row["Region"], zone.group(2) if zone else "")
+        count = DATASHEET_GPU_COUNTS.get(row["InstanceType"], float(row["AcceleratorCount"]))
+        price = float(row[column]) / count
+        best[key] = min(price, best.get(key, price))
+    return sorted((price, itype, region) for (itype, region, _), price in best.items())
+
+
+def gcp_billed_ranking(accelerators: set[str], column: str) -> list[tuple[float, str, str]]:
+    """`gcp_ranking` with Google's billing-catalog figure wherever the two sources differ by more than 5 %, and
+    without the sizes Google does not sell on demand (for on-demand)."""
+    snapshot_column = "hour" if column == "Price" else "hour_spot"
+    billed = {(r["name"], r["region"]): (float(r[snapshot_column]) / float(r["gpu_count"]))
+              for r in rows(GCP_SNAPSHOT) if r["gpu_name"] and r[snapshot_column]}
+    ranked = []
+    for price, itype, region in gcp_ranking(accelerators, column):
+        if column == "Price" and itype in GCP_SPOT_OR_FLEX_ONLY:
+            continue
+        other = billed.get((itype, region))
+        if other and abs(price - other) / other > 0.05:
+            price = other
+        ranked.append((price, itype, region))
+    return sorted(ranked)

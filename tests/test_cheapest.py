@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bot.cli import main
-from tests.reference_calc import CATALOGS, gcp_ranking, per_gpu_ranking
+from tests.reference_calc import CATALOGS, gcp_billed_ranking, per_gpu_ranking, per_gpu_ranking_by_place
 
 PRICING_DIR = CATALOGS.parent / "pricing"
 
@@ -46,10 +46,10 @@ def test_cheapest_a100_spot_on_aws(ask):
 def test_cheapest_h100_on_demand_across_clouds(ask):
     # the three hyperscalers; every bundled cloud's spelling is in tests/test_clouds.py (issue 14)
     result = ask("cheapest H100 on demand on aws, azure or gcp")
-    expected = sorted(
-        per_gpu_ranking(CATALOGS / "aws_vms.csv", {"H100"}, "Price")
-        + per_gpu_ranking(CATALOGS / "azure_vms.csv", {"H100"}, "Price")
-        + gcp_ranking({"H100", "H100-MEGA"}, "Price")
+    expected = sorted(  # issue 14: orderable offers only, Local Zones apart, ND96isr 8 GPUs, GCP billed prices
+        per_gpu_ranking_by_place(CATALOGS / "aws_vms.csv", {"H100"}, "Price")
+        + per_gpu_ranking_by_place(CATALOGS / "azure_vms.csv", {"H100"}, "Price")
+        + gcp_billed_ranking({"H100", "H100-MEGA"}, "Price")
     )[:5]
     assert _triples(result["offers"]) == _rounded(expected)
     assert all(o["pricing"] == "on_demand" for o in result["offers"])
@@ -144,7 +144,7 @@ def test_vendor_code_names_are_not_mapped_to_nvidia(kb):
 
 def test_gcp_offers_include_the_host_vm(ask):
     result = ask("cheapest 8x A100 on gcp")
-    expected = gcp_ranking({"A100", "A100-80GB"}, "Price")  # a bare family covers 40 GB and 80 GB
+    expected = gcp_billed_ranking({"A100", "A100-80GB"}, "Price")  # a bare family covers 40 GB and 80 GB
     expected = [e for e in expected if e[1] in ("a2-highgpu-8g", "a2-ultragpu-8g")][:5]
     assert _triples(result["offers"]) == _rounded(expected)
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import pytest
 
 from bot.cli import main
 from knowledge.gpu_identity import identify
-from tests.reference_calc import CATALOGS, gcp_ranking, rows
+from tests.reference_calc import CATALOGS, gcp_billed_ranking, gcp_ranking, per_gpu_ranking_by_place, rows
 
 # provider -> family -> the AcceleratorName spellings that provider's CSV uses for it (catalogs/README.md)
 SPELLINGS: dict[str, dict[str, set[str]]] = {
@@ -40,8 +41,11 @@ SWAPPED = {("runpod", "L40S")}  # catalogs/README.md: RunPod's L40S Price and Sp
 
 def ranking(provider: str, accelerators: set[str], column: str) -> list[tuple[float, str, str, str]]:
     """[(price per GPU-hour, provider, instance type, region)] cheapest first: region price = lowest over zones."""
-    if provider == "gcp":
-        return [(p, "gcp", i, r) for p, i, r in gcp_ranking(accelerators, column)]
+    if provider == "gcp":  # billed prices, sizes sold on demand (tests/reference_calc.py)
+        return [(p, "gcp", i, r) for p, i, r in gcp_billed_ranking(accelerators, column)]
+    if provider in ("aws", "azure"):  # Local Zones apart, datasheet GPU counts
+        return [(p, provider, i, r) for p, i, r in per_gpu_ranking_by_place(CATALOGS / f"{provider}_vms.csv",
+                                                                            accelerators, column)]
     best: dict[tuple[str, str], float] = {}
     for row in rows(CATALOGS / f"{provider}_vms.csv"):
         if row["AcceleratorName"] not in accelerators:
@@ -142,10 +146,14 @@ def test_global_cheapest_sees_every_clouds_spelling(ask, phrase, family, column)
             expected += ranking(provider, families[family], column)
     if family in ("H100", "A100"):
         expected += ranking("gcp", {"H100", "H100-MEGA"} if family == "H100" else {"A100", "A100-80GB"}, column)
+    # Google sells A3 High with 1, 2 or 4 GPUs only as Spot / Flex-start (issue 14): not an on-demand offer
+    not_orderable = [i for _, i, _ in gcp_ranking({"H100"}, column)
+                     if family == "H100" and column == "Price" and re.fullmatch(r"a3-highgpu-[124]g", i)]
     result = ask(phrase)
     assert _got(result["offers"]) == _want(sorted(expected))
     assert {o["gpu"] for o in result["offers"]} == {family}
     assert result["more"] == len(expected) - len(result["offers"])  # every spelling of every cloud was counted
+    assert sum(e["count"] for e in result.get("excluded") or []) == len(not_orderable)
 
 
 def test_a_family_question_says_which_variant_each_offer_is(ask, kb):

@@ -506,7 +506,11 @@ def test_region_groups_data(vocab):
     seen: dict[str, str] = {}
     for row in rows:
         assert row["source"].strip(), row["group"]
-        assert vocab.region_groups[row["group"]], f"{row['group']} matches no region in the knowledge base"
+        if not vocab.region_groups[row["group"]]:  # only clouds bundled later (issue 14) have regions there
+            from knowledge.regions import matching
+            from tests.test_regions import NEO
+
+            assert matching(NEO, row["patterns"]), f"{row['group']} matches no region of any known cloud"
         for alias in row["aliases"].split("|"):
             assert alias.lower() not in seen, f"{alias!r} is in {seen[alias.lower()]} and {row['group']}"
             seen[alias.lower()] = row["group"]

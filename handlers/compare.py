@@ -27,7 +27,7 @@ def handle(query: Query, kb: KB) -> Answer:
     specs, lines, shown = [], [], []
     ratios = []
     for name, rows, filters in subjects:
-        main = _main_spec(kb, rows, filters)
+        main = _main_spec(kb, rows, {"providers": query.providers, "regions": query.regions, **filters})
         specs += [r for r in rows if r not in specs]
         if main:
             lines.append(row_line(main, lang))
@@ -96,7 +96,7 @@ def _main_spec(kb: KB, rows: list[dict], filters: dict) -> dict | None:
     """The datasheet row of the model the cheapest on-demand offer uses (else the first row)."""
     if not rows:
         return None
-    cheapest = [r for r in kb.offers(pricing="on_demand", **filters) if whole(r)][:1]
+    cheapest = [r for r in kb.offers(pricing="on_demand", **filters) if whole(r) and r["gpu_model"]][:1]
     model = cheapest[0]["gpu_model"] if cheapest else None
     return next((r for r in rows if r["model"] == model), rows[0])
 

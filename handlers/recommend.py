@@ -48,7 +48,9 @@ def handle(query: Query, kb: KB) -> Answer:
     providers, regions = _scope(kb, query, fired, facts)
     options = [_option(kb, v, counts[v], pricing, providers, regions, nvlink) for v in variants]
     rank = R.first(fired, "priority", "rank_by") or R.first(fired, "hardware", "rank_by")
-    options.sort(key=_rank_key(rank.then.rank_by if rank else "price"))
+    by = _rank_key(rank.then.rank_by if rank else "price")
+    one = any(o["needed"] == 1 and o["offer"] for o in options)  # what fits on one GPU is not split across two
+    options.sort(key=lambda o: (one and o["needed"] > 1, *by(o)))
     facts.update(_ranking_facts(kb, query, options, pricing, fired, lang))
     top = options[0]["offer"] if options and options[0]["offer"] else None
     if top:
@@ -133,7 +135,7 @@ def _form_factors(kb: KB) -> dict[str, str]:
 
 def _nvlinked(kb: KB, row: dict) -> bool:
     form = _form_factors(kb).get(row["gpu_model"] or "", "")
-    return "SXM" in form.upper() or "NVLINK" in form.upper()
+    return "SXM" in form.upper()  # NVL/PCIe cards are bridged in pairs at most: no 8-GPU NVLink fabric
 
 
 def _option(kb: KB, variant: tuple[str, float], needed: int, pricing: str, providers: list[str], regions: list[str],
@@ -156,6 +158,10 @@ def _option(kb: KB, variant: tuple[str, float], needed: int, pricing: str, provi
     if best and best["gpu_model"]:  # the offer's own model: a PCIe P100 has less FP64 than the SXM2 one
         own = kb.rows("SELECT fp64_tflops f FROM gpu_specs WHERE model = ?", [best["gpu_model"]])
         fp64 = (own[0]["f"] or 0.0) if own else fp64
+    elif best:  # the catalog does not say which model (V100 16GB: SXM2 or PCIe): the lowest figure of that size
+        low = kb.rows("SELECT MIN(fp64_tflops) f FROM gpu_specs WHERE family = ? AND ABS(memory_gb - ?) < 0.6",
+                      [family, memory])[0]["f"]
+        fp64 = low if low is not None else fp64
     return {"family": family, "memory": memory, "needed": needed, "offer": best, "hourly": hourly,
             "instances": instances, "tflops": peak["t"] or 0.0, "fp64": fp64}
 

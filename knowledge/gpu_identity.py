@@ -36,6 +36,7 @@ _BRIDGE_WORDS = frozenset({"nvlink", "hgx"})  # an NVLink bridge or HGX board: n
 _NOISE = frozenset({"nvidia", "tesla", "geforce", "quadro", "amd", "intel", "habana", "radeon", "instinct",
                     "gpu", "hbm2", "hbm2e", "hbm3", "hbm3e", "generation"})
 _INSTANCE_FORM = re.compile(r"(?<![a-z])(sxm\d?|pcie|nvl)(?=$|[^a-z]|x\d)", re.IGNORECASE)
+_INSTANCE_MEMORY = re.compile(r"(?<![0-9])(\d{2,3})\s?G(?:B)?(?![a-z0-9])", re.IGNORECASE)  # "2xV100_16GB"
 _MIB = re.compile(r"""['"]SizeInMiB['"]\s*:\s*(\d+(?:\.\d+)?)""")
 _TOTAL = re.compile(r"""['"]TotalGpuMemoryInMiB['"]\s*:\s*(\d+(?:\.\d+)?)""")
 _PLAUSIBLE = (1.0, 1024.0)  # GB per GPU a reading must fall in (16 "MiB" is 16 GB, not 0.016)
@@ -164,8 +165,8 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= _TOLERANCE * b
 
 
-def _memory(fam: _Family | None, named: float | None, gpu_info: str, count: float, raw: str
-            ) -> tuple[float | None, tuple[str, ...]]:
+def _memory(fam: _Family | None, named: float | None, gpu_info: str, count: float, raw: str,
+            hint: float | None = None) -> tuple[float | None, tuple[str, ...]]:
     readings = _memory_readings(gpu_info, count)
     sizes = fam.sizes if fam else set()
     if named is not None:
@@ -178,12 +179,23 @@ def _memory(fam: _Family | None, named: float | None, gpu_info: str, count: floa
     if not sizes:
         return readings[0][0], ()
     usual = "SizeInMiB per GPU" if _MIB.search(gpu_info) else "TotalGpuMemoryInMiB per instance"
+    matched: dict[float, str] = {}  # datasheet size -> the first reading that gives it
     for gb, how in readings:
         for size in sizes:
             if _close(gb, size):
-                note = () if how == usual else (f"{raw}: GpuInfo memory read as {how} ({size:g} GB per GPU, as the "
-                                                "datasheet)",)
-                return size, note
+                matched.setdefault(size, how)
+    if len(matched) > 1:  # the instance name's size decides ("2xV100_16GB": 32768 MiB is two 16 GB cards),
+        usual_fit = [size for size, how in matched.items() if how == usual]  # else the usual reading
+        pick = hint if hint in matched else usual_fit[0] if usual_fit else None
+        matched = {pick: matched[pick]} if pick is not None else matched
+    if len(matched) == 1:
+        ((size, how),) = matched.items()
+        note = () if how == usual else (f"{raw}: GpuInfo memory read as {how} ({size:g} GB per GPU, as the "
+                                        "datasheet)",)
+        return size, note
+    if matched:
+        return None, (f"{raw}: GpuInfo memory fits {' or '.join(f'{s:g}' for s in sorted(matched))} GB per GPU "
+                      "depending on its unit; memory left unknown",)
     if len(sizes) == 1:
         (size,) = sizes
         return size, (f"{raw}: GpuInfo memory ({readings[0][0]:g} GB) matches no datasheet size; using the "
@@ -221,7 +233,8 @@ def identify(provider: str, name: str, instance_type: str = "", gpu_info: str = 
     fam = families[family]
     if form is None and (match := _INSTANCE_FORM.search(instance_type)):
         form = _FORMS[match.group(1).lower().rstrip("0123456789")]
-    memory, notes = _memory(fam, named, gpu_info, count, name)
+    hint = float(m.group(1)) if (m := _INSTANCE_MEMORY.search(instance_type)) else None
+    memory, notes = _memory(fam, named, gpu_info, count, name, hint)
     model, form = _model(fam, form, memory)
     if memory is None and model:
         memory = next(mem for m, _, mem in fam.models if m == model)

@@ -6,7 +6,7 @@ from handlers.common import money, name_notes, offer, pricing_label, sources
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Query
 from handlers.offer_notes import excluded_note
-from knowledge.kb import KB, GpuRef
+from knowledge.kb import KB, GpuRef, gpu_refs
 
 DEFAULT_TOP = 5
 STATUS_WORDS = {  # how a seed figure's review status is said beside it
@@ -25,8 +25,8 @@ def handle(query: Query, kb: KB) -> Answer:
     notes, suggestions = name_notes(query)
     if not query.gpus and not query.min_gpu_memory_gb:
         return Answer(query=query, title=t("cheapest.which_gpu", lang), notes=notes, suggestions=suggestions)
-    refs = [GpuRef.parse(name) for name in query.gpus]
-    what = " / ".join(query.gpus) or f">= {query.min_gpu_memory_gb:g} GB"
+    refs = gpu_refs(query.gpus, query.gpu_variants)  # "cheapest H100 PCIe": only that form factor
+    what = " / ".join(map(str, refs)) or f">= {query.min_gpu_memory_gb:g} GB"
     if query.gpu_count:
         what = f"{query.gpu_count:g}x {what}"
     top = query.top_n or DEFAULT_TOP

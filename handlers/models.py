@@ -73,6 +73,7 @@ class Query(Model):
     language: Language = "en"
     topic: str | None = None
     issues: list[NameIssue] = Field(default_factory=list)
+    gpu_variants: list[str] = Field(default_factory=list)  # form factors named: "H100 PCIe" (issue 14)
 
 
 class Offer(Model):

@@ -571,6 +571,7 @@ class _State:
     used_tokens: set[int] = field(default_factory=set)
     positions: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     memory_at: int | None = None  # where a "80GB memory" that may belong to the GPU before it starts
+    gpu_variants: list[str] = field(default_factory=list)
 
     def take(self, start: int, end: int) -> None:
         self.low = self.low[:start] + " " * (end - start) + self.low[end:]
@@ -592,6 +593,9 @@ class _State:
         f, v = hit.field, hit.value
         if f == "gpu":
             self.add("gpus", [nm.gpu_label(*v)], start)
+            variant = nm.variant_name(v[0], v[1], self.text[start:end])  # "H100 PCIe": a variant question narrows
+            if variant and variant not in self.gpu_variants:
+                self.gpu_variants.append(variant)
         elif f == "provider":
             self.add("providers", [v], start)
         elif f == "group":
@@ -1138,6 +1142,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         language="zh" if _is_cjk(body) else "en",
         topic=_topic(st) if intent in {"pitfalls", "checklist"} else None,
         issues=st.issues,
+        gpu_variants=st.gpu_variants,
     )
 
 

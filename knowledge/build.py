@@ -158,7 +158,7 @@ def load_catalogs(sources: list[CatalogSource], notes: list[dict] | None = None
 
 def _gpu_info(offers: list[dict], provider: str) -> dict[str, dict]:
     keys = ("accelerator", "gpu", "gpu_model", "gpu_kind", "gpu_memory_gb", "gpu_count", "accelerator_count", "vgpu",
-            "vcpus", "memory_gib")
+            "vcpus", "memory_gib", "gpu_variant", "gpu_form_factor", "gpu_vendor")
     return {o["instance_type"]: {k: o[k] for k in keys} for o in offers if o["provider"] == provider}
 
 

@@ -20,7 +20,9 @@ from knowledge.paths import DATA_DIR, kb_path
 SCHEMA_VERSION = 3  # bump when the tables change shape
 REQUIRED_TABLES = ("meta", "gpus", "gpu_specs", "offers", "providers", "price_terms")  # what every build has
 log = logging.getLogger("gpubot.kb")
-_MEMORY = re.compile(r"^(?P<family>.+?)\s+(?P<memory>\d+(?:\.\d+)?)\s*GB$", re.IGNORECASE)
+_MEMORY = re.compile(r"^(?P<family>.+?)(?:\s+(?P<form>SXM|PCIe|NVL|OAM))?(?:\s+(?P<memory>\d+(?:\.\d+)?)\s*GB)?$",
+                     re.IGNORECASE)
+_FORMS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL", "oam": "OAM"}
 
 
 def fingerprint() -> str:
@@ -63,20 +65,34 @@ def marked_damaged(path: Path, identity: str | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class GpuRef:
-    """A GPU as a query names it: a family ("A100"), optionally one memory variant ("A100 80GB")."""
+    """A GPU as a query names it: a family ("A100"), optionally one memory variant ("A100 80GB") and one form
+    factor ("H100 PCIe", "A100 SXM 80GB": `gpu_form_factor` of the offers, knowledge.gpu_identity)."""
 
     family: str
     memory_gb: float | None = None
+    form_factor: str | None = None
 
     @classmethod
     def parse(cls, name: str) -> GpuRef:
         match = _MEMORY.match(name.strip())
-        if match:
-            return cls(match.group("family"), float(match.group("memory")))
+        if match and (match.group("form") or match.group("memory")):
+            form = _FORMS.get((match.group("form") or "").lower())
+            return cls(match.group("family"), float(match.group("memory")) if match.group("memory") else None, form)
         return cls(name.strip())
 
     def __str__(self) -> str:
-        return f"{self.family} {self.memory_gb:g}GB" if self.memory_gb else self.family
+        return " ".join(p for p in (self.family, self.form_factor, f"{self.memory_gb:g}GB" if self.memory_gb else "")
+                        if p)
+
+
+def gpu_refs(gpus: Iterable[str], variants: Iterable[str] = ()) -> list[GpuRef]:
+    """The refs of a query's GPUs, each narrowed to the form factor the question names ("cheapest H100 PCIe")."""
+    forms = {ref.family: ref for ref in map(GpuRef.parse, variants) if ref.form_factor}
+    refs = []
+    for ref in map(GpuRef.parse, gpus):
+        variant = forms.get(ref.family)
+        refs.append(GpuRef(ref.family, ref.memory_gb or variant.memory_gb, variant.form_factor) if variant else ref)
+    return refs
 
 
 class KB:
@@ -361,12 +377,13 @@ class KB:
             params += sorted(NOT_ORDERABLE)
         gpu_clauses = []
         for ref in gpus:
+            clause, values = "gpu = ?", [ref.family]
             if ref.memory_gb:
-                gpu_clauses.append("(gpu = ? AND ABS(gpu_memory_gb - ?) < 0.6)")
-                params += [ref.family, ref.memory_gb]
-            else:
-                gpu_clauses.append("gpu = ?")
-                params.append(ref.family)
+                clause, values = clause + " AND ABS(gpu_memory_gb - ?) < 0.6", [*values, ref.memory_gb]
+            if ref.form_factor:
+                clause, values = clause + " AND gpu_form_factor = ?", [*values, ref.form_factor]
+            gpu_clauses.append(f"({clause})")
+            params += values
         if gpu_clauses:
             where.append("(" + " OR ".join(gpu_clauses) + ")")
         for column, values in (("provider", providers), ("region", regions), ("instance_type", instance_types)):

@@ -35,6 +35,7 @@ __all__ = [
     "Ambiguous",
     "CUTOFF",
     "FORM_FACTORS",
+    "FORM_LABELS",
     "GpuVariant",
     "MARGIN",
     "NameIndex",
@@ -56,6 +57,7 @@ __all__ = [
     "resolve_gpu",
     "split_gpu_variant",
     "variant_memory",
+    "variant_name",
 ]
 
 CUTOFF = 85.0  # fuzzy score (0-100, rapidfuzz ratio) a name must reach to resolve
@@ -366,6 +368,17 @@ def variant_memory(variant: GpuVariant, forms: Mapping[str, set[float]]) -> floa
     if variant.memory_gb is None and variant.form_factor:
         return memory_of_form(forms, variant.form_factor)
     return variant.memory_gb
+
+
+FORM_LABELS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL", "oam": "OAM"}
+
+
+def variant_name(family: str, memory_gb: float | None, written: str) -> str | None:
+    """ "H100 PCIe" when `written` (the GPU as the question wrote it) names a form factor, else None."""
+    form = split_gpu_variant(written).form_factor
+    if not form:
+        return None
+    return " ".join(p for p in (family, FORM_LABELS.get(form, form), f"{memory_gb:g}GB" if memory_gb else "") if p)
 
 
 def gpu_label(family: str, memory_gb: float | None) -> str:

@@ -291,3 +291,25 @@ def test_every_bundled_catalog_row_has_a_canonical_identity(kb):
         families = {r["name"] for r in csv.DictReader(handle)}
     sold = {r["gpu"] for r in kb.rows("SELECT DISTINCT gpu FROM offers WHERE kind='catalog'")}
     assert sold <= families  # every family the bundled catalogs sell is a reviewed family with its vendor
+
+
+FORMS = [
+    ("cheapest H100 PCIe", "PCIe", ["H100 PCIe"]),
+    ("cheapest H100 SXM", "SXM", ["H100 SXM"]),
+    ("cheapest H100-SXM on runpod", "SXM", ["H100 SXM"]),
+    ("最便宜的H100 PCIe", "PCIe", ["H100 PCIe"]),
+]
+
+
+@pytest.mark.parametrize(("phrase", "form", "variants"), FORMS, ids=[f[0] for f in FORMS])
+def test_a_form_factor_question_narrows_to_that_form(ask, phrase, form, variants):
+    result = ask(phrase)
+    assert result["query"]["gpus"] == ["H100"] and result["query"]["gpu_variants"] == variants
+    assert result["offers"] and {o["gpu_variant"] for o in result["offers"]} == {f"H100 {form} 80GB"}
+    spellings = {"PCIe": {"runpod": {"H100"}, "hyperstack": {"H100-80G-PCIe", "H100-80G-PCIe-NVLink"}},
+                 "SXM": {"runpod": {"H100-SXM"}, "hyperstack": {"H100-80G-SXM5"}, "nebius": {"H100"}}}[form]
+    if "runpod" in phrase:
+        spellings = {"runpod": spellings["runpod"]}
+    expected = sorted(r for provider, names in spellings.items() for r in ranking(provider, names, "Price"))
+    cheapest = _want(expected, 1)[0]
+    assert _got(result["offers"])[0][0] <= cheapest[0]  # nothing that form costs less than the best found here

@@ -56,7 +56,7 @@ def offer_line(item: Offer, lang: str = "en") -> str:
         labels.append(f"via {item.via}")
     if item.kind == "article":
         labels.append(f"{_label('article', lang)}, {item.status}")
-    labels += where_and_what(item)
+    labels += where_and_what(item, lang)
     label = f" [{'; '.join(labels)}]" if labels else ""
     region = "" if item.region == "article" else f" · {item.region}"
     if item.zone_label:  # a Local / Wavelength Zone is its own place, never shown as its parent region

@@ -7,6 +7,7 @@ import math
 from handlers.common import money, name_notes, offer, pricing_label, sources
 from handlers.i18n_rules import provider_name, provider_notes, rule_hits, t
 from handlers.models import Answer, Query, Recommendation
+from handlers.offer_notes import excluded_note
 from handlers.spec import errata_json, errata_lines, match_errata, whole
 from handlers.tco import saving_facts, spot_estimate
 from knowledge import rules as R
@@ -47,6 +48,10 @@ def handle(query: Query, kb: KB) -> Answer:
     nvlink = any("nvlink" in f.then.require for f in R.evaluate(facts, lang, groups=("hardware", "interconnect")))
     providers, regions = _scope(kb, query, fired, facts)
     options = [_option(kb, v, counts[v], pricing, providers, regions, nvlink) for v in variants]
+    # offers of these GPUs that cannot be ordered at this pricing model were left out: say how many, and why
+    excluded = kb.excluded(gpus=[GpuRef(*v) for v in variants], pricing=pricing, providers=providers, regions=regions)
+    if note := excluded_note(excluded, pricing, lang):
+        notes.append(note)
     rank = R.first(fired, "priority", "rank_by") or R.first(fired, "hardware", "rank_by")
     by = _rank_key(rank.then.rank_by if rank else "price")
     one = any(o["needed"] == 1 and o["offer"] for o in options)  # what fits on one GPU is not split across two

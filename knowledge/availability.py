@@ -68,13 +68,13 @@ def rules() -> tuple[AvailabilityRule, ...]:
 
 
 def apply(offers: list[dict]) -> Counter:
-    """Set `availability`, `availability_reason`, `availability_source` on every offer (in place); counts per value."""
+    """Set `availability`, `availability_reason`, `availability_source` on the offers a rule matches (in place; the
+    others are orderable); counts per value."""
     with_on_demand = {(o["provider"], o["instance_type"], o["region"]) for o in offers if o["pricing"] == "on_demand"}
     counts: Counter = Counter()
     priced_rules = [r for r in rules() if r.condition != "no_price"]  # no_price: rows without an offer (`unpriced`)
     candidates: dict[tuple[str, str, str], list[AvailabilityRule]] = {}
-    for offer in offers:
-        offer.update(availability="orderable", availability_reason=None, availability_source=None)
+    for offer in offers:  # an offer no rule matches keeps no availability keys: NULL in the table is "orderable"
         if offer.get("kind") == "article":
             continue
         key = (offer["provider"], offer["instance_type"], offer["pricing"])
@@ -86,8 +86,9 @@ def apply(offers: list[dict]) -> Counter:
                 continue
             offer.update(availability=rule.availability, availability_reason=rule.reason,
                          availability_source=rule.source)
+            counts[rule.availability] += 1
             break
-        counts[offer["availability"]] += 1
+    counts["orderable"] = len(offers) - sum(counts.values())
     return counts
 
 

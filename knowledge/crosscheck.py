@@ -80,8 +80,6 @@ def apply(offers: list[dict], terms: list[dict]) -> list[dict]:
     snapshot = billing_snapshot()
     report: list[dict] = []
     for offer in offers:
-        offer.setdefault("other_prices", None)
-        offer.setdefault("price_trust_reason", None)
         if offer["provider"] != "gcp" or offer.get("kind") != "catalog" or offer["pricing"] not in _COLUMNS:
             continue
         billed = snapshot.get((offer["instance_type"], offer["region"]))

@@ -337,7 +337,7 @@ class KB:
         return kept, excluded_counts([*left_out, *self._unpriced_rows(filters)])
 
     def _unpriced_rows(self, filters: dict) -> list[dict]:
-        if "unpriced" not in self._tables:
+        if "unpriced" not in self.table_names:
             return []
         where, params = ["availability IN ('spot_only', 'reservation_only', 'preview')"], []
         refs = list(filters.get("gpus") or ())
@@ -352,7 +352,7 @@ class KB:
         return self.rows(f"SELECT availability, availability_reason FROM unpriced WHERE {' AND '.join(where)}", params)
 
     @cached_property
-    def _tables(self) -> set[str]:
+    def table_names(self) -> set[str]:
         return {row[0] for row in self._execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     def _offer_where(

@@ -15,6 +15,9 @@ import json
 
 from knowledge import availability, crosscheck, quirks, zones
 
+COLUMNS = ("availability", "availability_reason", "availability_source", "zone_kind", "zone_label", "other_prices",
+           "price_trust_reason")
+
 
 def apply(offers: list[dict], terms: list[dict], raw: list[dict]) -> tuple[list[dict], dict[str, list[dict]]]:
     offers, applied = quirks.correct(offers)
@@ -24,8 +27,11 @@ def apply(offers: list[dict], terms: list[dict], raw: list[dict]) -> tuple[list[
     family = {(o["provider"], o["accelerator"]): o["gpu"] for o in offers if o.get("accelerator")}
     unpriced = [{**row, "gpu": family.get((row["provider"], row["accelerator"]), row["accelerator"])}
                 for row in availability.unpriced(raw)]
+    if offers:  # the table gets every column even when no offer needs one (NULL: orderable, one source)
+        for column in COLUMNS:
+            offers[0].setdefault(column, None)
     for offer in offers:
-        if offer.get("other_prices") is not None and not isinstance(offer["other_prices"], str):
+        if isinstance(offer.get("other_prices"), list):
             offer["other_prices"] = json.dumps(offer["other_prices"])
     summary = {
         "availability": dict(by_availability),
@@ -48,7 +54,7 @@ def apply(offers: list[dict], terms: list[dict], raw: list[dict]) -> tuple[list[
 def stats(kb) -> dict:
     """What `gpubot kb stats` lists of these checks: quirks applied, availability, zones, the cross-check."""
     def table(name: str, sql: str) -> list[dict]:
-        return kb.rows(sql) if name in kb._tables else []
+        return kb.rows(sql) if name in kb.table_names else []
 
     summary = {row["key"]: json.loads(row["value"]) for row in table("build_checks", "SELECT * FROM build_checks")}
     return {

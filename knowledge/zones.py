@@ -54,8 +54,11 @@ def apply(offers: list[dict]) -> dict[str, int]:
     cached: dict[str | None, tuple[str | None, str | None]] = {}
     for offer in offers:
         zone = offer.get("zone")
+        if not zone:
+            continue
         kind, label = cached.get(zone) or cached.setdefault(zone, classify(zone))
-        offer["zone_kind"], offer["zone_label"] = kind, label
-        if kind:
-            counts[kind] = counts.get(kind, 0) + 1
+        offer["zone_kind"] = kind
+        if label:
+            offer["zone_label"] = label
+        counts[kind] = counts.get(kind, 0) + 1
     return counts

@@ -126,3 +126,12 @@ def test_zone_kinds(zone, kind, label):
     from knowledge.zones import classify
 
     assert classify(zone) == (kind, label)
+
+
+@pytest.mark.parametrize("question", ["recommend H100 for training on gcp", "在gcp上训练推荐用H100"])
+def test_recommend_leaves_out_what_cannot_be_ordered_and_says_so(ask, question):
+    result = ask(question)
+    picked = {r["offer"]["instance_type"] for r in result["recommendations"] if r["offer"]}
+    assert picked and not picked & A3_SMALL
+    small = [e for e in gcp_ranking({"H100"}, "Price") if e[1] in A3_SMALL]
+    assert any(str(len(small)) in note for note in result["notes"]), result["notes"]

@@ -297,7 +297,7 @@ def test_channel_settings_change_that_channel_only_and_survive_a_restart(server,
     if bot_of(server, "T0002") is None:
         install(server, "valid-code")
     reply = slash(server, slack, "T0002", "C0ALIBABA", "set providers alibaba")
-    assert "alibaba" in reply["text"] and reply["response_type"] == "ephemeral"
+    assert "alibaba" in reply["text"] and reply["response_type"] == "in_channel"  # issue 17: announced
     here = slash(server, slack, "T0002", "C0ALIBABA", "cheapest A100")
     assert providers(here) == {"alibaba"}
     assert "filtered to your channel's providers: alibaba" in context_text(here)

@@ -63,6 +63,7 @@ from bot.settings import Settings
 from bot.slack_auth import workspace_refusal
 from bot.slack_commands import Command, parse_command
 from bot.slack_delivery import Delivered, plain_error, post_message, respond_message
+from bot.slack_help import HELP_WORDS, with_commands
 from bot.slack_oauth import (
     client_for_team,
     forget_workspace,
@@ -267,7 +268,10 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
                 from bot.history_slack import history_summary_message
 
                 return history_summary_message(result)
-            return blocks.answer_message(result, shareable=shareable)
+            message = blocks.answer_message(result, shareable=shareable)
+            if result.query.intent == "help":
+                message = with_commands(message, result.query.language)
+            return message
         except Exception:
             log.exception("internal error answering in Slack (%s)", where)
             return blocks.error_message(language_of(text))
@@ -330,8 +334,29 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         if parsed is not None:
             run_command(parsed, ack, respond, command, where, client)
             return
+        if text.strip().lower() in HELP_WORDS:  # every command, in the asker's language
+            def help_reply() -> dict:
+                lang = asker_language(client, text, team, channel, command.get("user_id"))
+                try:
+                    result = answer_query(Query(text=text.strip(), intent="help", language=lang), kb)
+                    return with_commands(blocks.answer_message(result, shareable=True), lang)
+                except Exception:
+                    log.exception("internal error answering help (%s)", where)
+                    return blocks.error_message(lang)
+
+            ack_soon(ack, respond, where, language_of(text), help_reply)
+            return
         ack_soon(ack, respond, where, language_of(text),
                  lambda: message_for(text, shareable=True, where=where, team=team, channel=channel))
+
+    def asker_language(client: WebClient, text: str, team: str | None, channel: str | None, user: str | None) -> str:
+        """Chinese text, else the channel's (or workspace's) language setting, else the asker's Slack locale."""
+        if _CJK.search(text or ""):
+            return "zh"
+        chosen = settings_of(team, channel).get("language")
+        if chosen:
+            return chosen
+        return _user_language(client, user) if user else "en"
 
     def run_command(cmd: Command, ack, respond, command: dict, where: str, client: WebClient) -> None:
         team, channel, user = command.get("team_id") or "", command.get("channel_id") or "", command.get("user_id")

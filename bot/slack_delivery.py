@@ -88,14 +88,16 @@ def _text_only(message: dict) -> dict:
 
 def variants(message: dict, refusal: Callable[[], tuple[str | None, list[str]]]) -> Iterator[dict]:
     """The message, then (each only after `refusal()` says the previous one was refused for its blocks) the
-    message with its tables as section text when the refusal concerns a table, then its text only."""
+    message with its tables as section text when the refusal points at a table (or says one table too many),
+    then its text only."""
     yield message
     if not (message.get("blocks") or message.get("attachments")):
         return
     error, errors = refusal()
     types = refused_types(message, errors)
+    named = bool(errors) and any(_POINTER.search(str(e)) for e in errors)  # a response_url names no block
     has_table = any(b.get("type") == "table" for b in message.get("blocks") or [])
-    if has_table and ("table" in types or error == "invalid_attachments"):
+    if has_table and ((named and "table" in types) or error == "invalid_attachments"):
         log.warning("Slack refused a reply's blocks (%s; block types: %s); sending it with the table as text",
                     error, ", ".join(types))
         yield _without_tables(message)

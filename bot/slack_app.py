@@ -1,16 +1,24 @@
 """The Slack app: Slack payloads in, the CLI's pipeline in the middle, Block Kit out. It only translates.
 
-    /gpu TEXT        ack at once: the answer itself when it is ready within ACK_BUDGET_SECONDS (ephemeral, with a
-                     "Share in channel" button), else "Looking that up…" and the answer through `respond()`
-    /gpu, /gpu help  the help answer (built from `handlers.INTENTS`)
+    /gpu TEXT        one message: the answer inside the ack when it is ready within ACK_BUDGET_SECONDS (ephemeral,
+                     with a "Share in channel" button), else an empty ack and the answer posted once through
+                     `respond()` (Slack does not honour replace_original for slash-command replies)
+    /gpu, /gpu help  the help answer (built from `handlers.INTENTS`) and every command (`bot.slack_help`), in the
+                     asker's language (Chinese text, else the channel's language setting, else their Slack locale)
     @gpubot TEXT     one reply in the question's thread (started if needed)
     DM TEXT          one reply in the DM
     buttons          share / spot <-> on-demand / more results / show pitfalls / did-you-mean: the query travels in
-                     the button value; the button changes one field and re-runs `answer_query`
+                     the button value; the button changes one field and re-runs `answer_query`; on a threaded
+                     reply the answer goes in that thread; share posts publicly first (`bot.slack_delivery.share`)
     App Home         what gpubot answers, how fresh its data is, sections from `home_sections_providers` (this
                      workspace's digest subscriptions) and the workspace defaults with a form that edits them
 
-Commands, handled here before the parser (they are not questions):
+Delivery (`bot.slack_delivery`): a reply Slack refuses for its blocks is sent again (table as section text, else
+text only) and the refusal logged with the block type. History charts render on their own worker thread
+(`gpubot-chart`), never in a listener that an ack waits for.
+
+Commands, handled before the parser (they are not questions; replies in `bot.slack_settings_cmd`, the admin
+rule in `bot.slack_auth`, every change recorded in `knowledge.settings_audit`):
 
     /gpu set [workspace] providers aws,alibaba | regions us-east-1,cn-hangzhou | currency CNY | language zh |
              pricing spot | budget 2 USD/GPU-hour          this channel's (or the workspace's) defaults
@@ -62,7 +70,7 @@ from bot.pipeline import answer, answer_query, understand
 from bot.settings import Settings
 from bot.slack_auth import workspace_refusal
 from bot.slack_commands import Command, parse_command
-from bot.slack_delivery import Delivered, plain_error, post_message, respond_message
+from bot.slack_delivery import Delivered, post_message, respond_message, share, thread_of
 from bot.slack_help import HELP_WORDS, with_commands
 from bot.slack_oauth import (
     client_for_team,
@@ -433,36 +441,6 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         channel = (body.get("channel") or {}).get("id") or container.get("channel_id") or ""
         return (body.get("team") or {}).get("id") or body.get("team_id"), channel
 
-    def thread_of(body: dict) -> dict[str, str]:
-        """`{"thread_ts": ...}` when the clicked message is a threaded reply (its answer goes in that thread)."""
-        original = body.get("message") or {}
-        ts = original.get("thread_ts") or (body.get("container") or {}).get("thread_ts")
-        return {"thread_ts": ts} if ts else {}
-
-    def share(client: WebClient, respond, body: dict, channel: str, message: dict, where: str, lang: str) -> None:
-        """The public post first (response_url, else chat.postMessage); the private answer is deleted only when it
-        worked, else it stays (its button can be pressed again) and a plain explanation is added privately."""
-        posted = respond_checked(respond, where, response_type="in_channel", replace_original=False,
-                                 **thread_of(body), **message)
-        error = None if posted else posted.error
-        if not posted:
-            response, error = post_message(client, where, channel=channel, **thread_of(body), **message)
-            posted = Delivered(response is not None, error)
-        if posted:
-            respond_checked(respond, where, delete_original=True)
-            return
-        name = (body.get("channel") or {}).get("name")
-        shown = f"#{blocks.slack_escape(name)}" if name and name not in ("directmessage", "privategroup") \
-            else f"<#{channel}>"
-        explanation = blocks.notice_message(plain_error(error, shown, lang))
-        told = respond_checked(respond, where, response_type="ephemeral", replace_original=False, **explanation)
-        user = (body.get("user") or {}).get("id")
-        if not told and user:
-            try:
-                client.chat_postEphemeral(channel=channel, user=user, **explanation)
-            except SlackApiError as exc:
-                log.warning("could not explain a failed share: %s (%s)", exc.response.get("error"), where)
-
     def asked(query: Query, extra: dict, changed: Query | None = None) -> Query:
         """The question as asked: what the channel's settings filled in is reset, so that they apply afresh."""
         return defaults.undo_defaults(changed or query, extra.get("d") or (), unless_changed_from=query)
@@ -519,7 +497,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         user = (body.get("user") or {}).get("id")
         message = message_for_query(asked(query, extra), shareable=False, where=where, shared_by=user, team=team,
                                     channel=channel)
-        share(client, respond, body, channel, message, where, query.language)
+        share(client, respond, body, channel, message, where, query.language)  # public first, then delete
 
     @app.action(_REFINE_ACTIONS)
     def on_refine(ack, body: dict, action: dict, respond) -> None:

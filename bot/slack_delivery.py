@@ -3,6 +3,7 @@
     post_message(client, where, channel=..., **message) -> (response, None) | (None, error)   chat.postMessage
     respond_message(respond, where, **message) -> Delivered                       the response_url
     table_as_sections(table) -> list[dict]                                         a table block as section text
+    share(client, respond, body, channel, message, where, lang)                    "Share in channel"
 
 When Slack refuses a message for its blocks (`invalid_blocks`, `invalid_attachments`), the refusal is logged with
 the types of the refused blocks and the message is sent again: with the offers table as section text when the
@@ -23,8 +24,8 @@ from slack_sdk.errors import SlackApiError
 
 from bot.blocks import LIMITS, slack_escape
 
-__all__ = ["BLOCK_ERRORS", "Delivered", "plain_error", "post_message", "refused_types", "respond_message",
-           "table_as_sections", "variants"]
+__all__ = ["BLOCK_ERRORS", "Delivered", "plain_error", "post_message", "refused_types", "respond_message", "share",
+           "table_as_sections", "thread_of", "variants"]
 
 log = logging.getLogger("gpubot.slack.delivery")
 
@@ -182,3 +183,39 @@ def plain_error(error: str | None, channel: str, lang: str = "en") -> str:
         kind = "other"
     table = _PLAIN[kind]
     return (table.get(lang) or table["en"]).format(channel=channel)
+
+
+# --- "Share in channel" ----------------------------------------------------------------------------------------
+
+
+def thread_of(body: dict) -> dict[str, str]:
+    """`{"thread_ts": ...}` when the clicked message is a threaded reply (its answer goes in that thread)."""
+    original = body.get("message") or {}
+    ts = original.get("thread_ts") or (body.get("container") or {}).get("thread_ts")
+    return {"thread_ts": ts} if ts else {}
+
+
+def share(client, respond, body: dict, channel: str, message: dict, where: str, lang: str) -> None:
+    """The public post first (response_url, else chat.postMessage as the bot); the private answer is deleted only
+    when that worked, else it stays (its button can be pressed again) and a plain explanation is added privately."""
+    from bot.blocks import notice_message
+
+    posted = respond_message(respond, where, response_type="in_channel", replace_original=False,
+                             **thread_of(body), **message)
+    error = posted.error
+    if not posted:
+        response, error = post_message(client, where, channel=channel, **thread_of(body), **message)
+        posted = Delivered(response is not None, error)
+    if posted:
+        respond_message(respond, where, delete_original=True)
+        return
+    name = (body.get("channel") or {}).get("name")
+    shown = f"#{slack_escape(name)}" if name and name not in ("directmessage", "privategroup") else f"<#{channel}>"
+    explanation = notice_message(plain_error(error, shown, lang))
+    told = respond_message(respond, where, response_type="ephemeral", replace_original=False, **explanation)
+    user = (body.get("user") or {}).get("id")
+    if not told and user:
+        try:
+            client.chat_postEphemeral(channel=channel, user=user, **explanation)
+        except SlackApiError as exc:
+            log.warning("could not explain a failed share: %s (%s)", exc.response.get("error"), where)

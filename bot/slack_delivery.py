@@ -8,14 +8,16 @@
 When Slack refuses a message for its blocks (`invalid_blocks`, `invalid_attachments`), the refusal is logged with
 the types of the refused blocks and the message is sent again: with the offers table as section text when the
 refusal points at the table (or the message has more tables than Slack takes), else as its text fallback only
-(`text` always carries the whole answer). Any other error is returned to the caller, who knows what to tell the
-user (`plain_error`).
+(`text` always carries the whole answer). A throttled response_url post (429) is retried once after Retry-After;
+chat.postMessage retries come from the client's RateLimitErrorRetryHandler. Any other error is returned to the
+caller, who knows what to tell the user (`plain_error`).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +31,7 @@ __all__ = ["BLOCK_ERRORS", "Delivered", "plain_error", "post_message", "refused_
 
 log = logging.getLogger("gpubot.slack.delivery")
 
+MAX_RETRY_WAIT = 3.0  # seconds a throttled response_url post waits before its one retry
 BLOCK_ERRORS = frozenset({"invalid_blocks", "invalid_attachments", "invalid_blocks_format"})
 _POINTER = re.compile(r"json-pointer:/(?:attachments/\d+/)?blocks/(\d+)")
 _CHANNEL_ERRORS = frozenset({"not_in_channel", "channel_not_found", "is_archived", "restricted_action",
@@ -134,6 +137,17 @@ def post_message(client, where: str, **message: Any) -> tuple[Any, str | None]:
     return None, last.get("error")
 
 
+def _retry_after(response) -> float:
+    headers = getattr(response, "headers", None) or {}
+    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
+    if isinstance(value, list):
+        value = value[0] if value else None
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        return 1.0
+
+
 def respond_message(respond, where: str, **message: Any) -> Delivered:
     """Post to the response_url with the block fallbacks; never raises."""
     last: dict[str, Any] = {}
@@ -144,6 +158,9 @@ def respond_message(respond, where: str, **message: Any) -> Delivered:
     for attempt in variants(message, refusal):
         try:
             response = respond(**attempt)
+            if getattr(response, "status_code", 200) == 429:  # throttled: once more after Retry-After (<= 3 s)
+                time.sleep(min(_retry_after(response), MAX_RETRY_WAIT))
+                response = respond(**attempt)
         except Exception as exc:
             log.warning("could not reach response_url: %s (%s)", type(exc).__name__, where)
             return Delivered(False, "unreachable")

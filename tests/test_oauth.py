@@ -249,6 +249,20 @@ def test_an_expired_state_is_refused(server, slack):
     assert not slack.calls("oauth.v2.access") and bot_of(server, "T0004") is None
 
 
+def test_anonymous_install_links_do_not_pile_up_states(server):
+    """Issue 17: every anonymous GET /slack/install issues a state; the expired ones are deleted when the next is
+    issued, so the table holds the live ones only (and at most MAX_OAUTH_STATES of them)."""
+    issued = [install_link(server)[1]["state"][0] for _ in range(5)]
+    eng = engine_of(server)
+    with eng.begin() as conn:  # they all expire
+        conn.execute(sa.text("UPDATE slack_oauth_states SET expire_at = :past"), {"past": "2000-01-01 00:00:00"})
+    fresh = install_link(server)[1]["state"][0]
+    with eng.connect() as conn:
+        left = conn.execute(sa.text("SELECT state FROM slack_oauth_states")).scalars().all()
+    eng.dispose()
+    assert left == [fresh] and not set(issued) & set(left)
+
+
 def test_app_uninstalled_deletes_the_workspace_tokens_and_settings(server, slack):
     install(server, "gone-code")
     assert bot_of(server, "T0003") is not None

@@ -144,6 +144,17 @@ def test_a_slash_answer_refused_on_its_response_url_arrives_as_text(app, slack, 
     assert len(slack.calls(f"hooks/{hook}")) == 2 and refusal_logs(caplog)
 
 
+def test_a_throttled_response_url_is_tried_again_once(app, slack, held):
+    body, hook = command_body(slack, "cheapest A100 spot")
+    slack.rate_limit(f"hooks/{hook}", retry_after=0, times=1)
+    assert dispatch(app, body, FORM).body == ""
+    held.set()
+    throttled, sent = slack.wait_for(f"hooks/{hook}", 2)
+    settle()
+    assert (throttled.status, sent.status) == (429, 200) and len(slack.calls(f"hooks/{hook}")) == 2
+    assert column(sent.body, "instance")
+
+
 def test_the_digest_posted_by_digest_now_survives_a_refusal(app, slack, held):
     slack.refuse_block_type("header")
     body, hook = command_body(slack, "digest now")

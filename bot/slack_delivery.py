@@ -24,7 +24,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.blocks import LIMITS, slack_escape
+from bot.blocks import LIMITS, fit_blocks, slack_escape
 
 __all__ = ["BLOCK_ERRORS", "Delivered", "plain_error", "post_message", "refused_types", "respond_message", "share",
            "table_as_sections", "thread_of", "variants"]
@@ -82,7 +82,7 @@ def _without_tables(message: dict) -> dict:
     for block in message.get("blocks") or []:
         blocks += table_as_sections(block) if block.get("type") == "table" else [block]
     out = {k: v for k, v in message.items() if k != "attachments"}
-    out["blocks"] = blocks[: LIMITS["blocks_message"]]
+    out["blocks"] = fit_blocks(blocks)  # within 50 blocks, the sources line and buttons kept at the end
     return out
 
 

@@ -337,6 +337,9 @@ def test_app_uninstalled_drops_the_workspace_settings_and_subscriptions(app, sla
         time.sleep(0.02)
     assert subscriptions.list_subscriptions(team) == []
     assert settings_store.scope_settings(team, mine) == {}
+    from knowledge import settings_audit
+
+    assert settings_audit.recent(team, mine) == [], "issue 17: the change record goes too"
 
 
 def test_client_for_team_uses_the_single_token(slack):

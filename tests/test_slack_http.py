@@ -236,3 +236,36 @@ def test_history_slash_command_gets_the_summary_and_a_post_chart_button(server, 
     assert "history_post_chart" in raw.decode()
     assert check_message(message)[0] is None
     assert slack.uploads() == []  # nothing is uploaded until someone asks for the chart in the channel
+
+
+# --- issue 17: delivery and the admin rule, over signed HTTP -------------------------------------------------------
+
+
+def test_over_http_a_refused_table_is_posted_again_as_section_text(server, slack, kb):
+    from bot.pipeline import answer
+
+    slack.refuse_block_type("table")
+    body, event = mention_body("cheapest A100 spot")
+    assert request(server, "POST", "/slack/events", body, signed(body, JSON))[0] == 200
+    refused, posted = slack.wait_for("chat.postMessage", 2)
+    assert refused.response["error"] == "invalid_blocks" and posted.ok and posted.body["thread_ts"] == event["ts"]
+    assert not any(b["type"] == "table" for b in posted.body["blocks"])
+    shown = "\n".join(b["text"]["text"] for b in posted.body["blocks"] if b["type"] == "section")
+    assert all(o.instance_type in shown for o in answer("cheapest A100 spot", kb).offers)
+
+
+def test_over_http_only_an_admin_changes_the_workspace_defaults_and_it_is_recorded(server, slack):
+    def slash_as(user: str, text: str) -> dict:
+        body, hook = slash_body(slack, text)
+        body = body.replace("user_id=U_ASKER", f"user_id={user}")
+        status, raw, _ = request(server, "POST", "/slack/events", body, signed(body, FORM))
+        assert status == 200
+        return json.loads(raw) if raw else slack.wait_for(f"hooks/{hook}", timeout=5)[0].body
+
+    refused = slash_as("U_ASKER", "set workspace pricing spot")
+    assert "Only a workspace admin or owner" in refused["text"]
+    done = slash_as("U_OWNER", "set workspace pricing spot")
+    assert "Set pricing for this workspace" in done["text"]
+    shown = slash_as("U_ASKER", "settings")
+    assert "<@U_OWNER> *pricing* (this workspace)" in shown["text"] and "→ spot" in shown["text"]
+    slash_as("U_OWNER", "unset workspace pricing")

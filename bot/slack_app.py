@@ -330,8 +330,8 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             response_type = message.pop("response_type", response_type)
             respond_checked(respond, where, response_type=response_type, **message)
             return
-        response_type = message.pop("response_type", response_type)
-        ack(response_type=response_type, **message)
+        message.setdefault("response_type", response_type)
+        ack(message)  # the whole dict: Bolt's ack(blocks=..., attachments=...) would drop the blocks
 
     @app.command("/gpu")
     def on_gpu(ack, command: dict, respond, client: WebClient) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from bot.blocks import LIMITS, fit_blocks, slack_escape
+from bot.slack_tables import tables_of
 
 __all__ = ["BLOCK_ERRORS", "Delivered", "plain_error", "post_message", "refused_types", "respond_message", "share",
            "table_as_sections", "thread_of", "variants"]
@@ -33,7 +34,7 @@ log = logging.getLogger("gpubot.slack.delivery")
 
 MAX_RETRY_WAIT = 3.0  # seconds a throttled response_url post waits before its one retry
 BLOCK_ERRORS = frozenset({"invalid_blocks", "invalid_attachments", "invalid_blocks_format"})
-_POINTER = re.compile(r"json-pointer:/(?:attachments/\d+/)?blocks/(\d+)")
+_POINTER = re.compile(r"json-pointer:/(?:attachments/(\d+)/)?blocks/(\d+)")
 _CHANNEL_ERRORS = frozenset({"not_in_channel", "channel_not_found", "is_archived", "restricted_action",
                              "cannot_reply_to_message", "team_access_not_granted", "ekm_access_denied"})
 
@@ -49,13 +50,22 @@ class Delivered:
         return self.ok
 
 
+def _pointed_block(message: dict, pointer: re.Match) -> dict | None:
+    attachment, index = pointer.group(1), int(pointer.group(2))
+    if attachment is None:
+        blocks = message.get("blocks") or []
+    else:
+        attachments = message.get("attachments") or []
+        blocks = (attachments[int(attachment)].get("blocks") or []) if int(attachment) < len(attachments) else []
+    return blocks[index] if index < len(blocks) else None
+
+
 def refused_types(message: dict, errors: list[str] | None = None) -> list[str]:
     """The types of the blocks Slack's errors point at; all the message's block types when none is named."""
-    blocks = list(message.get("blocks") or [])
-    pointed = {int(m.group(1)) for e in errors or [] if (m := _POINTER.search(str(e)))}
-    types = [blocks[i].get("type", "?") for i in sorted(pointed) if i < len(blocks)]
+    pointed = [_pointed_block(message, m) for e in errors or [] if (m := _POINTER.search(str(e)))]
+    types = [b.get("type", "?") for b in pointed if b is not None]
     if not types:
-        types = [b.get("type", "?") for b in blocks]
+        types = [b.get("type", "?") for b in message.get("blocks") or []]
         types += [b.get("type", "?") for a in message.get("attachments") or [] for b in a.get("blocks") or []]
     return sorted(set(types))
 
@@ -78,10 +88,24 @@ def table_as_sections(table: dict) -> list[dict]:
 
 
 def _without_tables(message: dict) -> dict:
+    """The message with its tables as section text, where the table was (or under the header, for a table that
+    was in `attachments`)."""
     blocks: list[dict] = []
     for block in message.get("blocks") or []:
         blocks += table_as_sections(block) if block.get("type") == "table" else [block]
+    attachments = []
+    for attachment in message.get("attachments") or []:
+        inner = attachment.get("blocks") or []
+        tables = [b for b in inner if b.get("type") == "table"]
+        at = 1 if blocks and blocks[0].get("type") == "header" else 0
+        for table in tables:
+            blocks[at:at] = table_as_sections(table)
+        rest = [b for b in inner if b.get("type") != "table"]
+        if rest or not inner:
+            attachments.append({**attachment, "blocks": rest} if inner else attachment)
     out = {k: v for k, v in message.items() if k != "attachments"}
+    if attachments:
+        out["attachments"] = attachments
     out["blocks"] = fit_blocks(blocks)  # within 50 blocks, the sources line and buttons kept at the end
     return out
 
@@ -100,7 +124,7 @@ def variants(message: dict, refusal: Callable[[], tuple[str | None, list[str]]])
     error, errors = refusal()
     types = refused_types(message, errors)
     named = bool(errors) and any(_POINTER.search(str(e)) for e in errors)  # a response_url names no block
-    has_table = any(b.get("type") == "table" for b in message.get("blocks") or [])
+    has_table = bool(tables_of(message))
     if has_table and ((named and "table" in types) or error == "invalid_attachments"):
         log.warning("Slack refused a reply's blocks (%s; block types: %s); sending it with the table as text",
                     error, ", ".join(types))

@@ -34,8 +34,9 @@ Sources: [DOC] docs.slack.dev/reference/block-kit/blocks (+ per-block pages), [S
 * any ``action_id`` <= 255 [SDK], unique within the whole message [P] (Slack documents per-block
   uniqueness; pass ``action_id_scope="block"`` to check only that)
 * button: text ``plain_text`` <= 75, ``value`` <= 2000, ``url`` <= 3000 [SDK]
-* table [DOC table-block, blocks reference "Surfaces: Messages"]: messages only (never in a Home tab or modal);
-  in the message's ``blocks`` or in ``attachments[].blocks`` (the docs' usage note); ``rows`` 1..100, each
+* table [DOC table-block, blocks reference "Surfaces: Messages"]: messages only (never in a Home tab or modal),
+  and in the message's ``attachments[].blocks``, as the docs' usage note says (a table in the top-level
+  ``blocks`` is refused with ``invalid_blocks``, as reported by Slack users); ``rows`` 1..100, each
   row 1..20 cells, all rows the same width [DOC][P]; cells ``raw_text`` (non-empty string ``text``) or
   ``rich_text`` (with an ``elements`` array) only (``raw_number`` belongs to ``data_table``);
   ``column_settings`` <= 20 items, each ``null`` (skip a column) or ``{"align": left|center|right,
@@ -281,6 +282,9 @@ def check_message(body: dict, *, action_id_scope: str = "message") -> tuple[str 
         errors = validate_blocks(blocks, surface="message", action_id_scope=action_id_scope)
         if errors and all(e.startswith("only_one_table_allowed") for e in errors):
             return "invalid_attachments", errors  # Slack's code for a second table
+        for i, block in enumerate(blocks if isinstance(blocks, list) else []):
+            if isinstance(block, dict) and block.get("type") == "table":
+                _err(errors, "table blocks go in the message's attachments field", f"/blocks/{i}/type")
         if errors:
             return "invalid_blocks", errors
         if blocks and (not isinstance(text, str) or not text.strip()):
@@ -547,15 +551,18 @@ class SlackStandIn:
 
     def _refusal(self, body: dict) -> list[str]:
         """Errors for a programmed block-type refusal (consumes one), or []."""
-        blocks = body.get("blocks")
-        if not isinstance(blocks, list):
-            return []
+        places = [("/blocks", body.get("blocks"))]
+        attachments = body.get("attachments")
+        if isinstance(attachments, list):
+            places += [(f"/attachments/{n}/blocks", a.get("blocks")) for n, a in enumerate(attachments)
+                       if isinstance(a, dict)]
         with self._lock:
-            for i, block in enumerate(blocks):
-                btype = block.get("type") if isinstance(block, dict) else None
-                if self._refused_types.get(btype, 0) > 0:
-                    self._refused_types[btype] -= 1
-                    return [f"unsupported type: {btype} [json-pointer:/blocks/{i}/type]"]
+            for where, blocks in places:
+                for i, block in enumerate(blocks if isinstance(blocks, list) else []):
+                    btype = block.get("type") if isinstance(block, dict) else None
+                    if self._refused_types.get(btype, 0) > 0:
+                        self._refused_types[btype] -= 1
+                        return [f"unsupported type: {btype} [json-pointer:{where}/{i}/type]"]
         return []
 
     def delay(self, method: str, seconds: float) -> None:

@@ -22,6 +22,7 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
+from bot.slack_tables import tables_of
 from tests.slack_standin import SlackStandIn, check_message
 from tests.test_slack_http import FORM, GPUBOT, JSON, free_port, request, signed
 
@@ -160,7 +161,7 @@ def event(server: Server, team: str, payload: dict) -> int:
 
 
 def providers(message: dict) -> set[str]:
-    table = next(b for b in message["blocks"] if b["type"] == "table")
+    table = tables_of(message)[0]  # in the attachments (issue 17)
     return {row[1]["text"] for row in table["rows"][1:]}
 
 
@@ -196,7 +197,7 @@ def test_a_valid_state_installs_and_that_workspace_is_answered_with_its_own_toke
     assert check_message(message) == (None, [])
     from bot.pipeline import answer
 
-    table = next(b for b in message["blocks"] if b["type"] == "table")
+    table = tables_of(message)[0]
     assert [row[2]["text"] for row in table["rows"][1:]] == [o.instance_type for o in
                                                              answer("cheapest A100 spot", kb).offers]
     checks = slack.calls("auth.test")

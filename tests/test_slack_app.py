@@ -149,7 +149,8 @@ def settle(seconds: float = 0.3) -> None:
 
 
 def table_rows(message: dict) -> list[list[str]]:
-    tables = [b for b in message["blocks"] if b["type"] == "table"]
+    # issue 17: the table is in the message's attachments, where Slack's table-block reference puts it
+    tables = [b for a in message.get("attachments") or [] for b in a.get("blocks") or [] if b["type"] == "table"]
     assert len(tables) == 1, "one table of offers"
     return [[cell["text"] for cell in row] for row in tables[0]["rows"]]
 

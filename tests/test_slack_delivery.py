@@ -23,6 +23,7 @@ from bot import blocks
 from bot.pipeline import answer
 from bot.settings import load_settings
 from bot.slack_app import build_app
+from bot.slack_tables import tables_of
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_app import (
     SECRET,
@@ -104,7 +105,7 @@ def test_a_refused_table_is_posted_again_with_the_offers_as_section_text(app, sl
     assert len(slack.messages()) == 1, "one answer in the thread"
     reply = second.body
     assert_valid(reply)
-    assert not any(b["type"] == "table" for b in reply["blocks"])
+    assert not tables_of(reply) and "attachments" not in reply
     shown = "\n".join(b["text"]["text"] for b in reply["blocks"] if b["type"] == "section")
     positions = [shown.index(name) for name in instances(kb, text)]
     assert positions == sorted(positions), "every offer, in the answer's order"
@@ -166,11 +167,13 @@ def test_the_digest_posted_by_digest_now_survives_a_refusal(app, slack, held):
 
 
 def test_the_offers_table_has_slacks_documented_shape(app, slack):
-    """One table, raw_text cells (never empty), column settings Slack knows; the stand-in checks each rule."""
+    """One table, in the message's attachments, raw_text cells (never empty), column settings Slack knows (the
+    table-block reference); the stand-in checks each rule."""
     message = slash(app, slack, "cheapest A100 spot")
     assert_valid(message)
-    tables = [b for b in message["blocks"] if b["type"] == "table"]
-    assert len(tables) == 1
+    assert not any(b["type"] == "table" for b in message["blocks"])
+    tables = tables_of(message)
+    assert len(message["attachments"]) == 1 and message["attachments"][0]["blocks"] == tables and len(tables) == 1
     cells = [cell for row in tables[0]["rows"] for cell in row]
     assert {c["type"] for c in cells} == {"raw_text"} and all(c["text"] for c in cells)
     assert all(set(s) <= {"align", "is_wrapped"} for s in tables[0]["column_settings"])

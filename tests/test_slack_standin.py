@@ -93,7 +93,8 @@ def test_form_encoded_blocks_are_decoded(client, slack):
 
 def test_limits_are_accepted_at_the_boundary(client):
     client.chat_postMessage(channel="C1", text="t", blocks=[{"type": "divider"}] * 50)
-    client.chat_postMessage(channel="C1", text="t", blocks=[section("x" * 3000), table(rows=100, cols=20)])
+    client.chat_postMessage(channel="C1", text="t", blocks=[section("x" * 3000)],
+                            attachments=[{"blocks": [table(rows=100, cols=20)]}])
 
 
 @pytest.mark.parametrize(
@@ -125,9 +126,8 @@ def test_block_kit_violations_are_rejected(client, slack, blocks, fragment):
 
 
 @pytest.mark.parametrize("message", [
-    {"blocks": [table(), table()]},
-    {"blocks": [table()], "attachments": [{"blocks": [table()]}]},  # counted over blocks and attachments
-    {"attachments": [{"blocks": [table()]}, {"blocks": [table()]}]},
+    {"attachments": [{"blocks": [table(), table()]}]},
+    {"attachments": [{"blocks": [table()]}, {"blocks": [table()]}]},  # counted over the whole message
 ])
 def test_one_table_per_message_like_slack(client, message):
     """Slack: one table per message, else `invalid_attachments` / `only_one_table_allowed` (slack-skills-plugin)."""
@@ -137,10 +137,13 @@ def test_one_table_per_message_like_slack(client, message):
     assert any("only_one_table_allowed" in e for e in exc.value.response["errors"])
 
 
-def test_a_table_in_attachments_or_blocks_is_taken_but_never_in_a_view(client):
-    """The table-block docs: tables are for messages (given in `attachments`; Slack also takes them in blocks)."""
+def test_a_table_goes_in_the_attachments_of_a_message_never_in_blocks_or_a_view(client):
+    """The table-block docs: a message carries its table in the `attachments` field; tables are for messages."""
     assert client.chat_postMessage(channel="C1", text="t", attachments=[{"blocks": [table()]}])["ok"]
-    assert client.chat_postMessage(channel="C1", text="t", blocks=[table()])["ok"]
+    with pytest.raises(SlackApiError) as exc:
+        client.chat_postMessage(channel="C1", text="t", blocks=[table()])
+    assert exc.value.response["error"] == "invalid_blocks"
+    assert any("attachments field [json-pointer:/blocks/0/type]" in e for e in exc.value.response["errors"])
     with pytest.raises(SlackApiError) as exc:
         client.views_publish(user_id="U1", view={"type": "home", "blocks": [table()]})
     assert any("only allowed in messages" in e for e in exc.value.response["errors"])
@@ -148,12 +151,12 @@ def test_a_table_in_attachments_or_blocks_is_taken_but_never_in_a_view(client):
 
 def test_a_refused_block_type_is_refused_once_pointing_at_it(client, slack):
     slack.refuse_block_type("table")
-    blocks = [section("x"), table()]
+    message = {"blocks": [section("x")], "attachments": [{"blocks": [section("y"), table()]}]}
     with pytest.raises(SlackApiError) as exc:
-        client.chat_postMessage(channel="C1", text="t", blocks=blocks)
+        client.chat_postMessage(channel="C1", text="t", **message)
     assert exc.value.response["error"] == "invalid_blocks"
-    assert exc.value.response["errors"] == ["unsupported type: table [json-pointer:/blocks/1/type]"]
-    assert client.chat_postMessage(channel="C1", text="t", blocks=blocks)["ok"]
+    assert exc.value.response["errors"] == ["unsupported type: table [json-pointer:/attachments/0/blocks/1/type]"]
+    assert client.chat_postMessage(channel="C1", text="t", **message)["ok"]
 
 
 def test_users_info_tells_admins_owners_and_guests(client, slack):

@@ -1,10 +1,11 @@
 """Block Kit for Slack replies: Jinja renders mrkdwn fragments, Python builds the block structure.
 
-`answer_message(answer)` -> `{"text": ..., "blocks": [...]}`: a header with the title, ONE `table` block for the
-offers, sections for reasoning / recommendations / TCO / pitfalls / notes / rules (what the text rendering shows;
-handlers put the readable form of specs in `lines`), a `context` line with the numbered sources and how old they
-are, and buttons to refine the answer. `text` is always the plain-text rendering (`bot.render.render_text`),
-escaped, so notifications and screen readers get the whole answer.
+`answer_message(answer)` -> `{"text": ..., "blocks": [...], "attachments": [{"blocks": [table]}]}`: a header with
+the title, ONE `table` block for the offers (in `attachments`, where Slack's table-block reference puts it:
+`bot.slack_tables`), sections for reasoning / recommendations / TCO / pitfalls / notes / rules (what the text
+rendering shows; handlers put the readable form of specs in `lines`), a `context` line with the numbered sources
+and how old they are, and buttons to refine the answer. `text` is always the plain-text rendering
+(`bot.render.render_text`), escaped, so notifications and screen readers get the whole answer.
 
 Slack's limits are enforced in one place, `fit_blocks` (50 blocks per message, 100 per view, 3000 characters per
 section text, 150 per header, one table of <= 100 rows x 20 cells, 10 context elements, 25 buttons per actions
@@ -491,7 +492,10 @@ def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = T
         elements = action_buttons(answer, shareable=shareable)
         if elements:
             blocks.append({"type": "actions", "elements": elements})
-    return {"text": fallback_text(answer), "blocks": fit_blocks(blocks, lang=lang)}
+    from bot.slack_tables import table_in_attachments  # the table goes where Slack documents it
+
+    return table_in_attachments({"text": fallback_text(answer), "blocks": blocks},
+                                fit=lambda found: fit_blocks(found, lang=lang))
 
 
 def fallback_text(answer: Answer) -> str:

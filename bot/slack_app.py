@@ -1,16 +1,24 @@
 """The Slack app: Slack payloads in, the CLI's pipeline in the middle, Block Kit out. It only translates.
 
-    /gpu TEXT        ack at once: the answer itself when it is ready within ACK_BUDGET_SECONDS (ephemeral, with a
-                     "Share in channel" button), else "Looking that up…" and the answer through `respond()`
-    /gpu, /gpu help  the help answer (built from `handlers.INTENTS`)
+    /gpu TEXT        one message: the answer inside the ack when it is ready within ACK_BUDGET_SECONDS (ephemeral,
+                     with a "Share in channel" button), else an empty ack and the answer posted once through
+                     `respond()` (Slack does not honour replace_original for slash-command replies)
+    /gpu, /gpu help  the help answer (built from `handlers.INTENTS`) and every command (`bot.slack_help`), in the
+                     asker's language (Chinese text, else the channel's language setting, else their Slack locale)
     @gpubot TEXT     one reply in the question's thread (started if needed)
     DM TEXT          one reply in the DM
     buttons          share / spot <-> on-demand / more results / show pitfalls / did-you-mean: the query travels in
-                     the button value; the button changes one field and re-runs `answer_query`
+                     the button value; the button changes one field and re-runs `answer_query`; on a threaded
+                     reply the answer goes in that thread; share posts publicly first (`bot.slack_delivery.share`)
     App Home         what gpubot answers, how fresh its data is, sections from `home_sections_providers` (this
                      workspace's digest subscriptions) and the workspace defaults with a form that edits them
 
-Commands, handled here before the parser (they are not questions):
+Delivery (`bot.slack_delivery`): a reply Slack refuses for its blocks is sent again (table as section text, else
+text only) and the refusal logged with the block type. History charts render on their own worker thread
+(`gpubot-chart`), never in a listener that an ack waits for.
+
+Commands, handled before the parser (they are not questions; replies in `bot.slack_settings_cmd`, the admin
+rule in `bot.slack_auth`, every change recorded in `knowledge.settings_audit`):
 
     /gpu set [workspace] providers aws,alibaba | regions us-east-1,cn-hangzhou | currency CNY | language zh |
              pricing spot | budget 2 USD/GPU-hour          this channel's (or the workspace's) defaults
@@ -60,7 +68,10 @@ from slack_sdk.errors import SlackApiError
 from bot import blocks
 from bot.pipeline import answer, answer_query, answer_with, understand
 from bot.settings import Settings
-from bot.slack_commands import Command, digest_options, parse_command
+from bot.slack_auth import workspace_refusal
+from bot.slack_commands import Command, parse_command
+from bot.slack_delivery import Delivered, post_message, respond_message, share, thread_of
+from bot.slack_help import HELP_WORDS, with_commands
 from bot.slack_oauth import (
     client_for_team,
     forget_workspace,
@@ -68,6 +79,7 @@ from bot.slack_oauth import (
     make_client,
     oauth_settings,
 )
+from bot.slack_settings_cmd import CommandContext, command_reply, error_text, record_change
 from handlers import defaults
 from handlers.models import Answer, Query
 from knowledge.kb import KB
@@ -89,7 +101,7 @@ __all__ = [
 
 log = logging.getLogger("gpubot.slack")
 
-ACK_BUDGET_SECONDS = 1.5  # answer inside the ack when ready by then; Slack's deadline is 3 s
+ACK_BUDGET_SECONDS = 2.0  # answer inside the ack when ready by then; Slack's deadline is 3 s (1 s for the network)
 MAX_TOP = 90  # "more results" never asks for more rows than one table can hold
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _REFINE_ACTIONS = re.compile(r"^gpu_(toggle_pricing|more_results|show_pitfalls|suggest_\d+)$")
@@ -194,6 +206,22 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         **options,
     )
     answers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="gpubot-answer")
+    charts = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpubot-chart")  # rendering never holds a listener
+
+    def in_background(where: str, work: Callable[..., Any], *args: Any) -> None:
+        """Run `work` on the chart worker; its failure is logged with the request's context."""
+        def run() -> None:
+            try:
+                work(*args)
+            except Exception:
+                log.exception("background work failed (%s)", where)
+
+        charts.submit(run)
+
+    def _post_chart(client: WebClient, channel: str, thread_ts: str | None, query: Query, **options: Any) -> dict:
+        from bot.history_slack import post_history_chart
+
+        return post_history_chart(client, channel, thread_ts, query, kb, **options)
 
     # --- a channel's settings applied to a question ---------------------------------------------------------
 
@@ -233,7 +261,10 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
                 from bot.history_slack import history_summary_message
 
                 return history_summary_message(result)
-            return blocks.answer_message(result, shareable=shareable)
+            message = blocks.answer_message(result, shareable=shareable)
+            if result.query.intent == "help":
+                message = with_commands(message, result.query.language)
+            return message
         except Exception:
             log.exception("internal error answering in Slack (%s)", where)
             return blocks.error_message(language_of(text))
@@ -247,14 +278,9 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             log.exception("internal error answering a button in Slack (%s)", where)
             return blocks.error_message(query.language)
 
-    def respond_checked(respond, where: str, **message: Any) -> None:
-        try:
-            response = respond(**message)
-        except Exception:
-            log.exception("could not reach response_url (%s)", where)
-            return
-        if response is not None and getattr(response, "status_code", 200) != 200:
-            log.warning("response_url answered %s %r (%s)", response.status_code, response.body, where)
+    def respond_checked(respond, where: str, **message: Any) -> Delivered:
+        """Post to the response_url; refused blocks fall back to text (`bot.slack_delivery`); never raises."""
+        return respond_message(respond, where, **message)
 
     # --- dedupe: one handling per event, across retries and processes ------------------------------------------
 
@@ -278,30 +304,54 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
 
     def ack_soon(ack, respond, where: str, lang: str, work: Callable[[], dict], *,
                  response_type: str = "ephemeral") -> None:
-        """Ack with the result of `work` when it is ready within the budget, else "Looking that up…" and respond."""
+        """One message: the result of `work` inside the ack when it is ready within the budget, else an empty ack
+        and the result posted once through the response_url (Slack ignores replace_original on slash replies)."""
         future = answers.submit(work)
         try:
-            message = future.result(timeout=ACK_BUDGET_SECONDS)
+            message = dict(future.result(timeout=ACK_BUDGET_SECONDS))
         except FutureTimeout:
-            ack(response_type="ephemeral", **blocks.text_message(blocks.phrase("working", lang)))
-            replace = response_type == "ephemeral"
-            respond_checked(respond, where, response_type=response_type, replace_original=replace, **future.result())
+            ack()
+            message = dict(future.result())
+            response_type = message.pop("response_type", response_type)
+            respond_checked(respond, where, response_type=response_type, **message)
             return
-        ack(response_type=response_type, **message)
+        message.setdefault("response_type", response_type)
+        ack(message)  # the whole dict: Bolt's ack(blocks=..., attachments=...) would drop the blocks
 
     @app.command("/gpu")
-    def on_gpu(ack, command: dict, respond) -> None:
+    def on_gpu(ack, command: dict, respond, client: WebClient) -> None:
         text = slack_text(command.get("text", ""))
         where = _context_of(command)
         team, channel = command.get("team_id"), command.get("channel_id")
         parsed = parse_command(text)
         if parsed is not None:
-            run_command(parsed, ack, respond, command, where)
+            run_command(parsed, ack, respond, command, where, client)
+            return
+        if text.strip().lower() in HELP_WORDS:  # every command, in the asker's language
+            def help_reply() -> dict:
+                lang = asker_language(client, text, team, channel, command.get("user_id"))
+                try:
+                    result = answer_query(Query(text=text.strip(), intent="help", language=lang), kb)
+                    return with_commands(blocks.answer_message(result, shareable=True), lang)
+                except Exception:
+                    log.exception("internal error answering help (%s)", where)
+                    return blocks.error_message(lang)
+
+            ack_soon(ack, respond, where, language_of(text), help_reply)
             return
         ack_soon(ack, respond, where, language_of(text),
                  lambda: message_for(text, shareable=True, where=where, team=team, channel=channel))
 
-    def run_command(cmd: Command, ack, respond, command: dict, where: str) -> None:
+    def asker_language(client: WebClient, text: str, team: str | None, channel: str | None, user: str | None) -> str:
+        """Chinese text, else the channel's (or workspace's) language setting, else the asker's Slack locale."""
+        if _CJK.search(text or ""):
+            return "zh"
+        chosen = settings_of(team, channel).get("language")
+        if chosen:
+            return chosen
+        return _user_language(client, user) if user else "en"
+
+    def run_command(cmd: Command, ack, respond, command: dict, where: str, client: WebClient) -> None:
         team, channel, user = command.get("team_id") or "", command.get("channel_id") or "", command.get("user_id")
         chosen = settings_of(team, channel)
         lang = "zh" if _CJK.search(command.get("text", "")) else (chosen.get("language") or "en")
@@ -318,77 +368,17 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
 
             ack_soon(ack, respond, where, lang, digest_now, response_type="in_channel")
             return
-        try:
-            message = command_reply(cmd, team, channel, user, lang, dm=channel.startswith("D"))
-        except Exception:
-            log.exception("internal error running a command (%s)", where)
-            message = blocks.error_message(lang)
-        ack(response_type="ephemeral", **message)
 
-    def command_reply(cmd: Command, team: str, channel: str, user: str | None, lang: str, *, dm: bool) -> dict:
-        from knowledge import settings_store as store
+        def reply_to_command() -> dict:  # users.info (the admin rule) and the state database: within the budget
+            try:
+                ctx = CommandContext(kb=kb, client=client, team=team, channel=channel, user=user, lang=lang)
+                message, response_type = command_reply(cmd, ctx)
+                return {**message, "response_type": response_type}
+            except Exception:
+                log.exception("internal error running a command (%s)", where)
+                return blocks.error_message(lang)
 
-        scope_channel = store.WORKSPACE if cmd.scope == "workspace" else channel
-        where = _PHRASES["scope." + cmd.scope][lang]
-        if cmd.kind == "show":
-            chosen = store.get_settings(team, channel)
-            return blocks.settings_message(lang, dict(chosen), chosen.origins, store.scope_settings(team, ""), dm=dm)
-        if cmd.kind == "set":
-            if not cmd.key:
-                return _notice(lang, "usage.set")
-            try:
-                key = store.key_of(cmd.key)
-            except store.SettingError as exc:
-                return _setting_error(lang, "unknown_key", exc, value=cmd.key)
-            if not cmd.value.strip():
-                return _notice(lang, "usage.set", key=key)
-            try:
-                value = store.set_setting(team, scope_channel, key, cmd.value, kb=kb, updated_by=user)
-            except store.SettingError as exc:
-                return _setting_error(lang, "invalid", exc, value=cmd.value, key=key)
-            return _notice(lang, f"set.{cmd.scope}", key=_key_label(key, lang), where=where,
-                           value=store.format_value(key, value))
-        if cmd.kind == "unset":
-            if not cmd.key:
-                return _notice(lang, "usage.unset")
-            if cmd.key.lower() == "all":
-                n = store.clear(team, scope_channel)
-                return _notice(lang, "unset.all" if n else "unset.none_all", where=where)
-            try:
-                key = store.key_of(cmd.key)
-            except store.SettingError as exc:
-                return _setting_error(lang, "unknown_key", exc, value=cmd.key)
-            n = store.clear(team, scope_channel, key)
-            now = store.get_settings(team, channel)
-            origin = _PHRASES["origin." + now.origin(key)][lang]
-            return _notice(lang, "unset.done" if n else "unset.none", key=_key_label(key, lang), where=where,
-                           now=f"{store.format_value(key, now.get(key))} ({origin})")
-        return digest_reply(cmd, team, channel, user, lang)
-
-    def digest_reply(cmd: Command, team: str, channel: str, user: str | None, lang: str) -> dict:
-        from knowledge import subscriptions
-
-        if cmd.action == "subscribe":
-            try:
-                options = digest_options(cmd.args)
-                options.setdefault("language", lang)
-                sub = subscriptions.subscribe(team, channel, created_by=user, **options)
-            except ValueError as exc:
-                return blocks.notice_message(blocks.slack_escape(str(exc)),
-                                             hint=_PHRASES["usage.digest"][lang])
-            line = blocks.digest_home_section(lang, [sub])
-            summary = line[0]["text"]["text"] if line else ""
-            return blocks.notice_message(_PHRASES["digest.subscribed"][lang] + "\n" + summary,
-                                         hint=_PHRASES["digest.invite"][lang])
-        if cmd.action == "unsubscribe":
-            done = subscriptions.unsubscribe(team, channel)
-            return blocks.notice_message(_PHRASES["digest.unsubscribed" if done else "digest.not_subscribed"][lang])
-        subs = subscriptions.list_subscriptions(team)  # list
-        section = blocks.digest_home_section(lang, subs)
-        if not section:
-            return blocks.notice_message(blocks.phrase("home.no_digests", lang),
-                                         hint=_PHRASES["usage.digest"][lang])
-        return {"text": blocks.phrase("home.digests", lang), "blocks": section}
+        ack_soon(ack, respond, where, lang, reply_to_command)
 
     # --- @-mentions and DMs -------------------------------------------------------------------------------------
 
@@ -401,16 +391,12 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             first = True
         if not first:
             return  # the same message was already answered through another event (a mention in a DM)
-        if _is_history(text):  # a chart, uploaded into the thread (rendered here, after Slack got its ack)
-            from bot.history_slack import post_history_chart
-
-            post_history_chart(client, channel, thread_ts, understand(text, kb), kb)
+        if _is_history(text):  # a chart, uploaded into the thread (rendered on the chart worker, off every request)
+            query = understand(text, kb)
+            in_background(where, _post_chart, client, channel, thread_ts, query)
             return
         message = message_for(text, shareable=False, where=where, team=body.get("team_id"), channel=channel)
-        try:
-            client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message)
-        except SlackApiError as exc:
-            log.warning("could not reply: %s (%s)", exc.response.get("error"), where)
+        post_message(client, where, channel=channel, thread_ts=thread_ts, **message)
 
     @app.event("app_mention")
     def on_mention(body: dict, event: dict, client: WebClient, context) -> None:
@@ -470,17 +456,22 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         ts = (body.get("container") or {}).get("message_ts") or (body.get("actions") or [{}])[0].get("action_ts")
         if not claim_event(f"history-chart:{team}:{channel}:{ts}"):  # a double click posts one chart
             return
-        from bot.history_slack import failure_text, post_history_chart
+        thread_ts = (body.get("container") or {}).get("thread_ts")
 
-        result = post_history_chart(client, channel, None, asked(query, extra), kb, notify_failure=False)
-        if result["ok"]:
-            respond_checked(respond, where, delete_original=True)
-        else:
-            respond_checked(respond, where, response_type="ephemeral", replace_original=False,
-                            **blocks.text_message(failure_text(result["error"], query.language)))
+        def post_chart() -> None:
+            from bot.history_slack import failure_text
+
+            result = _post_chart(client, channel, thread_ts, asked(query, extra), notify_failure=False)
+            if result["ok"]:
+                respond_checked(respond, where, delete_original=True)
+            else:
+                respond_checked(respond, where, response_type="ephemeral", replace_original=False,
+                                **blocks.text_message(failure_text(result["error"], query.language)))
+
+        in_background(where, post_chart)
 
     @app.action(blocks.ACTION_IDS["share"])
-    def on_share(ack, body: dict, action: dict, respond) -> None:
+    def on_share(ack, body: dict, action: dict, respond, client: WebClient) -> None:
         ack()
         where = _context_of(body)
         parsed = button_query(action, where, respond)
@@ -491,8 +482,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         user = (body.get("user") or {}).get("id")
         message = message_for_query(asked(query, extra), shareable=False, where=where, shared_by=user, team=team,
                                     channel=channel)
-        respond_checked(respond, where, response_type="in_channel", replace_original=False, **message)
-        respond_checked(respond, where, delete_original=True)
+        share(client, respond, body, channel, message, where, query.language)  # public first, then delete
 
     @app.action(_REFINE_ACTIONS)
     def on_refine(ack, body: dict, action: dict, respond) -> None:
@@ -509,14 +499,14 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         if container.get("is_ephemeral"):  # a private answer: replace it
             message = message_for_query(query, shareable=True, **here)
             respond_checked(respond, where, response_type="ephemeral", replace_original=True, **message)
-        elif channel.startswith("D"):  # a DM: answer in the conversation
-            original = body.get("message") or {}
+        elif channel.startswith("D"):  # a DM: answer in the conversation (in the thread of a threaded reply)
             message = message_for_query(query, shareable=False, **here)
             respond_checked(respond, where, response_type="in_channel", replace_original=False,
-                            thread_ts=original.get("thread_ts"), **message)
-        else:  # someone else's answer in a channel: a private answer for whoever clicked, shareable
+                            **thread_of(body), **message)
+        else:  # someone else's answer in a channel: a private answer for whoever clicked, in its thread
             message = message_for_query(query, shareable=True, **here)
-            respond_checked(respond, where, response_type="ephemeral", replace_original=False, **message)
+            respond_checked(respond, where, response_type="ephemeral", replace_original=False, **thread_of(body),
+                            **message)
 
     # --- App Home: what gpubot does, digests, and the workspace defaults' form -----------------------------
 
@@ -583,16 +573,22 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             try:
                 values[key] = store.normalize(key, raw, kb)
             except store.SettingError as exc:
-                errors[f"setting_{key}"] = _error_text(lang, exc)[:150]
+                errors[f"setting_{key}"] = error_text(lang, exc)[:150]
         if errors:
             ack(response_action="errors", errors=errors)
             return
+        refusal = workspace_refusal(client, team, user, lang)
+        if refusal:  # the workspace defaults are for workspace admins and owners
+            ack(response_action="errors", errors={"setting_providers": refusal[:150]})
+            return
         try:  # saved before the form closes, so that a failure can still be shown in it
+            before = store.scope_settings(team, store.WORKSPACE)
             for key in store.KEYS:
                 if key in values:
-                    store.set_setting(team, store.WORKSPACE, key, values[key], kb=kb, updated_by=user)
-                else:
-                    store.clear(team, store.WORKSPACE, key)
+                    stored = store.set_setting(team, store.WORKSPACE, key, values[key], kb=kb, updated_by=user)
+                    record_change(team, store.WORKSPACE, key, before.get(key), stored, user, "home")
+                elif store.clear(team, store.WORKSPACE, key):
+                    record_change(team, store.WORKSPACE, key, before.get(key), None, user, "home")
         except Exception:
             log.exception("could not save the workspace defaults (%s)", _context_of(body))
             ack(response_action="errors", errors={"setting_providers": blocks.error_message(lang)["text"][:150]})
@@ -632,86 +628,6 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
     return app
 
 
-# --- command replies ----------------------------------------------------------------------------------------------
-
-_PHRASES: dict[str, dict[str, str]] = {
-    "scope.channel": {"en": "this channel", "zh": "本频道"},
-    "scope.workspace": {"en": "this workspace", "zh": "本工作区"},
-    "origin.channel": {"en": "this channel", "zh": "本频道"},
-    "origin.workspace": {"en": "workspace", "zh": "工作区"},
-    "origin.default": {"en": "gpubot's default", "zh": "gpubot 默认"},
-    "set.channel": {"en": "Set {key} for {where}: *{value}*. Questions asked here use it unless they say otherwise.",
-                    "zh": "已为{where}设置{key}：*{value}*。此后在这里的提问都会使用它（提问中另有说明的除外）。"},
-    "set.workspace": {"en": "Set {key} for {where}: *{value}*. Every channel without its own {key} uses it.",
-                      "zh": "已为{where}设置{key}：*{value}*。所有未单独设置{key}的频道都会使用它。"},
-    "unset.done": {"en": "Removed {where}'s {key}. Now: {now}.", "zh": "已删除{where}的{key}设置。现在：{now}。"},
-    "unset.none": {"en": "{where} has no {key} of its own. Now: {now}.",
-                   "zh": "{where}没有单独设置{key}。现在：{now}。"},
-    "unset.all": {"en": "Removed every setting of {where}.", "zh": "已删除{where}的全部设置。"},
-    "unset.none_all": {"en": "{where} has no settings of its own.", "zh": "{where}没有单独的设置。"},
-    "unknown_key": {"en": "Unknown setting `{value}`.", "zh": "未知的设置项 `{value}`。"},
-    "invalid": {"en": "Not set: {error}.", "zh": "未设置：{error}。"},
-    "did_you_mean": {"en": " Did you mean {candidates}?", "zh": "您是不是想输入 {candidates}？"},
-    "keys": {"en": "Settings: providers, regions, currency, language, pricing, budget.",
-             "zh": "可设置：providers、regions、currency、language、pricing、budget。"},
-    "usage.set": {"en": "Usage: `/gpu set [workspace] KEY VALUE`, e.g. `/gpu set providers aws,alibaba`, "
-                        "`/gpu set budget 2 USD/GPU-hour`.",
-                  "zh": "用法：`/gpu set [workspace] 设置项 值`，例如 `/gpu set providers aws,alibaba`、"
-                        "`/gpu set budget 2 USD/GPU-hour`。"},
-    "usage.unset": {"en": "Usage: `/gpu unset [workspace] KEY` or `/gpu unset all`.",
-                    "zh": "用法：`/gpu unset [workspace] 设置项` 或 `/gpu unset all`。"},
-    "usage.digest": {"en": "Usage: `/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
-                           "[quiet]`, `/gpu digest unsubscribe`, `/gpu digest now`, `/gpu digest list`.",
-                     "zh": "用法：`/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
-                           "[quiet]`、`/gpu digest unsubscribe`、`/gpu digest now`、`/gpu digest list`。"},
-    "digest.subscribed": {"en": "This channel gets the daily GPU price digest:",
-                          "zh": "本频道已订阅每日GPU价格摘要："},
-    "digest.invite": {"en": "I post it myself: invite me to this channel (`/invite @gpubot`) if I am not in it yet.",
-                      "zh": "摘要由我发送：如果我还不在本频道，请先邀请我（`/invite @gpubot`）。"},
-    "digest.unsubscribed": {"en": "This channel no longer gets the daily digest.", "zh": "本频道已取消每日摘要。"},
-    "digest.not_subscribed": {"en": "This channel was not subscribed to the digest.", "zh": "本频道没有订阅摘要。"},
-}
-_USAGE_VALUES = {
-    "providers": "aws,alibaba", "regions": "us-east-1,cn-hangzhou", "currency": "CNY", "language": "zh",
-    "pricing": "spot", "budget": "2 USD/GPU-hour",
-}
-
-
-def _key_label(key: str, lang: str) -> str:
-    return blocks.phrase(f"settings.key.{key}", lang)
-
-
-def _notice(lang: str, name: str, **values: Any) -> dict[str, Any]:
-    if name == "usage.set" and values.get("key"):
-        key = values["key"]
-        text = f"`/gpu set {key} {_USAGE_VALUES[key]}` / `/gpu set workspace {key} {_USAGE_VALUES[key]}`"
-        return blocks.notice_message(("Usage: " if lang == "en" else "用法：") + text)
-    escaped = {k: blocks.slack_escape(v) for k, v in values.items()}
-    return blocks.notice_message(_PHRASES[name][lang].format(**escaped))
-
-
-def _error_text(lang: str, exc: Exception) -> str:
-    text = str(exc)
-    suggestions = getattr(exc, "suggestions", ())
-    if suggestions:
-        text += _PHRASES["did_you_mean"][lang].format(candidates=" / ".join(suggestions))
-    return text
-
-
-def _setting_error(lang: str, name: str, exc: Exception, **values: Any) -> dict[str, Any]:
-    """`/gpu set providers awz` -> "Not set: unknown provider 'awz'. Did you mean aws / azure / huawei?"."""
-    suggestions = getattr(exc, "suggestions", ())
-    if name == "unknown_key":
-        text = _PHRASES["unknown_key"][lang].format(value=blocks.slack_escape(values.get("value", "")))
-        hint = _PHRASES["keys"][lang]
-    else:
-        text = _PHRASES["invalid"][lang].format(error=blocks.slack_escape(str(exc)))
-        key = values.get("key")
-        hint = f"`/gpu set {key} {_USAGE_VALUES[key]}`" if key in _USAGE_VALUES else None
-    if suggestions:
-        text += _PHRASES["did_you_mean"][lang].format(
-            candidates=" / ".join(f"*{blocks.slack_escape(s)}*" for s in suggestions))
-    return blocks.notice_message(text, hint=hint)
 
 
 def _user_language(client: WebClient, user: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+import sqlalchemy as sa
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 
@@ -22,6 +23,7 @@ __all__ = ["INSTALL_PATH", "REDIRECT_PATH", "client_for_team", "forget_workspace
 log = logging.getLogger("gpubot.slack")
 
 INSTALL_PATH = "/slack/install"
+MAX_OAUTH_STATES = 1000  # live install states kept (each anonymous GET /slack/install issues one)
 REDIRECT_PATH = "/slack/oauth_redirect"
 
 
@@ -52,7 +54,25 @@ class _Stores:
         from knowledge import state
 
         class OnceOAuthStateStore(SQLAlchemyOAuthStateStore):
-            """A state is consumed by one DELETE: of two workers handed the same redirect, exactly one wins."""
+            """A state is consumed by one DELETE: of two workers handed the same redirect, exactly one wins.
+            Issuing one (every `GET /slack/install`, anonymous) first deletes the expired states and keeps at most
+            MAX_OAUTH_STATES live ones (the oldest go), so the table cannot grow without bound."""
+
+            def issue(self, *args, **kwargs) -> str:
+                import datetime as dt
+
+                from slack_sdk.oauth.sqlalchemy_utils import normalize_datetime_for_db
+
+                now = normalize_datetime_for_db(dt.datetime.now(tz=dt.UTC))
+                c = self.oauth_states.c
+                try:
+                    with self.engine.begin() as conn:
+                        conn.execute(self.oauth_states.delete().where(c.expire_at <= now))
+                        keep = sa.select(c.id).order_by(c.expire_at.desc(), c.id.desc()).limit(MAX_OAUTH_STATES - 1)
+                        conn.execute(self.oauth_states.delete().where(c.id.not_in(keep)))
+                except Exception as exc:  # tidying is best effort; the install itself goes on
+                    log.warning("could not tidy the OAuth states: %s", type(exc).__name__)
+                return super().issue(*args, **kwargs)
 
             def consume(self, state: str) -> bool:
                 import datetime as dt
@@ -151,6 +171,9 @@ def forget_workspace(team_id: str | None, settings: Settings, *, enterprise_id: 
     from knowledge import settings_store, subscriptions
 
     removed = settings_store.delete_team(team_id)
+    from knowledge import settings_audit
+
+    settings_audit.delete_team(team_id)
     subs = subscriptions.list_subscriptions(team_id)
     for sub in subs:
         subscriptions.unsubscribe(team_id, sub.channel)

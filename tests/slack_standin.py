@@ -13,8 +13,10 @@ A stdlib ``ThreadingHTTPServer`` on ``127.0.0.1:<random port>`` (background thre
 * Every API method except ``oauth.*`` needs a token (``Authorization: Bearer ...`` or a ``token`` field),
   otherwise ``not_authed``; ``auth.test`` additionally needs an ``xoxb-`` token (else ``invalid_auth``).
   A token shaped ``xoxb-<TEAM_ID>-...`` (as issued by our ``oauth.v2.access``) authenticates as that team.
-* ``/hooks/<name>`` plays a ``response_url`` (200, body ``ok``); ``/upload/<file_id>`` plays the upload URL
-  handed out by ``files.getUploadURLExternal`` (stores the bytes, answers ``OK - <len>``).
+* ``/hooks/<name>`` plays a ``response_url`` (200, body ``ok``; 4xx with the error as text, e.g.
+  ``invalid_blocks``; the 6th post to one URL gets 404 ``used_url``, Slack's 5-uses rule);
+  ``/upload/<file_id>`` plays the upload URL handed out by ``files.getUploadURLExternal`` (stores the bytes,
+  answers ``OK - <len>``).
 
 Block Kit / message rules enforced (``invalid_blocks`` with an ``errors`` list of
 ``"<reason> [json-pointer:/blocks/N/...]"``, or HTTP 400 ``invalid_blocks`` on hooks)
@@ -32,16 +34,26 @@ Sources: [DOC] docs.slack.dev/reference/block-kit/blocks (+ per-block pages), [S
 * any ``action_id`` <= 255 [SDK], unique within the whole message [P] (Slack documents per-block
   uniqueness; pass ``action_id_scope="block"`` to check only that)
 * button: text ``plain_text`` <= 75, ``value`` <= 2000, ``url`` <= 3000 [SDK]
-* table: ``rows`` 1..100, each row 1..20 cells, all rows the same width [DOC][P], cells ``raw_text``
-  (string ``text``), ``rich_text`` or ``raw_number`` [SDK]; ``column_settings`` <= 20; at most one table
-  per message (error text ``only_one_table_allowed``) [SK]
+* table [DOC table-block, blocks reference "Surfaces: Messages"]: messages only (never in a Home tab or modal),
+  and in the message's ``attachments[].blocks``, as the docs' usage note says (a table in the top-level
+  ``blocks`` is refused with ``invalid_blocks``, as reported by Slack users); ``rows`` 1..100, each
+  row 1..20 cells, all rows the same width [DOC][P]; cells ``raw_text`` (non-empty string ``text``) or
+  ``rich_text`` (with an ``elements`` array) only (``raw_number`` belongs to ``data_table``);
+  ``column_settings`` <= 20 items, each ``null`` (skip a column) or ``{"align": left|center|right,
+  "is_wrapped": bool}``; at most one table per message, counted over blocks and attachments together:
+  ``invalid_attachments`` with ``only_one_table_allowed`` [SK]
 * data_table: ``caption`` required, 2..101 rows, ``page_size`` 1..100 [changelog 2026-05-20]
 * markdown blocks: <= 12000 chars cumulated over the message [SDK][SK]
 * messages with ``blocks`` need a non-empty top-level ``text`` fallback -> ``missing_text`` [P][SDK warning]
 * message ``text`` > 40000 chars -> ``msg_too_long`` (Slack's error code for this case) [DOC]
 * ``chat.postMessage`` / ``chat.postEphemeral`` without text, blocks and attachments -> ``no_text``
 
-Programmable behaviour: ``fail``, ``rate_limit``, ``server_error`` (next N matching calls), ``delay``.
+``users.info`` tells roles like Slack does (``is_admin``, ``is_owner``, ``is_primary_owner``, ``is_restricted``):
+``admins`` / ``owners`` / ``guests`` sets on the stand-in (``U_ADMIN`` and the installer are admins, ``U_OWNER``
+owns the workspace, ``U_GUEST`` is a guest).
+
+Programmable behaviour: ``fail``, ``rate_limit``, ``server_error`` (next N matching calls), ``delay``,
+``refuse_block_type`` (Slack refusing a block type, ``invalid_blocks`` pointing at it).
 Method names in these and in ``calls()``/``wait_for()`` may be ``fnmatch`` patterns (``"hooks/*"``).
 
 Only the standard library is used.
@@ -69,12 +81,14 @@ __all__ = ["Call", "Upload", "SlackStandIn", "validate_blocks", "check_message"]
 
 MAX_BLOCKS = {"message": 50, "view": 100}
 MAX_MESSAGE_TEXT = 40_000
+MAX_HOOK_USES = 5  # posts per response_url
 MAX_MARKDOWN_TOTAL = 12_000
 KNOWN_BLOCK_TYPES = frozenset(
     {"section", "divider", "header", "context", "actions", "image", "table", "rich_text", "input", "markdown",
      "data_table", "file", "video"}
 )
-TABLE_CELL_TYPES = frozenset({"raw_text", "rich_text", "raw_number"})
+TABLE_CELL_TYPES = frozenset({"raw_text", "rich_text"})
+TABLE_ALIGNS = frozenset({"left", "center", "right"})
 _JSON_FIELDS = ("blocks", "attachments", "view", "files", "metadata")
 
 
@@ -133,12 +147,24 @@ def _check_table(errors: list[str], block: dict, ptr: str) -> None:
             cptr = f"{ptr}/rows/{r}/{c}"
             if not isinstance(cell, dict) or cell.get("type") not in TABLE_CELL_TYPES:
                 _err(errors, f"cell type must be one of {sorted(TABLE_CELL_TYPES)}", cptr)
-            elif cell["type"] == "raw_text" and not isinstance(cell.get("text"), str):
-                _err(errors, "raw_text cell needs a string text", cptr + "/text")
+            elif cell["type"] == "raw_text" and (not isinstance(cell.get("text"), str) or not cell["text"]):
+                _err(errors, "raw_text cell needs a non-empty string text", cptr + "/text")
+            elif cell["type"] == "rich_text" and not isinstance(cell.get("elements"), list):
+                _err(errors, "rich_text cell needs an elements array", cptr + "/elements")
     if len(widths) > 1:
         _err(errors, f"all rows must have the same number of cells (got {sorted(widths)})", ptr + "/rows")
     if "column_settings" in block:
-        _check_list(errors, block["column_settings"], 0, 20, ptr + "/column_settings", "column_settings")
+        settings = _check_list(errors, block["column_settings"], 0, 20, ptr + "/column_settings", "column_settings")
+        for i, setting in enumerate(settings):
+            sptr = f"{ptr}/column_settings/{i}"
+            if setting is None:
+                continue
+            if not isinstance(setting, dict) or set(setting) - {"align", "is_wrapped"}:
+                _err(errors, "a column setting is null or an object with align / is_wrapped", sptr)
+            elif "align" in setting and setting["align"] not in TABLE_ALIGNS:
+                _err(errors, f"align must be one of {sorted(TABLE_ALIGNS)}", sptr + "/align")
+            elif "is_wrapped" in setting and not isinstance(setting["is_wrapped"], bool):
+                _err(errors, "is_wrapped must be a boolean", sptr + "/is_wrapped")
 
 
 def _check_block(errors: list[str], block: dict, ptr: str, surface: str, action_ids: list) -> None:
@@ -167,6 +193,8 @@ def _check_block(errors: list[str], block: dict, ptr: str, surface: str, action_
         if not isinstance(block.get("alt_text"), str) or not block["alt_text"]:
             _err(errors, "image needs alt_text", ptr + "/alt_text")
     elif btype == "table":
+        if surface != "message":
+            _err(errors, "table blocks are only allowed in messages", ptr)
         _check_table(errors, block, ptr)
     elif btype == "data_table":
         if not block.get("caption"):
@@ -252,10 +280,29 @@ def check_message(body: dict, *, action_id_scope: str = "message") -> tuple[str 
     blocks, text = body.get("blocks"), body.get("text")
     if blocks is not None:
         errors = validate_blocks(blocks, surface="message", action_id_scope=action_id_scope)
+        if errors and all(e.startswith("only_one_table_allowed") for e in errors):
+            return "invalid_attachments", errors  # Slack's code for a second table
+        for i, block in enumerate(blocks if isinstance(blocks, list) else []):
+            if isinstance(block, dict) and block.get("type") == "table":
+                _err(errors, "table blocks go in the message's attachments field", f"/blocks/{i}/type")
         if errors:
             return "invalid_blocks", errors
         if blocks and (not isinstance(text, str) or not text.strip()):
             return "missing_text", ["a message with blocks needs a non-empty top-level text fallback"]
+    attachments = body.get("attachments")
+    tables = sum(1 for b in blocks or [] if isinstance(b, dict) and b.get("type") == "table")
+    if isinstance(attachments, list):
+        for i, attachment in enumerate(attachments):
+            inner = attachment.get("blocks") if isinstance(attachment, dict) else None
+            if inner is None:
+                continue
+            errors = [e.replace("[json-pointer:/blocks", f"[json-pointer:/attachments/{i}/blocks")
+                      for e in validate_blocks(inner, surface="message", action_id_scope=action_id_scope)]
+            if errors:
+                return "invalid_attachments", errors
+            tables += sum(1 for b in inner if isinstance(b, dict) and b.get("type") == "table")
+    if tables > 1:
+        return "invalid_attachments", [f"only_one_table_allowed (got {tables} tables)"]
     if isinstance(text, str) and len(text) > MAX_MESSAGE_TEXT:
         return "msg_too_long", [f"text must be at most {MAX_MESSAGE_TEXT} characters (got {len(text)})"]
     return None, []
@@ -382,6 +429,13 @@ class SlackStandIn:
         self.oauth_codes = dict(oauth_codes) if oauth_codes is not None else {"valid-code": "T0002"}
         self.client_id, self.client_secret = client_id, client_secret
         self.action_id_scope = action_id_scope
+        # users.info roles (tests add to these): workspace admins, owners (also admins), guests; Slack locales
+        self.admins: set[str] = {"U_ADMIN", self.installer_user_id}
+        self.owners: set[str] = {"U_OWNER"}
+        self.guests: set[str] = {"U_GUEST"}
+        self.locales: dict[str, str] = {}
+        self._refused_types: dict[str, int] = {}
+        self._hook_uses: dict[str, int] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._calls: list[Call] = []
@@ -487,6 +541,29 @@ class SlackStandIn:
     def server_error(self, method: str, status: int = 500, times: int = 1) -> None:
         """Next ``times`` calls answer HTTP ``status`` (e.g. 500/503)."""
         self._add_rule(_Rule(method, "server_error", times, error="internal_error", status=status))
+
+    def refuse_block_type(self, block_type: str, times: int = 1) -> None:
+        """The next ``times`` messages (chat.* or response_url) holding a ``block_type`` block are refused with
+        ``invalid_blocks`` pointing at that block, as Slack does for a block a workspace or surface does not take
+        (e.g. ``table`` where tables are not available)."""
+        with self._lock:
+            self._refused_types[block_type] = self._refused_types.get(block_type, 0) + times
+
+    def _refusal(self, body: dict) -> list[str]:
+        """Errors for a programmed block-type refusal (consumes one), or []."""
+        places = [("/blocks", body.get("blocks"))]
+        attachments = body.get("attachments")
+        if isinstance(attachments, list):
+            places += [(f"/attachments/{n}/blocks", a.get("blocks")) for n, a in enumerate(attachments)
+                       if isinstance(a, dict)]
+        with self._lock:
+            for where, blocks in places:
+                for i, block in enumerate(blocks if isinstance(blocks, list) else []):
+                    btype = block.get("type") if isinstance(block, dict) else None
+                    if self._refused_types.get(btype, 0) > 0:
+                        self._refused_types[btype] -= 1
+                        return [f"unsupported type: {btype} [json-pointer:{where}/{i}/type]"]
+        return []
 
     def delay(self, method: str, seconds: float) -> None:
         """Sleep ``seconds`` before answering every matching call (0 removes the delay)."""
@@ -614,6 +691,8 @@ class SlackStandIn:
         if require_content and not (b.get("text") or b.get("blocks") or b.get("attachments")):
             return {"error": "no_text"}
         error, errors = check_message(b, action_id_scope=self.action_id_scope)
+        if not error and (errors := self._refusal(b)):
+            error = "invalid_blocks"
         return {"error": error, "errors": errors} if error else None
 
     def _message(self, call: Call, ts: str) -> dict[str, Any]:
@@ -704,8 +783,12 @@ class SlackStandIn:
         if not uid:
             return {"error": "user_not_found"}
         name = uid.lower()
+        owner = uid in self.owners
         return {"user": {"id": uid, "team_id": self.team_id, "name": name, "real_name": name.title(),
-                         "tz": "UTC", "is_bot": uid == self.bot_user_id,
+                         "tz": "UTC", "is_bot": uid == self.bot_user_id, "locale": self.locales.get(uid, "en-US"),
+                         "is_admin": owner or uid in self.admins, "is_owner": owner,
+                         "is_primary_owner": owner and uid == min(self.owners), "is_restricted": uid in self.guests,
+                         "is_ultra_restricted": False,
                          "profile": {"display_name": name, "real_name": name.title()}}}
 
     def _api_views_publish(self, call: Call) -> dict[str, Any]:
@@ -780,7 +863,13 @@ class SlackStandIn:
         return {"files": done}
 
     def _hook(self, call: Call) -> tuple[int, str, dict[str, str]]:
+        with self._lock:  # Slack: a response_url takes at most 5 posts (within 30 minutes)
+            uses = self._hook_uses[call.method] = self._hook_uses.get(call.method, 0) + 1
+        if uses > MAX_HOOK_USES:
+            return 404, "used_url", {}
         error, errors = check_message(call.body, action_id_scope=self.action_id_scope)
+        if not error and (errors := self._refusal(call.body)):
+            error = "invalid_blocks"
         if error:
             call.errors = errors
             return 400, error, {}

@@ -76,6 +76,7 @@ def surfaces(message: dict) -> Iterator[tuple[str, str, str]]:
                 yield from walk(item, f"{where}/{i}")
 
     yield from walk(message.get("blocks") or [], "/blocks")
+    yield from walk(message.get("attachments") or [], "/attachments")  # the offers table (issue 17)
 
 
 def assert_inert(message: dict, *, allowed_controls: set[str] = frozenset()) -> None:

@@ -22,6 +22,7 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
+from bot.slack_tables import tables_of
 from tests.slack_standin import SlackStandIn, check_message
 from tests.test_slack_http import FORM, GPUBOT, JSON, free_port, request, signed
 
@@ -160,7 +161,7 @@ def event(server: Server, team: str, payload: dict) -> int:
 
 
 def providers(message: dict) -> set[str]:
-    table = next(b for b in message["blocks"] if b["type"] == "table")
+    table = tables_of(message)[0]  # in the attachments (issue 17)
     return {row[1]["text"] for row in table["rows"][1:]}
 
 
@@ -196,7 +197,7 @@ def test_a_valid_state_installs_and_that_workspace_is_answered_with_its_own_toke
     assert check_message(message) == (None, [])
     from bot.pipeline import answer
 
-    table = next(b for b in message["blocks"] if b["type"] == "table")
+    table = tables_of(message)[0]
     assert [row[2]["text"] for row in table["rows"][1:]] == [o.instance_type for o in
                                                              answer("cheapest A100 spot", kb).offers]
     checks = slack.calls("auth.test")
@@ -249,6 +250,20 @@ def test_an_expired_state_is_refused(server, slack):
     assert not slack.calls("oauth.v2.access") and bot_of(server, "T0004") is None
 
 
+def test_anonymous_install_links_do_not_pile_up_states(server):
+    """Issue 17: every anonymous GET /slack/install issues a state; the expired ones are deleted when the next is
+    issued, so the table holds the live ones only (and at most MAX_OAUTH_STATES of them)."""
+    issued = [install_link(server)[1]["state"][0] for _ in range(5)]
+    eng = engine_of(server)
+    with eng.begin() as conn:  # they all expire
+        conn.execute(sa.text("UPDATE slack_oauth_states SET expire_at = :past"), {"past": "2000-01-01 00:00:00"})
+    fresh = install_link(server)[1]["state"][0]
+    with eng.connect() as conn:
+        left = conn.execute(sa.text("SELECT state FROM slack_oauth_states")).scalars().all()
+    eng.dispose()
+    assert left == [fresh] and not set(issued) & set(left)
+
+
 def test_app_uninstalled_deletes_the_workspace_tokens_and_settings(server, slack):
     install(server, "gone-code")
     assert bot_of(server, "T0003") is not None
@@ -297,7 +312,7 @@ def test_channel_settings_change_that_channel_only_and_survive_a_restart(server,
     if bot_of(server, "T0002") is None:
         install(server, "valid-code")
     reply = slash(server, slack, "T0002", "C0ALIBABA", "set providers alibaba")
-    assert "alibaba" in reply["text"] and reply["response_type"] == "ephemeral"
+    assert "alibaba" in reply["text"] and reply["response_type"] == "in_channel"  # issue 17: announced
     here = slash(server, slack, "T0002", "C0ALIBABA", "cheapest A100")
     assert providers(here) == {"alibaba"}
     assert "filtered to your channel's providers: alibaba" in context_text(here)

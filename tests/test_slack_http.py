@@ -23,6 +23,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from bot.slack_tables import tables_of
 from tests.slack_standin import SlackStandIn, check_message
 
 SECRET = "http-test-secret"
@@ -133,12 +134,12 @@ def test_signed_slash_command_answers_with_the_offers_within_3_seconds(server, s
     status, raw, _ = request(server, "POST", "/slack/events", body, signed(body, FORM))
     assert status == 200
     message = json.loads(raw) if raw else {}
-    if "blocks" not in message or not any(b["type"] == "table" for b in message["blocks"]):
+    if not tables_of(message):  # (the table is in the attachments, issue 17)
         message = slack.wait_for(f"hooks/{hook}", timeout=3.0)[0].body
     elapsed = time.monotonic() - started
     assert elapsed < 3.0, f"the answer took {elapsed:.2f} s"
     assert check_message(message) == (None, []) and message["response_type"] == "ephemeral"
-    table = next(b for b in message["blocks"] if b["type"] == "table")
+    table = tables_of(message)[0]
     instances = [row[2]["text"] for row in table["rows"][1:]]
     assert instances == [o.instance_type for o in answer("cheapest A100 spot", kb).offers]
 
@@ -236,3 +237,36 @@ def test_history_slash_command_gets_the_summary_and_a_post_chart_button(server, 
     assert "history_post_chart" in raw.decode()
     assert check_message(message)[0] is None
     assert slack.uploads() == []  # nothing is uploaded until someone asks for the chart in the channel
+
+
+# --- issue 17: delivery and the admin rule, over signed HTTP -------------------------------------------------------
+
+
+def test_over_http_a_refused_table_is_posted_again_as_section_text(server, slack, kb):
+    from bot.pipeline import answer
+
+    slack.refuse_block_type("table")
+    body, event = mention_body("cheapest A100 spot")
+    assert request(server, "POST", "/slack/events", body, signed(body, JSON))[0] == 200
+    refused, posted = slack.wait_for("chat.postMessage", 2)
+    assert refused.response["error"] == "invalid_blocks" and posted.ok and posted.body["thread_ts"] == event["ts"]
+    assert not tables_of(posted.body)
+    shown = "\n".join(b["text"]["text"] for b in posted.body["blocks"] if b["type"] == "section")
+    assert all(o.instance_type in shown for o in answer("cheapest A100 spot", kb).offers)
+
+
+def test_over_http_only_an_admin_changes_the_workspace_defaults_and_it_is_recorded(server, slack):
+    def slash_as(user: str, text: str) -> dict:
+        body, hook = slash_body(slack, text)
+        body = body.replace("user_id=U_ASKER", f"user_id={user}")
+        status, raw, _ = request(server, "POST", "/slack/events", body, signed(body, FORM))
+        assert status == 200
+        return json.loads(raw) if raw else slack.wait_for(f"hooks/{hook}", timeout=5)[0].body
+
+    refused = slash_as("U_ASKER", "set workspace pricing spot")
+    assert "Only a workspace admin or owner" in refused["text"]
+    done = slash_as("U_OWNER", "set workspace pricing spot")
+    assert "Set pricing for this workspace" in done["text"]
+    shown = slash_as("U_ASKER", "settings")
+    assert "<@U_OWNER> *pricing* (this workspace)" in shown["text"] and "→ spot" in shown["text"]
+    slash_as("U_OWNER", "unset workspace pricing")

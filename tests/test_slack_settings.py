@@ -42,6 +42,7 @@ FORM, JSON = "application/x-www-form-urlencoded", "application/json"
 @pytest.fixture(scope="module")
 def slack() -> Iterator[SlackStandIn]:
     with SlackStandIn(team_id=TEAM) as standin:
+        standin.admins.add("U_ASKER")  # issue 17: workspace settings need an admin (tests/test_slack_admin.py)
         yield standin
 
 
@@ -105,7 +106,8 @@ def per_gpu_usd(cell: str) -> float:
 def test_channel_providers_filter_that_channel_only(app, slack, kb):
     mine, other = channel_id(), channel_id()
     reply = slash(app, slack, "set providers alibaba", mine)
-    assert reply["response_type"] == "ephemeral" and "alibaba" in reply["text"]
+    # issue 17: a channel's change is announced in the channel
+    assert reply["response_type"] == "in_channel" and "<@U_ASKER> set providers to alibaba" in reply["text"]
     assert_valid(reply)
     here = slash(app, slack, "cheapest A100", mine)
     assert_valid(here)
@@ -335,6 +337,9 @@ def test_app_uninstalled_drops_the_workspace_settings_and_subscriptions(app, sla
         time.sleep(0.02)
     assert subscriptions.list_subscriptions(team) == []
     assert settings_store.scope_settings(team, mine) == {}
+    from knowledge import settings_audit
+
+    assert settings_audit.recent(team, mine) == [], "issue 17: the change record goes too"
 
 
 def test_client_for_team_uses_the_single_token(slack):

@@ -93,7 +93,8 @@ def test_form_encoded_blocks_are_decoded(client, slack):
 
 def test_limits_are_accepted_at_the_boundary(client):
     client.chat_postMessage(channel="C1", text="t", blocks=[{"type": "divider"}] * 50)
-    client.chat_postMessage(channel="C1", text="t", blocks=[section("x" * 3000), table(rows=100, cols=20)])
+    client.chat_postMessage(channel="C1", text="t", blocks=[section("x" * 3000)],
+                            attachments=[{"blocks": [table(rows=100, cols=20)]}])
 
 
 @pytest.mark.parametrize(
@@ -101,7 +102,10 @@ def test_limits_are_accepted_at_the_boundary(client):
     [
         ([{"type": "divider"}] * 51, "no more than 50"),
         ([section("x" * 3001)], "/blocks/0/text/text"),
-        ([table(), table()], "only_one_table_allowed"),
+        ([{"type": "table", "rows": [[{"type": "raw_number", "value": 1}]]}], "/blocks/0/rows/0/0"),  # data_table's
+        ([{"type": "table", "rows": [[{"type": "raw_text", "text": ""}]]}], "/blocks/0/rows/0/0/text"),
+        ([{"type": "table", "rows": [[{"type": "rich_text"}]]}], "/blocks/0/rows/0/0/elements"),
+        ([{**table(), "column_settings": [{"align": "middle"}]}], "/blocks/0/column_settings/0/align"),
         ([{"type": "actions", "elements": [button("pick"), button("pick")]}], "duplicate action_id"),
         ([{"type": "actions", "elements": [button("pick")]}, {"type": "actions", "elements": [button("pick")]}],
          "duplicate action_id"),
@@ -119,6 +123,61 @@ def test_block_kit_violations_are_rejected(client, slack, blocks, fragment):
     assert exc.value.response["error"] == "invalid_blocks"
     assert any(fragment in e for e in exc.value.response["errors"]), exc.value.response["errors"]
     assert slack.calls("chat.postMessage")[0].status == 200 and slack.messages() == []
+
+
+@pytest.mark.parametrize("message", [
+    {"attachments": [{"blocks": [table(), table()]}]},
+    {"attachments": [{"blocks": [table()]}, {"blocks": [table()]}]},  # counted over the whole message
+])
+def test_one_table_per_message_like_slack(client, message):
+    """Slack: one table per message, else `invalid_attachments` / `only_one_table_allowed` (slack-skills-plugin)."""
+    with pytest.raises(SlackApiError) as exc:
+        client.chat_postMessage(channel="C1", text="fallback", **message)
+    assert exc.value.response["error"] == "invalid_attachments"
+    assert any("only_one_table_allowed" in e for e in exc.value.response["errors"])
+
+
+def test_a_table_goes_in_the_attachments_of_a_message_never_in_blocks_or_a_view(client):
+    """The table-block docs: a message carries its table in the `attachments` field; tables are for messages."""
+    assert client.chat_postMessage(channel="C1", text="t", attachments=[{"blocks": [table()]}])["ok"]
+    with pytest.raises(SlackApiError) as exc:
+        client.chat_postMessage(channel="C1", text="t", blocks=[table()])
+    assert exc.value.response["error"] == "invalid_blocks"
+    assert any("attachments field [json-pointer:/blocks/0/type]" in e for e in exc.value.response["errors"])
+    with pytest.raises(SlackApiError) as exc:
+        client.views_publish(user_id="U1", view={"type": "home", "blocks": [table()]})
+    assert any("only allowed in messages" in e for e in exc.value.response["errors"])
+
+
+def test_a_refused_block_type_is_refused_once_pointing_at_it(client, slack):
+    slack.refuse_block_type("table")
+    message = {"blocks": [section("x")], "attachments": [{"blocks": [section("y"), table()]}]}
+    with pytest.raises(SlackApiError) as exc:
+        client.chat_postMessage(channel="C1", text="t", **message)
+    assert exc.value.response["error"] == "invalid_blocks"
+    assert exc.value.response["errors"] == ["unsupported type: table [json-pointer:/attachments/0/blocks/1/type]"]
+    assert client.chat_postMessage(channel="C1", text="t", **message)["ok"]
+
+
+def test_users_info_tells_admins_owners_and_guests(client, slack):
+    roles = {u: client.users_info(user=u)["user"] for u in ("U_ADMIN", "U_OWNER", "U_GUEST", "U_SOMEONE")}
+    assert [(r["is_admin"], r["is_owner"], r["is_restricted"]) for r in roles.values()] == [
+        (True, False, False), (True, True, False), (False, False, True), (False, False, False)]
+
+
+def test_a_response_url_takes_five_posts(slack):
+    import urllib.error
+    import urllib.request
+
+    def post() -> int:
+        req = urllib.request.Request(slack.hook_url("five"), data=b'{"text": "x"}', method="POST",
+                                     headers={"Content-Type": "application/json"})
+        try:
+            return urllib.request.urlopen(req, timeout=5).status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    assert [post() for _ in range(6)] == [200] * 5 + [404]
 
 
 def test_blocks_without_text_are_rejected(client):

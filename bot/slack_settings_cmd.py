@@ -1,0 +1,321 @@
+"""Replies to the `/gpu` commands that change or show settings and digest subscriptions (moved out of
+`bot.slack_app`), with who-may-change-what and the record of every change.
+
+    command_reply(cmd, ctx) -> (message, response_type)
+
+- Workspace-wide changes (`/gpu set|unset workspace ...`) need a workspace admin or owner (`bot.slack_auth`);
+  others get a plain refusal and nothing changes.
+- A change to a channel's settings or digest subscription is announced in the channel: the command is answered
+  `in_channel`, opening with "@user set providers to aws, gcp". Changes in a DM or to the workspace stay private.
+- Every change is recorded (`knowledge.settings_audit`: who, when, old, new); `/gpu settings` lists the latest.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bot import blocks
+from bot.slack_auth import workspace_refusal
+from bot.slack_commands import Command, digest_options
+
+__all__ = ["CommandContext", "change_lines", "command_reply", "record_change", "PHRASES"]
+
+log = logging.getLogger("gpubot.slack")
+
+PHRASES: dict[str, dict[str, str]] = {
+    "scope.channel": {"en": "this channel", "zh": "本频道"},
+    "scope.workspace": {"en": "this workspace", "zh": "本工作区"},
+    "origin.channel": {"en": "this channel", "zh": "本频道"},
+    "origin.workspace": {"en": "workspace", "zh": "工作区"},
+    "origin.default": {"en": "gpubot's default", "zh": "gpubot 默认"},
+    "set.channel": {"en": "Set {key} for {where}: *{value}*. Questions asked here use it unless they say otherwise.",
+                    "zh": "已为{where}设置{key}：*{value}*。此后在这里的提问都会使用它（提问中另有说明的除外）。"},
+    "set.workspace": {"en": "Set {key} for {where}: *{value}*. Every channel without its own {key} uses it.",
+                      "zh": "已为{where}设置{key}：*{value}*。所有未单独设置{key}的频道都会使用它。"},
+    "unset.done": {"en": "Removed {where}'s {key}. Now: {now}.", "zh": "已删除{where}的{key}设置。现在：{now}。"},
+    "unset.none": {"en": "{where} has no {key} of its own. Now: {now}.",
+                   "zh": "{where}没有单独设置{key}。现在：{now}。"},
+    "unset.all": {"en": "Removed every setting of {where}.", "zh": "已删除{where}的全部设置。"},
+    "unset.none_all": {"en": "{where} has no settings of its own.", "zh": "{where}没有单独的设置。"},
+    "unknown_key": {"en": "Unknown setting `{value}`.", "zh": "未知的设置项 `{value}`。"},
+    "invalid": {"en": "Not set: {error}.", "zh": "未设置：{error}。"},
+    "did_you_mean": {"en": " Did you mean {candidates}?", "zh": "您是不是想输入 {candidates}？"},
+    "keys": {"en": "Settings: providers, regions, currency, language, pricing, budget.",
+             "zh": "可设置：providers、regions、currency、language、pricing、budget。"},
+    "usage.set": {"en": "Usage: `/gpu set [workspace] KEY VALUE`, e.g. `/gpu set providers aws,alibaba`, "
+                        "`/gpu set budget 2 USD/GPU-hour`.",
+                  "zh": "用法：`/gpu set [workspace] 设置项 值`，例如 `/gpu set providers aws,alibaba`、"
+                        "`/gpu set budget 2 USD/GPU-hour`。"},
+    "usage.unset": {"en": "Usage: `/gpu unset [workspace] KEY` or `/gpu unset all`.",
+                    "zh": "用法：`/gpu unset [workspace] 设置项` 或 `/gpu unset all`。"},
+    "usage.digest": {"en": "Usage: `/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
+                           "[quiet]`, `/gpu digest unsubscribe`, `/gpu digest now`, `/gpu digest list`.",
+                     "zh": "用法：`/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
+                           "[quiet]`、`/gpu digest unsubscribe`、`/gpu digest now`、`/gpu digest list`。"},
+    "digest.subscribed": {"en": "This channel gets the daily GPU price digest:",
+                          "zh": "本频道已订阅每日GPU价格摘要："},
+    "digest.invite": {"en": "I post it myself: invite me to this channel (`/invite @gpubot`) if I am not in it yet.",
+                      "zh": "摘要由我发送：如果我还不在本频道，请先邀请我（`/invite @gpubot`）。"},
+    "digest.unsubscribed": {"en": "This channel no longer gets the daily digest.", "zh": "本频道已取消每日摘要。"},
+    "digest.not_subscribed": {"en": "This channel was not subscribed to the digest.", "zh": "本频道没有订阅摘要。"},
+    # announcements of a channel's changes, and the change record
+    "announce.set": {"en": "{user} set {key} to {value}.", "zh": "{user} 将{key}设置为 {value}。"},
+    "announce.unset": {"en": "{user} removed this channel's {key}.", "zh": "{user} 删除了本频道的{key}设置。"},
+    "announce.unset_all": {"en": "{user} removed every setting of this channel.",
+                           "zh": "{user} 删除了本频道的全部设置。"},
+    "announce.subscribe": {"en": "{user} subscribed this channel to the daily digest.",
+                           "zh": "{user} 为本频道订阅了每日摘要。"},
+    "announce.unsubscribe": {"en": "{user} unsubscribed this channel from the daily digest.",
+                             "zh": "{user} 取消了本频道的每日摘要。"},
+    "changes.title": {"en": "Recent changes", "zh": "最近的更改"},
+    "changes.line": {"en": "{when} · {who} {key} ({where}): {old} → {new}",
+                     "zh": "{when} · {who} {key}（{where}）：{old} → {new}"},
+    "changes.unset": {"en": "not set", "zh": "未设置"},
+    "changes.digest": {"en": "digest", "zh": "摘要"},
+    "changes.digest_on": {"en": "daily at {hour:02d}:00 {tz}", "zh": "每天 {hour:02d}:00 {tz}"},
+}
+USAGE_VALUES = {
+    "providers": "aws,alibaba", "regions": "us-east-1,cn-hangzhou", "currency": "CNY", "language": "zh",
+    "pricing": "spot", "budget": "2 USD/GPU-hour",
+}
+
+
+@dataclass(frozen=True)
+class CommandContext:
+    """Who ran a command, where, and with what (the Web client answers users.info for the admin rule)."""
+
+    kb: Any
+    client: Any
+    team: str
+    channel: str
+    user: str | None
+    lang: str
+
+    @property
+    def dm(self) -> bool:
+        return self.channel.startswith("D")
+
+
+def _who(user: str | None) -> str:
+    """A Slack mention of `user` (ids only; anything else is shown, not parsed)."""
+    return f"<@{user}>" if user and re.fullmatch(r"[UW][A-Z0-9_]+", user) else blocks.slack_escape(user or "?")
+
+
+def _p(name: str, lang: str, **values: Any) -> str:
+    table = PHRASES[name]
+    return (table.get(lang) or table["en"]).format(**values)
+
+
+def key_label(key: str, lang: str) -> str:
+    return blocks.phrase(f"settings.key.{key}", lang)
+
+
+def notice(lang: str, name: str, **values: Any) -> dict[str, Any]:
+    if name == "usage.set" and values.get("key"):
+        key = values["key"]
+        text = f"`/gpu set {key} {USAGE_VALUES[key]}` / `/gpu set workspace {key} {USAGE_VALUES[key]}`"
+        return blocks.notice_message(("Usage: " if lang == "en" else "用法：") + text)
+    escaped = {k: blocks.slack_escape(v) for k, v in values.items()}
+    return blocks.notice_message(_p(name, lang, **escaped))
+
+
+def error_text(lang: str, exc: Exception) -> str:
+    text = str(exc)
+    suggestions = getattr(exc, "suggestions", ())
+    if suggestions:
+        text += _p("did_you_mean", lang, candidates=" / ".join(suggestions))
+    return text
+
+
+def setting_error(lang: str, name: str, exc: Exception, **values: Any) -> dict[str, Any]:
+    """`/gpu set providers awz` -> "Not set: unknown provider 'awz'. Did you mean aws / azure / huawei?"."""
+    suggestions = getattr(exc, "suggestions", ())
+    if name == "unknown_key":
+        text = _p("unknown_key", lang, value=blocks.slack_escape(values.get("value", "")))
+        hint: str | None = _p("keys", lang)
+    else:
+        text = _p("invalid", lang, error=blocks.slack_escape(str(exc)))
+        key = values.get("key")
+        hint = f"`/gpu set {key} {USAGE_VALUES[key]}`" if key in USAGE_VALUES else None
+    if suggestions:
+        text += _p("did_you_mean", lang, candidates=" / ".join(f"*{blocks.slack_escape(s)}*" for s in suggestions))
+    return blocks.notice_message(text, hint=hint)
+
+
+def record_change(team: str, channel: str, key: str, old: Any, new: Any, user: str | None, via: str) -> None:
+    """Record a change; a failure to record is logged, never undoes or hides the change itself."""
+    from knowledge import settings_audit
+
+    try:
+        settings_audit.record(team, channel, key, old, new, changed_by=user, via=via)
+    except Exception:
+        log.exception("could not record the change of %s in %s/%s by %s", key, team, channel, user)
+
+
+def _announced(message: dict[str, Any], announcement: str) -> dict[str, Any]:
+    """`message` opened by a public announcement line (already mrkdwn)."""
+    return {"text": announcement + "\n" + message["text"],
+            "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": announcement}}, *message["blocks"]]}
+
+
+def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], str]:
+    """The reply to a settings or digest command, and its response_type (in_channel when announced)."""
+    from knowledge import settings_store as store
+
+    lang, team, channel = ctx.lang, ctx.team, ctx.channel
+    workspace = cmd.scope == "workspace"
+    scope_channel = store.WORKSPACE if workspace else channel
+    where = _p("scope." + cmd.scope, lang)
+    if cmd.kind == "show":
+        chosen = store.get_settings(team, channel)
+        message = blocks.settings_message(lang, dict(chosen), chosen.origins, store.scope_settings(team, ""),
+                                          dm=ctx.dm)
+        return with_change_record(message, team, channel, lang), "ephemeral"
+    if cmd.kind == "digest":
+        return digest_reply(cmd, ctx)
+    if workspace and cmd.key and (refusal := workspace_refusal(ctx.client, team, ctx.user, lang)):
+        return blocks.notice_message(blocks.slack_escape(refusal)), "ephemeral"
+    announce = not workspace and not ctx.dm
+    if cmd.kind == "set":
+        if not cmd.key:
+            return notice(lang, "usage.set"), "ephemeral"
+        try:
+            key = store.key_of(cmd.key)
+        except store.SettingError as exc:
+            return setting_error(lang, "unknown_key", exc, value=cmd.key), "ephemeral"
+        if not cmd.value.strip():
+            return notice(lang, "usage.set", key=key), "ephemeral"
+        old = store.scope_settings(team, scope_channel).get(key)
+        try:
+            value = store.set_setting(team, scope_channel, key, cmd.value, kb=ctx.kb, updated_by=ctx.user)
+        except store.SettingError as exc:
+            return setting_error(lang, "invalid", exc, value=cmd.value, key=key), "ephemeral"
+        record_change(team, scope_channel, key, old, value, ctx.user, "slash")
+        shown = store.format_value(key, value)
+        message = notice(lang, f"set.{cmd.scope}", key=key_label(key, lang), where=where, value=shown)
+        if announce:
+            line = _p("announce.set", lang, user=_who(ctx.user), key=key_label(key, lang),
+                      value=blocks.slack_escape(shown))
+            return _announced(message, line), "in_channel"
+        return message, "ephemeral"
+    if not cmd.key:  # unset
+        return notice(lang, "usage.unset"), "ephemeral"
+    if cmd.key.lower() == "all":
+        before = store.scope_settings(team, scope_channel)
+        n = store.clear(team, scope_channel)
+        for key, old in before.items():
+            record_change(team, scope_channel, key, old, None, ctx.user, "slash")
+        message = notice(lang, "unset.all" if n else "unset.none_all", where=where)
+        if announce and n:
+            return _announced(message, _p("announce.unset_all", lang, user=_who(ctx.user))), "in_channel"
+        return message, "ephemeral"
+    try:
+        key = store.key_of(cmd.key)
+    except store.SettingError as exc:
+        return setting_error(lang, "unknown_key", exc, value=cmd.key), "ephemeral"
+    old = store.scope_settings(team, scope_channel).get(key)
+    n = store.clear(team, scope_channel, key)
+    if n:
+        record_change(team, scope_channel, key, old, None, ctx.user, "slash")
+    now = store.get_settings(team, channel)
+    origin = _p("origin." + now.origin(key), lang)
+    message = notice(lang, "unset.done" if n else "unset.none", key=key_label(key, lang), where=where,
+                     now=f"{store.format_value(key, now.get(key))} ({origin})")
+    if announce and n:
+        line = _p("announce.unset", lang, user=_who(ctx.user), key=key_label(key, lang))
+        return _announced(message, line), "in_channel"
+    return message, "ephemeral"
+
+
+def _digest_value(sub) -> dict | None:
+    if sub is None:
+        return None
+    return {"hour": sub.hour, "timezone": sub.timezone, "gpus": list(sub.gpus), "threshold_pct": sub.threshold_pct,
+            "quiet": sub.quiet}
+
+
+def digest_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], str]:
+    from knowledge import subscriptions
+
+    lang, team, channel = ctx.lang, ctx.team, ctx.channel
+    announce = not ctx.dm
+    if cmd.action == "subscribe":
+        old = _digest_value(subscriptions.get_subscription(team, channel))
+        try:
+            options = digest_options(cmd.args)
+            options.setdefault("language", lang)
+            sub = subscriptions.subscribe(team, channel, created_by=ctx.user, **options)
+        except ValueError as exc:
+            return blocks.notice_message(blocks.slack_escape(str(exc)), hint=_p("usage.digest", lang)), "ephemeral"
+        record_change(team, channel, "digest", old, _digest_value(sub), ctx.user, "slash")
+        line = blocks.digest_home_section(lang, [sub])
+        summary = line[0]["text"]["text"] if line else ""
+        message = blocks.notice_message(_p("digest.subscribed", lang) + "\n" + summary,
+                                        hint=_p("digest.invite", lang))
+        if announce:
+            return _announced(message, _p("announce.subscribe", lang, user=_who(ctx.user))), "in_channel"
+        return message, "ephemeral"
+    if cmd.action == "unsubscribe":
+        old = _digest_value(subscriptions.get_subscription(team, channel))
+        done = subscriptions.unsubscribe(team, channel)
+        message = blocks.notice_message(_p("digest.unsubscribed" if done else "digest.not_subscribed", lang))
+        if done:
+            record_change(team, channel, "digest", old, None, ctx.user, "slash")
+            if announce:
+                return _announced(message, _p("announce.unsubscribe", lang, user=_who(ctx.user))), "in_channel"
+        return message, "ephemeral"
+    subs = subscriptions.list_subscriptions(team)  # list
+    section = blocks.digest_home_section(lang, subs)
+    if not section:
+        return blocks.notice_message(blocks.phrase("home.no_digests", lang), hint=_p("usage.digest", lang)), \
+            "ephemeral"
+    return {"text": blocks.phrase("home.digests", lang), "blocks": section}, "ephemeral"
+
+
+# --- the change record in /gpu settings ----------------------------------------------------------------------
+
+
+def _value_text(key: str, value: Any, lang: str) -> str:
+    from knowledge.settings_store import format_value
+
+    if value is None:
+        return _p("changes.unset", lang)
+    if key == "digest":
+        return _p("changes.digest_on", lang, hour=int(value.get("hour", 0)), tz=value.get("timezone", "UTC"))
+    return format_value(key, value)
+
+
+def change_lines(team: str, channel: str, lang: str, limit: int = 5) -> list[str]:
+    """mrkdwn lines of the latest changes of this channel and of the workspace, newest first."""
+    from knowledge import settings_audit
+
+    lines = []
+    for change in settings_audit.recent(team, channel, limit=limit):
+        key = _p("changes.digest", lang) if change.key == "digest" else key_label(change.key, lang)
+        lines.append("• " + _p(
+            "changes.line", lang, when=change.changed_at.strftime("%Y-%m-%d %H:%M UTC"),
+            who=_who(change.changed_by), key=f"*{blocks.slack_escape(key)}*",
+            where=_p("scope.workspace" if not change.channel else "scope.channel", lang),
+            old=blocks.slack_escape(_value_text(change.key, change.old, lang)),
+            new=blocks.slack_escape(_value_text(change.key, change.new, lang))))
+    return lines
+
+
+def with_change_record(message: dict[str, Any], team: str, channel: str, lang: str) -> dict[str, Any]:
+    """`/gpu settings` with its "Recent changes" section before the closing hint (when there are changes)."""
+    try:
+        lines = change_lines(team, channel, lang)
+    except Exception:
+        log.exception("could not read the change record of %s/%s", team, channel)
+        return message
+    if not lines:
+        return message
+    text = f"*{_p('changes.title', lang)}*\n" + "\n".join(lines)
+    section = {"type": "section", "text": {"type": "mrkdwn", "text": text[: blocks.LIMITS["section_text"]]}}
+    out = list(message["blocks"])
+    out.insert(len(out) - 1 if out and out[-1].get("type") == "context" else len(out), section)
+    fallback = message["text"] + "\n" + text
+    return {"text": fallback[: blocks.LIMITS["fallback_text"]], "blocks": out}

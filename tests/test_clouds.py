@@ -319,3 +319,11 @@ def test_fresh_install_answers_cheapest_h100_on_lambda(tmp_path, monkeypatch, ca
     assert main(["ask", "cheapest H100 on lambda", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert _got(result["offers"]) == _want(ranking("lambda", {"H100"}, "Price"))
+
+
+def test_the_instance_name_decides_memory_the_gpuinfo_leaves_open():
+    # Prime Intellect writes count x per-GPU memory: 32768 MiB on a 2-GPU row is 2 x 16 GB, not one 32 GB V100
+    two = identify("primeintellect", "V100", "datacrunch__2xV100_16GB__10__45",
+                   '{"Gpus":[{"Name":"V100","Count":2,"MemoryInfo":{"SizeInMiB":32768}}]}', 2)
+    assert two.memory_gb == 16
+    assert identify("x", "A100", "box__1xA100_80GB").memory_gb == 80  # no GpuInfo at all

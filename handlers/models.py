@@ -107,6 +107,7 @@ class Offer(Model):
     gpu_variant: str | None = None  # which one of the family: "H100 SXM 80GB" (knowledge.gpu_identity)
     via: str | None = None  # an aggregator's offer: the cloud it runs on ("Lambda")
     as_of_known: bool = True  # False: `as_of` is only the day the catalog was bundled (upstream date unknown)
+    gpu_vendor: str | None = None  # NVIDIA, AMD, Intel, ... (None: the accelerator name was not recognised)
     # Whether it can be ordered at this pricing model (knowledge.availability), where it is (knowledge.zones), and
     # what a second source says of its price (knowledge.crosscheck).
     availability: Literal["orderable", "spot_only", "reservation_only", "preview", "unknown"] = "orderable"

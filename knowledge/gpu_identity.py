@@ -175,9 +175,9 @@ def _memory(fam: _Family | None, named: float | None, gpu_info: str, count: floa
                            "using the name",)
         return named, ()
     if not readings:
-        return (next(iter(sizes)) if len(sizes) == 1 else None), ()
-    if not sizes:
-        return readings[0][0], ()
+        return (hint if hint in sizes else next(iter(sizes)) if len(sizes) == 1 else None), ()
+    if not sizes:  # no datasheet: the reading the instance name agrees with, else the usual one
+        return next((gb for gb, _ in readings if hint and _close(gb, hint)), readings[0][0]), ()
     usual = "SizeInMiB per GPU" if _MIB.search(gpu_info) else "TotalGpuMemoryInMiB per instance"
     matched: dict[float, str] = {}  # datasheet size -> the first reading that gives it
     for gb, how in readings:

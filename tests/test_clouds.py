@@ -313,3 +313,25 @@ def test_a_form_factor_question_narrows_to_that_form(ask, phrase, form, variants
     expected = sorted(r for provider, names in spellings.items() for r in ranking(provider, names, "Price"))
     cheapest = _want(expected, 1)[0]
     assert _got(result["offers"])[0][0] <= cheapest[0]  # nothing that form costs less than the best found here
+
+
+def test_offers_name_their_vendor(ask):
+    assert {o["gpu_vendor"] for o in ask("cheapest MI300X")["offers"]} == {"AMD"}
+    assert {o["gpu_vendor"] for o in ask("cheapest GAUDI2")["offers"]} == {"Intel"}
+    assert {o["gpu_vendor"] for o in ask("cheapest H100 on lambda")["offers"]} == {"NVIDIA"}
+
+
+def test_fresh_install_answers_cheapest_h100_on_lambda(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GPUBOT_HOME", str(tmp_path))  # nothing built, nothing imported
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'state.db'}")
+    assert main(["ask", "cheapest H100 on lambda", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert _got(result["offers"]) == _want(ranking("lambda", {"H100"}, "Price"))
+
+
+def test_the_instance_name_decides_memory_the_gpuinfo_leaves_open():
+    # Prime Intellect writes count x per-GPU memory: 32768 MiB on a 2-GPU row is 2 x 16 GB, not one 32 GB V100
+    two = identify("primeintellect", "V100", "datacrunch__2xV100_16GB__10__45",
+                   '{"Gpus":[{"Name":"V100","Count":2,"MemoryInfo":{"SizeInMiB":32768}}]}', 2)
+    assert two.memory_gb == 16
+    assert identify("x", "A100", "box__1xA100_80GB").memory_gb == 80  # no GpuInfo at all

@@ -195,6 +195,9 @@ def build(target: Path | None = None) -> dict:
                     "body_en || ' ' || body_zh || ' ' || keywords FROM pitfalls"
                 )
             db["skipped"].insert_all([{"note": s} for s in skipped] or [{"note": ""}])
+            from knowledge import history_bundled
+
+            history_bundled.write(db.conn)  # bundled weekly price history (GCP), replayed into intervals
             db["offers"].create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
             db["offers"].create_index(["instance_type"])
             db["offers"].create_index(["provider", "pricing"])

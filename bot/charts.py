@@ -259,9 +259,13 @@ def _spread(fig, points: Sequence):
 def _description(points: Sequence) -> str:
     """Alt text: what the chart shows in words."""
     parts = []
-    for (gpu, provider, pricing), items in _groups(points).items():
+    runs = [(key, run) for key, items in _groups(points).items() for run in _runs(items)]
+    for (gpu, provider, pricing), items in runs:  # one part per source: never one move across two
         first, last = items[0], items[-1]
-        if len(items) == 1:
+        if len(items) == 1 and not is_spread(points):
+            parts.append(f"{gpu} {_pricing(pricing)} on {provider}: {_money(last.min_price_per_gpu_hour)} on "
+                         f"{last.taken_at.date()} ({_short_source(last.source, 40)})")
+        elif len(items) == 1:
             parts.append(f"{gpu} {_pricing(pricing)} on {provider}: {_money(last.min_price_per_gpu_hour)} lowest "
                          f"({last.cheapest_region}) to {_money(last.region_minima[-1][1])} across "
                          f"{len(last.region_minima)} regions on {last.taken_at.date()}")
@@ -270,7 +274,9 @@ def _description(points: Sequence) -> str:
                          f"{first.taken_at.date()} to {_money(last.min_price_per_gpu_hour)} on "
                          f"{last.taken_at.date()} ({len(items)} snapshots)")
     kind = "Strip chart of per-region lowest prices" if is_spread(points) else "Line chart of the lowest price"
-    return _ascii(f"{kind} per GPU-hour in USD. " + "; ".join(parts) + ".")
+    changes = sorted({f"{p.provider} source changes on {p.taken_at.date()} (not joined up)" for p in points
+                      if getattr(p, "source_changed", False)})
+    return _ascii(f"{kind} per GPU-hour in USD. " + "; ".join(parts) + ". " + "; ".join(changes)).strip()
 
 
 def render_history_png(

@@ -378,6 +378,10 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             origin = _PHRASES["origin." + now.origin(key)][lang]
             return _notice(lang, "unset.done" if n else "unset.none", key=_key_label(key, lang), where=where,
                            now=f"{store.format_value(key, now.get(key))} ({origin})")
+        if cmd.kind == "alert":  # price alerts (bot/alert_cmd.py)
+            from bot.alert_cmd import alert_reply
+
+            return alert_reply(cmd, team, channel, user, lang, kb.current())
         return digest_reply(cmd, team, channel, user, lang)
 
     def digest_reply(cmd: Command, team: str, channel: str, user: str | None, lang: str) -> dict:

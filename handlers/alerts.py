@@ -28,9 +28,9 @@ _EN = re.compile(r"\b(?:below|under|less than|at most|drops? (?:below|under|to)|
                  r"<=?|≤)\s*(?:(?:a|an|one)\s+)?" + _CUR + _NUM + _UNIT, re.IGNORECASE)
 _ZH = re.compile(r"(?:低于|少于|小于|不高于|不超过|跌破|降到|降至|跌到|跌至)\s*"
                  r"(?:每(?:张|块)?(?:卡|GPU|gpu)\s*每?\s*(?:小时|时)|每\s*GPU\s*小时|每卡时)?\s*" + _CUR + _NUM + _UNIT)
-_NOISE = re.compile(r"(?:时|的时候)?(?:请)?(?:提醒我|通知我|提醒|告诉我)|per\s+gpu[- ]?(?:hour|hr|h)\b|/\s*gpu[- ]?h(?:our)?\b|"
-                    r"\b(?:alert me|notify me|tell me)\b(?:\s+when)?|每(?:张|块)?(?:卡|GPU)\s*每?\s*(?:小时|时)",
-                    re.IGNORECASE)
+_NOISE = re.compile(r"(?:时|的时候)?(?:请)?(?:提醒我|通知我|提醒|告诉我)|per\s+gpu[- ]?(?:hour|hr|h)\b|"
+                    r"/\s*gpu[- ]?h(?:our)?\b|\b(?:alert me|notify me|tell me)\b(?:\s+when)?|"
+                    r"每(?:张|块)?(?:卡|GPU)\s*每?\s*(?:小时|时)", re.IGNORECASE)
 _VGPU = re.compile(r"vgpu|fractional|slice|partial gpu|分片|切片", re.IGNORECASE)
 _CNY = {"¥", "￥", "CNY", "RMB", "人民币", "元", "块", "cny", "rmb", "yuan"}
 _ZH_ALERT = re.compile(r"(?:提醒|通知).{0,6}$|^(?:提醒我|通知我)")
@@ -45,7 +45,8 @@ PHRASES: dict[str, dict[str, str]] = {
                      "zh": "在“{text}”中没有找到提醒的价格：请写明例如“低于每卡每小时2美元”。"},
     "no_gpu": {"en": "Which GPU should the alert watch? I found none in {text!r}.",
                "zh": "提醒要关注哪款 GPU？在“{text}”中没有找到。"},
-    "several_gpus": {"en": "One GPU per alert, please (found {gpus}).", "zh": "每条提醒只能关注一款 GPU（找到：{gpus}）。"},
+    "several_gpus": {"en": "One GPU per alert, please (found {gpus}).",
+                     "zh": "每条提醒只能关注一款 GPU（找到：{gpus}）。"},
     "what": {"en": "{count}{gpu} {pricing}{where}", "zh": "{count}{gpu} {pricing}{where}"},
     "created": {"en": "Alert #{id} set: I will post here when the cheapest {what} is at or below {threshold} per "
                       "GPU-hour. Now: {now} ({offer}).",

@@ -215,7 +215,7 @@ def summarize(query: Query, points: Sequence, *, since: str | None = None,
                    f"{count} snapshots {_date(items[0])} to {_date(items[-1])} (Apache-2.0)",
             as_of=_date(items[-1]))
     for key, items in _groups(points).items():
-        for before, p in zip(items, items[1:]):
+        for before, p in zip(items, items[1:], strict=False):
             if getattr(p, "source_changed", False):
                 notes.append(phrase("source_changed", lang, provider=_provider(key[1], lang), when=_date(p),
                                     before=_date(before), gpu=key[0], pricing=pricing_label(key[2], lang)))

@@ -96,7 +96,8 @@ def replay(path: Path = CHANGES_FILE) -> tuple[list[tuple], list[tuple]]:
         col = {name: header.index(name) for name in ("snapshot_commit", "snapshot_date", "name", "gpu_name",
                                                       "gpu_count", "region", "change", "source")}
         prices = [(pricing, header.index(column), divisor) for pricing, column, divisor in COLUMNS]
-        rows = list(reader)
+        c_gpu, c_name = header.index("gpu_name"), header.index("name")
+        rows = [r for r in reader if r[c_gpu] or not r[c_name].startswith("n1-")]  # N1 hosts carry no GPU
     c_commit, c_date, c_name, c_gpu = col["snapshot_commit"], col["snapshot_date"], col["name"], col["gpu_name"]
     c_count, c_region, c_change, c_source = col["gpu_count"], col["region"], col["change"], col["source"]
     dates = sorted({(_utc(r[c_date]), r[c_commit]) for r in rows})
@@ -160,9 +161,39 @@ def _one_version_listings(rows, index, c_commit, c_name, c_region, c_change) -> 
     return skip
 
 
+REPLAY_VERSION = 1  # bump when `replay` changes what it computes
+
+
+def _cached_replay() -> tuple[list, list]:
+    """`replay()`, kept in GPUBOT_HOME/cache for the same bundled files: later builds skip parsing 8.5 MB of CSV."""
+    import hashlib
+    import json
+    import os
+
+    from knowledge.paths import home
+
+    stats = [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in (CHANGES_FILE, GPU_NAMES_FILE)]
+    key = hashlib.sha1(f"{REPLAY_VERSION};{';'.join(stats)}".encode()).hexdigest()[:20]
+    path = home() / "cache" / f"history_bundled-{key}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [tuple(r) for r in data["snapshots"]], [tuple(r) for r in data["intervals"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    snapshots, intervals = replay()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"snapshots": snapshots, "intervals": intervals}), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a cache is an optimisation: the build goes on without it
+        pass
+    return snapshots, intervals
+
+
 def write(conn: sqlite3.Connection) -> int:
     """Create and fill the two tables in a knowledge base being built; returns the number of intervals."""
-    snapshots, intervals = replay()
+    snapshots, intervals = _cached_replay()
     conn.executescript(_SCHEMA)
     conn.executemany("INSERT INTO history_snapshots VALUES (?, ?, ?, ?, ?)", snapshots)
     conn.executemany("INSERT INTO history_intervals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", intervals)

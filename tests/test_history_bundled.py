@@ -178,3 +178,18 @@ def test_bundled_history_costs_little_at_build_time():
     for row in intervals:
         per[row[1]] += 1
     assert set(per) == {"A100", "H100", "L4", "RTX PRO 6000"}
+
+
+def test_a_repeated_question_is_reused_until_a_snapshot_is_recorded(history_home, capsys):
+    from knowledge.paths import CATALOG_DIR
+
+    first = history_json(capsys, "H100", "--provider", "gcp", "--pricing", "spot")
+    again = history_json(capsys, "H100", "--provider", "gcp", "--pricing", "spot")
+    assert again == first
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).replace(microsecond=0)  # after the baseline (now)
+    assert main(["prices", "refresh", "--catalog", str(CATALOG_DIR / "history" / "gcp_vms.csv"), "--provider",
+                 "gcp", "--no-kb", "--taken-at", later.isoformat()]) == 0
+    newer = history_json(capsys, "H100", "--provider", "gcp", "--pricing", "spot")
+    assert len(newer["history"]) == len(first["history"]) + 1
+    assert newer["history"][-1]["taken_at"] == later.isoformat()
+    assert newer["history"][-1]["source_changed"] is False  # recorded after recorded: the same kind of source

@@ -211,7 +211,7 @@ def alert_reply(cmd, team: str, channel: str, user: str | None, lang: str, kb) -
     except (AlertParseError, alerts.AlertError) as exc:
         return blocks.text_message(f"{exc}" if isinstance(exc, AlertParseError) else
                                    f"{exc}.\n{phrase('usage', lang)}")
-    return blocks.text_message(created_text(alert, offer))
+    return blocks.text_message(created_text(alert, offer) + "\n" + phrase("invite", alert.language))
 
 
 # --- command line ------------------------------------------------------------------------------------------------

@@ -69,6 +69,8 @@ PHRASES: dict[str, dict[str, str]] = {
     "rearm": {"en": "It fires again after the price rises above {rearm} (+5 %).",
               "zh": "价格回升到 {rearm}（+5%）以上后才会再次提醒。"},
     "button": {"en": "See the ranking", "zh": "查看排名"},
+    "invite": {"en": "The bot posts the alert itself: invite it to this channel (`/invite @gpubot`).",
+               "zh": "提醒由机器人自己发送：请把它邀请到本频道（`/invite @gpubot`）。"},
     "list_title": {"en": "Price alerts in this channel:", "zh": "本频道的价格提醒："},
     "list_none": {"en": "No price alerts in this channel yet.", "zh": "本频道还没有价格提醒。"},
     "list_line": {"en": "#{id} {what} at or below {threshold} per GPU-hour; {state}; last {last}",

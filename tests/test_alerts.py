@@ -196,6 +196,7 @@ def test_a_crash_between_post_and_record_never_posts_twice(slack, kbs):
     assert check(slack, kbs["low"], at(3)).results == []
 
 
+@pytest.mark.parametrize("state_url", ["postgresql"], indirect=True)  # several workers need a shared server
 def test_two_workers_post_once(slack, kbs, state_url, tmp_path):
     add_alert(f"H100 spot on aws below {BASE[0] * 0.75:.4f}", "T0001", "C0ALERT", kbs["base"], now=T0)
     slack.delay("chat.postMessage", 0.3)  # widen the window in which both workers are mid-run

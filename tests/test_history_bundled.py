@@ -193,3 +193,20 @@ def test_a_repeated_question_is_reused_until_a_snapshot_is_recorded(history_home
     assert len(newer["history"]) == len(first["history"]) + 1
     assert newer["history"][-1]["taken_at"] == later.isoformat()
     assert newer["history"][-1]["source_changed"] is False  # recorded after recorded: the same kind of source
+
+
+@pytest.mark.parametrize(("text", "pricings"), [
+    ("H100 spot price history on gcp", {"spot"}),
+    ("H100 价格走势", {"on_demand", "spot", "reserved_1y", "reserved_3y"}),
+])
+def test_the_history_intent_answers_from_the_bundled_history(history_home, kb, text, pricings):
+    from bot.pipeline import answer_query, understand
+
+    query = understand(text, kb)
+    assert query.intent == "history"
+    result = answer_query(query, kb)
+    bundled = [p for p in result.extra["history"] if p["series"] == "gcp_weekly"]
+    assert {p["pricing"] for p in bundled} >= pricings
+    assert min(p["taken_at"] for p in bundled) < "2024-06"
+    assert any("Cyclenerd" in s.source and "Apache-2.0" in s.source for s in result.sources)
+    assert len(result.sources) < 20  # one line for the weekly history, not one per week

@@ -60,8 +60,8 @@ CREATE TABLE history_intervals (provider TEXT NOT NULL, gpu TEXT NOT NULL, prici
     gpu_count REAL NOT NULL, vgpu INTEGER NOT NULL, price_per_hour_usd REAL NOT NULL,
     price_per_gpu_hour_usd REAL NOT NULL, first_idx INTEGER NOT NULL, last_idx INTEGER NOT NULL,
     source TEXT NOT NULL);
-CREATE INDEX ix_history_intervals ON history_intervals (provider, gpu, pricing);
 """
+_INDEX = "CREATE INDEX ix_history_intervals ON history_intervals (provider, gpu, pricing)"
 
 
 class Offer(NamedTuple):
@@ -197,6 +197,7 @@ def write(conn: sqlite3.Connection) -> int:
     conn.executescript(_SCHEMA)
     conn.executemany("INSERT INTO history_snapshots VALUES (?, ?, ?, ?, ?)", snapshots)
     conn.executemany("INSERT INTO history_intervals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", intervals)
+    conn.execute(_INDEX)  # after the rows: one sort instead of 21,000 index updates
     return len(intervals)
 
 

@@ -420,6 +420,18 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             first = True
         if not first:
             return  # the same message was already answered through another event (a mention in a DM)
+        command = parse_command(text)
+        if command is not None and command.kind == "alert":  # "…时提醒我" by mention: a price alert here
+            from bot.alert_cmd import alert_reply
+
+            lang = "zh" if _CJK.search(text) else "en"
+            message = alert_reply(command, body.get("team_id") or "", channel or "", event.get("user"), lang,
+                                  kb.current())
+            try:
+                client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message)
+            except SlackApiError as exc:
+                log.warning("could not reply: %s (%s)", exc.response.get("error"), where)
+            return
         if _is_history(text):  # a chart, uploaded into the thread (rendered here, after Slack got its ack)
             from bot.history_slack import post_history_chart
 

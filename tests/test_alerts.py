@@ -299,3 +299,19 @@ def test_uninstall_removes_the_workspace_alerts(app, slack, kb):
     while alerts.list_alerts("T0001") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert alerts.list_alerts("T0001") == [] and [a.team for a in alerts.list_alerts()] == ["T0002"]
+
+
+@pytest.mark.parametrize(("text", "reply"), [
+    ("H100竞价低于每卡每小时2美元时提醒我", "已设置提醒 #"),
+    ("alert H100 spot on aws below 2.50", "Alert #"),
+])
+def test_a_mention_sets_an_alert_and_answers_in_the_thread(app, slack, text, reply):
+    from tests.test_slack_app import dispatch, event_body, mention
+
+    event = mention(text, channel="C0MENTION")
+    assert dispatch(app, event_body(event), "application/json").status == 200
+    [posted] = slack.wait_for("chat.postMessage")
+    assert posted.body["channel"] == "C0MENTION" and posted.body["thread_ts"] == event["ts"]
+    assert posted.body["text"].startswith(reply)
+    [made] = alerts.list_alerts("T0001", "C0MENTION")
+    assert made.spec.gpus == ("H100",) and made.spec.pricing == "spot"

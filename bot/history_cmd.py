@@ -8,7 +8,10 @@ lowest price per GPU-hour over the matching offers (a bare family such as `A100`
 the number of offers and which offer was cheapest. `--json` prints `{"history": [{"provider", "gpu", "pricing",
 "taken_at", "source", "min_price_per_gpu_hour", "median_price_per_gpu_hour", "offers", "cheapest":
 {"instance_type", "region"}}]}`; `--png FILE` writes a line chart (one snapshot only: the spread across regions).
-Providers without history first get their bundled catalog as the starting point, as the digest does.
+Providers without history first get their bundled catalog as the starting point, as the digest does. The `gcp`
+series starts with the bundled weekly GCP history (2022-02 to 2026-07, `knowledge.history_bundled`); each point says
+its `series` and the first point after a change of source says `source_changed` (`segments` lists the runs). The
+printed output of a repeated question about unchanged data is reused (`bot.history_cache`).
 
 Exit codes: 0 history shown; 1 no matching history (nothing written); 2 bad arguments.
 """

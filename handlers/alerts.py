@@ -157,9 +157,10 @@ def _offer_text(offer: dict, lang: str) -> str:
 
 def created_text(alert, offer: dict) -> str:
     lang = alert.language
+    as_of = offer.get("as_of") or ("日期未知" if lang == "zh" else "date unknown")
+    where = f"{offer['instance_type']}, {offer['region']}, {offer['provider']}; {offer.get('source') or '?'}, {as_of}"
     values = dict(id=alert.id, what=what_text(alert.spec, lang), threshold=_threshold(alert),
-                  now=money(offer["price_per_gpu_hour_usd"]), offer=f"{offer['instance_type']}, {offer['region']}, "
-                  f"{offer['provider']}", rearm=money(alert.rearm_above))
+                  now=money(offer["price_per_gpu_hour_usd"]), offer=where, rearm=money(alert.rearm_above))
     return phrase("created" if alert.armed else "created_below", lang, **values)
 
 

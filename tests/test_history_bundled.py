@@ -85,7 +85,7 @@ def history_json(capsys, *args: str) -> dict:
 
 
 def test_the_bundled_files_are_the_shared_ones_with_their_licence():
-    for name in ("gcp_gpu_price_changes.csv", "README.md"):
+    for name in ("gcp_gpu_price_changes.csv", "gcp_gpu_prices_last_snapshot.csv", "README.md"):
         bundled = DATA_DIR / "history" / "gcp_weekly" / name
         if SHARED.exists():
             assert bundled.read_bytes() == (SHARED / name).read_bytes()

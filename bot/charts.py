@@ -84,6 +84,16 @@ def _groups(points: Sequence) -> dict[tuple[str, str, str], list]:
     return groups
 
 
+def _runs(items: Sequence) -> list[list]:
+    """A series cut where its source changes (`Point.source_changed`)."""
+    runs: list[list] = []
+    for p in items:
+        if not runs or getattr(p, "source_changed", False):
+            runs.append([])
+        runs[-1].append(p)
+    return runs
+
+
 def is_spread(points: Sequence) -> bool:
     """True when no series has two snapshots: the chart shows the spread across regions instead of lines."""
     return all(len(items) == 1 for items in _groups(points).values())
@@ -108,7 +118,16 @@ def chart_sources(points: Sequence) -> list[str]:
     out = []
     for provider in dict.fromkeys(p.provider for p in points):
         mine = [p for p in points if p.provider == provider]
-        newest = max(mine, key=lambda p: p.seq)
+        bundled = [p for p in mine if p.snapshot_id is None]  # bundled weekly history: its own source line
+        if bundled:
+            first, last = min(p.taken_at for p in bundled), max(p.taken_at for p in bundled)
+            out.append(_ascii(f"{provider} to {last.date()}: GCP billing catalog via Cyclenerd pricing.yml "
+                              f"(Apache-2.0), {len({p.taken_at for p in bundled})} weekly snapshots from "
+                              f"{first.date()}"))
+            mine = [p for p in mine if p.snapshot_id is not None]
+            if not mine:
+                continue
+        newest = max(mine, key=lambda p: (p.taken_at, p.seq))
         count = len({p.snapshot_id for p in mine})
         extra = f", {count} snapshots" if count > 1 else ""
         currency = f", converted from {newest.currency}" if newest.currency != "USD" else ""
@@ -174,11 +193,20 @@ def _lines(fig, points: Sequence) -> None:
     markers = "osD^v<>"
     for (gpu, provider, pricing), items in groups.items():
         color = PALETTE[providers.index(provider) % len(PALETTE)]
-        xs = [p.taken_at for p in items]
-        ys = [p.min_price_per_gpu_hour for p in items]
         label = f"{provider} {_pricing(pricing)}" + (f" ({gpu})" if len(gpus) > 1 else "")
-        ax.plot(xs, ys, color=color, linestyle=LINESTYLES.get(pricing, "-"), linewidth=2.2,
-                marker=markers[gpus.index(gpu) % len(markers)], markersize=6, label=_ascii(label))
+        runs = _runs(items)
+        dense = len(items) > 40
+        for n, run in enumerate(runs):  # one line per source: a change of source is never joined up
+            ax.plot([p.taken_at for p in run], [p.min_price_per_gpu_hour for p in run], color=color,
+                    linestyle=LINESTYLES.get(pricing, "-"), linewidth=1.6 if dense else 2.2,
+                    marker=markers[(gpus.index(gpu) + n) % len(markers)], markersize=2.5 if dense else 6,
+                    label=_ascii(label) if n == 0 else None)
+            if n:
+                ax.axvline(run[0].taken_at, color="#888888", linestyle=":", linewidth=1.2)
+                ax.annotate(_ascii(f"source changes: {_short_source(run[0].source, 40)}"),
+                            (run[0].taken_at, 1.0), xycoords=("data", "axes fraction"), xytext=(-4, -4),
+                            textcoords="offset points", fontsize=8, color="#555555", ha="right", va="top",
+                            parse_math=False)
         last = items[-1]
         ax.annotate(_money(last.min_price_per_gpu_hour), (last.taken_at, last.min_price_per_gpu_hour),
                     textcoords="offset points", xytext=(6, 4), fontsize=9, color=color, parse_math=False)
@@ -231,9 +259,13 @@ def _spread(fig, points: Sequence):
 def _description(points: Sequence) -> str:
     """Alt text: what the chart shows in words."""
     parts = []
-    for (gpu, provider, pricing), items in _groups(points).items():
+    runs = [(key, run) for key, items in _groups(points).items() for run in _runs(items)]
+    for (gpu, provider, pricing), items in runs:  # one part per source: never one move across two
         first, last = items[0], items[-1]
-        if len(items) == 1:
+        if len(items) == 1 and not is_spread(points):
+            parts.append(f"{gpu} {_pricing(pricing)} on {provider}: {_money(last.min_price_per_gpu_hour)} on "
+                         f"{last.taken_at.date()} ({_short_source(last.source, 40)})")
+        elif len(items) == 1:
             parts.append(f"{gpu} {_pricing(pricing)} on {provider}: {_money(last.min_price_per_gpu_hour)} lowest "
                          f"({last.cheapest_region}) to {_money(last.region_minima[-1][1])} across "
                          f"{len(last.region_minima)} regions on {last.taken_at.date()}")
@@ -242,7 +274,9 @@ def _description(points: Sequence) -> str:
                          f"{first.taken_at.date()} to {_money(last.min_price_per_gpu_hour)} on "
                          f"{last.taken_at.date()} ({len(items)} snapshots)")
     kind = "Strip chart of per-region lowest prices" if is_spread(points) else "Line chart of the lowest price"
-    return _ascii(f"{kind} per GPU-hour in USD. " + "; ".join(parts) + ".")
+    changes = sorted({f"{p.provider} source changes on {p.taken_at.date()} (not joined up)" for p in points
+                      if getattr(p, "source_changed", False)})
+    return _ascii(f"{kind} per GPU-hour in USD. " + "; ".join(parts) + ". " + "; ".join(changes)).strip()
 
 
 def render_history_png(

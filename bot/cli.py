@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "history": "bot.history_cmd",
     "clock": "bot.clock",
     "db": "bot.db_cmd",
+    "alert": "bot.alert_cmd",
 }
 
 

@@ -4,10 +4,11 @@
     gpubot clock --once     refresh and post now, then exit (for platform cron jobs and smoke tests)
 
 Jobs (UTC cron, a BlockingScheduler with coalescing and one instance per job):
-- refresh: daily at GPUBOT_REFRESH_HOUR (default 5): each source in GPUBOT_REFRESH_SOURCES (default
-  `azure,aws,gcp`) is refreshed; `azure` is the live Retail Prices API, any other name is a catalog in SkyPilot's
-  format downloaded from GPUBOT_CATALOG_URL_<NAME> (defaults: SkyPilot's published v8 catalogs for aws and gcp).
-  A failing source is logged and does not stop the others; then the digest job runs at once.
+- refresh: daily at GPUBOT_REFRESH_HOUR (default 5): each source in GPUBOT_REFRESH_SOURCES (default: every
+  bundled cloud, `knowledge/data/catalog_urls.csv`) is refreshed and recorded as a dated snapshot; `azure` is
+  the live Retail Prices API, any other name a catalog in SkyPilot's format downloaded from
+  GPUBOT_CATALOG_URL_<NAME> (default: the provider's published catalog URL in that file). A failing source is
+  logged and does not stop the others; then the price alerts are checked and posted, then the digest job runs.
 - digest: hourly at minute GPUBOT_DIGEST_MINUTE (default 5): posts to every subscription whose local hour has
   come and whose post for the local day is not done. Two clock processes (two machines) are safe: snapshots and
   posts are made once by the database's unique keys, not by this process.
@@ -16,15 +17,15 @@ Jobs (UTC cron, a BlockingScheduler with coalescing and one instance per job):
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import logging
 import os
 
-__all__ = ["add_arguments", "build_scheduler", "post_due", "refresh_all", "run"]
+__all__ = ["add_arguments", "build_scheduler", "check_alerts", "post_due", "refresh_all", "run"]
 
 log = logging.getLogger("gpubot.clock")
 
 SKYPILOT_CATALOG = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/{}/vms.csv"
-DEFAULT_SOURCES = "azure,aws,gcp"
 
 
 def _int_env(name: str, default: int, low: int, high: int) -> int:
@@ -37,25 +38,47 @@ def _int_env(name: str, default: int, low: int, high: int) -> int:
     return value
 
 
-def refresh_all() -> dict[str, dict | str]:
-    """Refresh every configured source; returns source -> report (or the error text)."""
-    from bot.prices_cmd import refresh_azure, refresh_catalog
+def refresh_all(client=None) -> dict[str, dict | str]:
+    """Refresh every configured source; returns source -> report (or the error text).
 
+    `client`: an `httpx.Client` for every download and API call (tests pass one over recorded files)."""
+    from bot.prices_cmd import refresh_azure, refresh_catalog
+    from knowledge.fetchers.sources import default_names, refresh_sources
+
+    known = refresh_sources()
     results: dict[str, dict | str] = {}
-    for name in [s.strip().lower() for s in os.environ.get("GPUBOT_REFRESH_SOURCES", DEFAULT_SOURCES).split(",")]:
+    names = os.environ.get("GPUBOT_REFRESH_SOURCES", "").strip() or default_names()
+    for name in [s.strip().lower() for s in names.split(",")]:
         if not name:
             continue
         try:
-            if name == "azure":
-                results[name] = refresh_azure(update_kb=True)
+            row = known.get(name)
+            if row is not None and row.kind == "azure_api":
+                results[name] = refresh_azure(update_kb=True, client=client)
             else:
-                url = os.environ.get(f"GPUBOT_CATALOG_URL_{name.upper()}") or SKYPILOT_CATALOG.format(name)
-                results[name] = refresh_catalog(url, name)
+                url = (os.environ.get(f"GPUBOT_CATALOG_URL_{name.upper()}") or (row.url if row else None)
+                       or SKYPILOT_CATALOG.format(name))
+                source = f"{row.source} ({url}, refreshed {dt.date.today().isoformat()})" if row and \
+                    url == row.url else None
+                results[name] = refresh_catalog(url, name, source=source, client=client)
             log.info("refreshed %s: %s", name, results[name])
         except Exception as exc:  # one source down must not stop the others
             log.exception("refresh of %s failed; its previous snapshot keeps serving", name)
             results[name] = f"{type(exc).__name__}: {exc}"
     return results
+
+
+def check_alerts() -> None:
+    """Check every price alert against the newest prices and post the ones that fired (once each)."""
+    from bot.alert_cmd import check_and_post
+
+    try:
+        report = check_and_post()
+    except Exception:  # alerts must not stop the digest
+        log.exception("price alert check failed")
+        return
+    for line in report.lines():
+        log.info("alert %s", line)
 
 
 def post_due() -> None:
@@ -71,6 +94,7 @@ def post_due() -> None:
 
 def _daily() -> None:
     refresh_all()
+    check_alerts()
     post_due()
 
 
@@ -100,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.once:
         results = refresh_all()
+        check_alerts()
         post_due()
         return 1 if any(isinstance(r, str) for r in results.values()) else 0
     scheduler = build_scheduler()

@@ -8,7 +8,10 @@ lowest price per GPU-hour over the matching offers (a bare family such as `A100`
 the number of offers and which offer was cheapest. `--json` prints `{"history": [{"provider", "gpu", "pricing",
 "taken_at", "source", "min_price_per_gpu_hour", "median_price_per_gpu_hour", "offers", "cheapest":
 {"instance_type", "region"}}]}`; `--png FILE` writes a line chart (one snapshot only: the spread across regions).
-Providers without history first get their bundled catalog as the starting point, as the digest does.
+Providers without history first get their bundled catalog as the starting point, as the digest does. The `gcp`
+series starts with the bundled weekly GCP history (2022-02 to 2026-07, `knowledge.history_bundled`); each point says
+its `series` and the first point after a change of source says `source_changed` (`segments` lists the runs). The
+printed output of a repeated question about unchanged data is reused (`bot.history_cache`).
 
 Exit codes: 0 history shown; 1 no matching history (nothing written); 2 bad arguments.
 """
@@ -43,7 +46,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the text output")
 
 
+def _argv(args: argparse.Namespace) -> list[str] | None:
+    """The arguments that decide the output (None: not cacheable, e.g. `--png` writes a file)."""
+    if args.png:
+        return None
+    return ["history", args.gpu, *[f"p={p}" for p in args.provider], *[f"r={r}" for r in args.region],
+            f"pricing={args.pricing}", f"since={args.since}", f"json={args.json}", f"lang={args.lang}"]
+
+
 def run(args: argparse.Namespace) -> int:
+    from bot import history_cache
+
+    argv = _argv(args)
+    cached = history_cache.cache_file(argv) if argv else None
+    if cached is not None and cached.exists():  # the same question about the same data: ~0.1 s instead of ~1 s
+        sys.stdout.write(cached.read_text(encoding="utf-8"))
+        return 0
+    code, output = _run(args)
+    if code == 0 and argv:
+        history_cache.keep(argv, output)
+    return code
+
+
+def _run(args: argparse.Namespace) -> tuple[int, str]:
+    """(exit code, what was written to stdout)."""
     from bot.render import render_text
     from handlers.history import history_points, summarize
     from handlers.models import Query
@@ -56,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         points, notes, families = history_points(query, since=args.since)
     except (HistoryError, ValueError) as exc:
         print(f"gpubot: {exc}", file=sys.stderr)
-        return 2
+        return 2, ""
     if points:  # the series' spelling of the GPU ("a100-80gb" -> "A100 80GB")
         query = query.model_copy(update={"gpus": list(dict.fromkeys(p.gpu for p in points))})
     answer = summarize(query, points, since=args.since, families=families)
@@ -68,13 +94,14 @@ def run(args: argparse.Namespace) -> int:
         print(render_text(answer).rstrip(), file=sys.stderr if args.json else sys.stdout)
         if args.png:
             print(f"gpubot: no chart written: nothing to draw ({args.png} not created)", file=sys.stderr)
-        return 1
+        return 1, ""
     if args.json:
         from knowledge.history_series import to_json
 
-        sys.stdout.write(json.dumps(to_json(points), ensure_ascii=False, indent=2) + "\n")
+        output = json.dumps(to_json(points), ensure_ascii=False, indent=2) + "\n"
     else:
-        sys.stdout.write(render_text(answer))
+        output = render_text(answer)
+    sys.stdout.write(output)
     if args.png:
         from bot.charts import ChartError, is_spread, render_history_png
 
@@ -82,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
             data = render_history_png(points, args.png)
         except ChartError as exc:
             print(f"gpubot: {exc}", file=sys.stderr)
-            return 2
+            return 2, output
         what = "the spread across regions (only one snapshot so far)" if is_spread(points) else "the price history"
         print(f"wrote {args.png}: {what}, {len(data)} bytes", file=sys.stderr if args.json else sys.stdout)
-    return 0
+    return 0, output

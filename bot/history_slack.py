@@ -26,6 +26,7 @@ from handlers.models import Answer, Query
 __all__ = [
     "ACTION_ID",
     "attach_digest_chart",
+    "chart_failure_reason",
     "failure_text",
     "history_summary_blocks",
     "history_summary_message",
@@ -44,6 +45,7 @@ PHRASES: dict[str, dict[str, str]] = {
     "chart_hint": {"en": "The chart is posted in the channel for everyone to see.",
                    "zh": "图表会发布到频道中，所有人可见。"},
     "digest_comment": {"en": "Biggest price moves since the previous digest", "zh": "自上次摘要以来变化最大的价格"},
+    "not_drawn": {"en": "The chart could not be drawn: {reason}.", "zh": "无法绘制图表：{reason}。"},
     "failed": {"en": "Could not post the chart ({error}).", "zh": "无法发布图表（{error}）。"},
 }
 
@@ -97,6 +99,7 @@ def post_history_chart(client, channel: str, thread_ts: str | None, query: Query
     from handlers.history import history_points, summarize
 
     lang = query.language
+    summary = ""
     try:
         points, notes, families = history_points(query, kb)
         answer = summarize(query, points, families=families)
@@ -106,7 +109,14 @@ def post_history_chart(client, channel: str, thread_ts: str | None, query: Query
         if not points:
             client.chat_postMessage(channel=channel, thread_ts=thread_ts, **blocks.answer_message(answer))
             return {"ok": True, "uploaded": False, "summary": summary}
-        data = render_history_png(points)
+        try:
+            data = render_history_png(points)
+        except Exception as exc:  # no chart (e.g. matplotlib missing): say why, and still give the answer
+            reason = chart_failure_reason(exc)
+            log.warning("history chart for %r could not be drawn: %s", query.text[:200], reason)
+            text = f"{_phrase('not_drawn', lang).format(reason=reason)}\n{summary}"
+            client.chat_postMessage(channel=channel, thread_ts=thread_ts, **blocks.text_message(text))
+            return {"ok": True, "uploaded": False, "summary": summary, "chart_error": reason}
         result = _upload(client, channel=channel, thread_ts=thread_ts, data=data, filename=_filename(query),
                          title=chart_title(points), alt=alt_text(points), comment=summary)
         return {**result, "summary": summary}
@@ -116,9 +126,16 @@ def post_history_chart(client, channel: str, thread_ts: str | None, query: Query
                     exc_info=not hasattr(exc, "response"))
         if notify_failure:
             with contextlib.suppress(Exception):  # the channel itself is unreachable: logged above
-                client.chat_postMessage(channel=channel, thread_ts=thread_ts,
-                                        **blocks.text_message(failure_text(error, lang)))
+                text = failure_text(error, lang) + (f"\n{summary}" if summary else "")  # never drop the answer
+                client.chat_postMessage(channel=channel, thread_ts=thread_ts, **blocks.text_message(text))
         return {"ok": False, "uploaded": False, "error": error}
+
+
+def chart_failure_reason(exc: Exception) -> str:
+    """Why a chart could not be drawn, in words a user can act on."""
+    if isinstance(exc, ImportError):
+        return f"the plotting library is not installed ({exc}); reinstall gpubot: pip install ."
+    return str(exc) or type(exc).__name__
 
 
 def failure_text(error: str, lang: str = "en") -> str:

@@ -391,6 +391,15 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             first = True
         if not first:
             return  # the same message was already answered through another event (a mention in a DM)
+        command = parse_command(text)
+        if command is not None and command.kind == "alert":  # "…时提醒我" by mention: a price alert here
+            from bot.alert_cmd import alert_reply
+
+            lang = "zh" if _CJK.search(text) else "en"
+            message = alert_reply(command, body.get("team_id") or "", channel or "", event.get("user"), lang,
+                                  kb.current())
+            post_message(client, where, channel=channel, thread_ts=thread_ts, **message)
+            return
         if _is_history(text):  # a chart, uploaded into the thread (rendered on the chart worker, off every request)
             query = understand(text, kb)
             in_background(where, _post_chart, client, channel, thread_ts, query)

@@ -6,6 +6,7 @@
     /gpu settings
     /gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] [quiet] | unsubscribe | now |
                 list
+    /gpu alert H100 spot below 2.50 | /gpu alerts | /gpu alert remove N | H100竞价低于每卡每小时2美元时提醒我
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ __all__ = ["Command", "digest_options", "parse_command"]
 class Command:
     """A `/gpu` text that is a command, not a question."""
 
-    kind: str  # set | unset | show | digest
+    kind: str  # set | unset | show | digest | alert
     scope: str = "channel"  # channel | workspace
     key: str | None = None
     value: str = ""
-    action: str | None = None  # digest: subscribe | unsubscribe | now | list
+    action: str | None = None  # digest: subscribe | unsubscribe | now | list; alert: add | list | remove
     args: tuple[str, ...] = ()
 
 
@@ -52,6 +53,30 @@ def parse_command(text: str) -> Command | None:
         return Command(head, scope=scope, key=key, value=" ".join(rest[1:]))
     if head == "digest" and len(words) >= 2 and words[1].lower() in _DIGEST_ACTIONS:
         return Command("digest", action=_DIGEST_ACTIONS[words[1].lower()], args=tuple(words[2:]))
+    alert = _alert_command(words, text)
+    if alert is not None:
+        return alert
+    return None
+
+
+_ALERT_ACTIONS = {"list": "list", "ls": "list", "remove": "remove", "rm": "remove", "delete": "remove",
+                  "del": "remove", "删除": "remove", "列表": "list"}
+
+
+def _alert_command(words: list[str], text: str) -> Command | None:
+    """`alerts`, `alert list`, `alert remove N`, `alert <question> below <price>`, or "…低于…时提醒我"."""
+    from handlers.alerts import is_alert_text
+
+    head = words[0].lower()
+    if head in ("alerts", "提醒列表") and len(words) == 1:
+        return Command("alert", action="list")
+    if head in ("alert", "提醒"):
+        rest = words[1:]
+        if rest and rest[0].lower() in _ALERT_ACTIONS:
+            return Command("alert", action=_ALERT_ACTIONS[rest[0].lower()], value=" ".join(rest[1:]))
+        return Command("alert", action="add", value=" ".join(rest))
+    if is_alert_text(text):
+        return Command("alert", action="add", value=text.strip())
     return None
 
 

@@ -161,7 +161,8 @@ def oauth_settings(settings: Settings):
 
 
 def forget_workspace(team_id: str | None, settings: Settings, *, enterprise_id: str | None = None) -> None:
-    """The app left a workspace: its tokens (OAuth mode), settings and digest subscriptions are deleted."""
+    """The app left a workspace: its tokens (OAuth mode), settings, digest subscriptions and price alerts are
+    deleted."""
     if not team_id:
         return
     if settings.oauth_enabled:
@@ -177,5 +178,8 @@ def forget_workspace(team_id: str | None, settings: Settings, *, enterprise_id: 
     subs = subscriptions.list_subscriptions(team_id)
     for sub in subs:
         subscriptions.unsubscribe(team_id, sub.channel)
-    log.info("workspace %s removed: tokens deleted, %d settings and %d digest subscriptions dropped",
-             team_id, removed, len(subs))
+    from knowledge import alerts
+
+    dropped = alerts.remove_team(team_id)
+    log.info("workspace %s removed: tokens deleted, %d settings, %d digest subscriptions and %d price alerts dropped",
+             team_id, removed, len(subs), dropped)

@@ -176,6 +176,11 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
         return with_change_record(message, team, channel, lang), "ephemeral"
     if cmd.kind == "digest":
         return digest_reply(cmd, ctx)
+    if cmd.kind == "alert":  # price alerts (bot/alert_cmd.py)
+        from bot.alert_cmd import alert_reply
+
+        kb = ctx.kb.current() if hasattr(ctx.kb, "current") else ctx.kb
+        return alert_reply(cmd, team, channel, ctx.user, lang, kb), "ephemeral"
     if workspace and cmd.key and (refusal := workspace_refusal(ctx.client, team, ctx.user, lang)):
         return blocks.notice_message(blocks.slack_escape(refusal)), "ephemeral"
     announce = not workspace and not ctx.dm

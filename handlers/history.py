@@ -63,6 +63,13 @@ PHRASES: dict[str, dict[str, str]] = {
     "currency": {"en": "{provider} prices are in {currency}, converted to USD at the catalog's fixed rate.",
                  "zh": "{provider} 的价格以 {currency} 计，按目录的固定汇率换算为美元。"},
     "since": {"en": "Snapshots since {since}.", "zh": "自 {since} 起的快照。"},
+    "then": {"en": "; then {new} from another source ({n} snapshots since {since})",
+             "zh": "；之后另一来源为 {new}（自 {since} 起 {n} 个快照）"},
+    "source_changed": {"en": "{gpu} {pricing} on {provider}: the source changes on {when} (bundled weekly history "
+                             "to {before}, recorded snapshots from then); the two are not spliced, compare within "
+                             "one source.",
+                       "zh": "{provider} 上 {gpu} {pricing}：数据来源在 {when} 更换（{before} 前为内置的每周历史，"
+                             "之后为记录的快照）；两者未拼接，请在同一来源内比较。"},
 }
 
 
@@ -92,6 +99,11 @@ def _groups(points: Sequence) -> dict[tuple[str, str, str], list]:
 
 
 def _line(key: tuple[str, str, str], items: list, lang: str) -> str:
+    cut = [n for n, p in enumerate(items) if n and getattr(p, "source_changed", False)]
+    if cut:  # never one move across two sources: the earlier source's move, then the newer source's figure
+        earlier = items[(cut[-2] if len(cut) > 1 else 0):cut[-1]]
+        return _line(key, earlier, lang) + phrase("then", lang, new=money(items[-1].min_price_per_gpu_hour),
+                                                 since=_date(items[cut[-1]]), n=len(items) - cut[-1])
     gpu, provider, pricing = key
     first, last = items[0], items[-1]
     names = dict(gpu=gpu, pricing=pricing_label(pricing, lang), provider=_provider(provider, lang))
@@ -189,8 +201,24 @@ def summarize(query: Query, points: Sequence, *, since: str | None = None,
     if since:
         notes.append(phrase("since", lang, since=since))
     sources: dict[tuple[str, str], Source] = {}
+    bundled: dict[str, list] = defaultdict(list)  # weekly bundled history: one source line per series, not per week
     for p in points:
-        sources.setdefault((p.source, _date(p)), Source(source=p.source, as_of=_date(p)))
+        if getattr(p, "snapshot_id", 0) is None:
+            bundled[p.series].append(p)
+        else:
+            sources.setdefault((p.source, _date(p)), Source(source=p.source, as_of=_date(p)))
+    for items in bundled.values():
+        items.sort(key=lambda p: p.taken_at)
+        count = len({p.taken_at for p in items})
+        sources[(items[-1].series, "")] = Source(
+            source=f"{items[-1].source.split(' (')[0]}: Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml, "
+                   f"{count} snapshots {_date(items[0])} to {_date(items[-1])} (Apache-2.0)",
+            as_of=_date(items[-1]))
+    for key, items in _groups(points).items():
+        for before, p in zip(items, items[1:], strict=False):
+            if getattr(p, "source_changed", False):
+                notes.append(phrase("source_changed", lang, provider=_provider(key[1], lang), when=_date(p),
+                                    before=_date(before), gpu=key[0], pricing=pricing_label(key[2], lang)))
     return Answer(
         query=query, title=title, lines=lines, notes=notes, suggestions=suggestions, sources=list(sources.values()),
         extra={"history": [p.as_json() for p in points], "headline": headline(points, lang)},

@@ -246,6 +246,9 @@ def build(target: Path | None = None) -> dict:
                 )
             db["skipped"].insert_all([{"note": s} for s in skipped] or [{"note": ""}])
             db["catalog_notes"].insert_all(notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
+            from knowledge import history_bundled
+
+            history_bundled.write(db.conn)  # bundled weekly price history (GCP), replayed into intervals
             db["offers"].create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
             db["offers"].create_index(["instance_type"])
             db["offers"].create_index(["provider", "pricing"])

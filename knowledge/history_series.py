@@ -15,19 +15,21 @@ are there too. Reading only: nothing here records a snapshot.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import difflib
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sqlalchemy as sa
 
 from knowledge import history, state
 from knowledge.kb import GpuRef
 
-__all__ = ["Point", "UnknownGpu", "history_families", "resolve_gpu", "series", "to_json"]
+__all__ = ["Point", "UnknownGpu", "history_families", "mark_source_changes", "resolve_gpu", "segments", "series",
+           "to_json"]
 
 PRICING_ORDER = {p: n for n, p in enumerate(history.PRICINGS)}
 GPU_ONLY = "GPU only"  # marker in the instance type of a GPU-only figure (knowledge.offers.convert)
@@ -50,8 +52,8 @@ class Point:
     provider: str
     gpu: str  # what was asked, as resolved: "A100" (every variant) or "A100 80GB" (one)
     pricing: str
-    snapshot_id: int
-    seq: int
+    snapshot_id: int | None  # None: a bundled-history point (no recorded snapshot)
+    seq: int | None
     taken_at: dt.datetime
     source: str
     min_price_per_gpu_hour: float
@@ -65,6 +67,8 @@ class Point:
     accelerators: tuple[str, ...] = ()  # catalog names covered, e.g. ("A100", "A100-80GB")
     region_minima: tuple[tuple[str, float], ...] = ()  # (region, lowest USD per GPU-hour there), cheapest first
     excluded_gpu_only: int = 0
+    series: str = "snapshots"  # where the point comes from: recorded snapshots, or bundled history ("gcp_weekly")
+    source_changed: bool = False  # the previous point of the same series came from another source
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -91,12 +95,48 @@ class Point:
                               "median_price_per_gpu_hour": self.median_price_native}
         if self.excluded_gpu_only:
             data["excluded_gpu_only"] = self.excluded_gpu_only
+        data["series"] = self.series
+        data["source_changed"] = self.source_changed
         return data
+
+
+def segments(points: Iterable[Point]) -> list[dict]:
+    """Runs of points of one series (gpu, provider, pricing) from one source: a new run where the source changes."""
+    out: list[dict] = []
+    last: dict[tuple, dict] = {}
+    for p in points:
+        run = last.get(p.key)
+        if run is None or p.source_changed:
+            run = {"gpu": p.gpu, "provider": p.provider, "pricing": p.pricing, "series": p.series,
+                   "from": p.taken_at.isoformat(), "to": p.taken_at.isoformat(), "points": 0,
+                   "source": p.source}
+            out.append(run)
+            last[p.key] = run
+        run["to"], run["points"] = p.taken_at.isoformat(), run["points"] + 1
+        run["source"] = p.source  # the newest point's source
+    return out
+
+
+def mark_source_changes(points: Iterable[Point]) -> list[Point]:
+    """Points sorted by series and time, each flagged `source_changed` where its series' source differs from the
+    previous point's (bundled weekly history, then recorded snapshots): never spliced silently."""
+    ordered = sorted(points, key=lambda p: (p.provider, PRICING_ORDER.get(p.pricing, 9), p.gpu, p.taken_at,
+                                            p.seq if p.seq is not None else -1))
+    out, previous = [], {}
+    for p in ordered:
+        before = previous.get(p.key)
+        if before is not None and before.series != p.series:
+            p = replace(p, source_changed=True)
+        previous[p.key] = p
+        out.append(p)
+    return out
 
 
 def to_json(points: Iterable[Point]) -> dict:
     """The JSON of `gpubot history --json`."""
+    points = list(points)
     return {"history": [p.as_json() for p in points],
+            "segments": segments(points),
             "unit": "USD per GPU-hour; native: the vendor's currency where it is not USD"}
 
 
@@ -230,14 +270,18 @@ def series(
     since: dt.date | dt.datetime | str | None = None,
     *,
     kb=None,
+    bundled: bool = True,
 ) -> list[Point]:
     """Points for `gpu`, ordered by provider, pricing model and snapshot (oldest first).
 
     `provider`, `region` and `pricing` take one name or several (None: all); `since` keeps the snapshots taken
     on or after that day (a date) or moment (a datetime). An empty list means no matching offer in any snapshot.
-    Raises `UnknownGpu` for a name neither the history nor the reviewed GPU data knows.
+    Raises `UnknownGpu` for a name neither the history nor the reviewed GPU data knows. With `bundled`, the
+    bundled weekly GCP history (`knowledge.history_bundled`, read from `kb` or the knowledge base) comes first in
+    the `gcp` series; where its source gives way to recorded snapshots, the point says `source_changed`.
     """
-    providers = _names(provider) or history.providers()
+    asked = _names(provider)
+    providers = asked or history.providers()
     ref = resolve_gpu(gpu, providers, kb=kb)
     regions, pricings = _names(region), _names(pricing)
     unknown = [p for p in pricings if p not in PRICING_ORDER]
@@ -271,5 +315,14 @@ def series(
                     groups[key].append(row)
         for (snapshot_id, price_model), rows in groups.items():
             points.append(_point(ref, snaps[snapshot_id], price_model, rows, excluded[(snapshot_id, price_model)]))
-    points.sort(key=lambda p: (p.provider, PRICING_ORDER.get(p.pricing, 9), p.seq))
-    return points
+    if bundled and (not asked or "gcp" in asked):
+        from knowledge import history_bundled
+
+        if kb is None:
+            from knowledge.kb import KB
+
+            with contextlib.closing(KB.open()) as own:
+                points += history_bundled.points(own, ref, regions=regions, pricings=pricings, since=start)
+        else:
+            points += history_bundled.points(kb.current(), ref, regions=regions, pricings=pricings, since=start)
+    return mark_source_changes(points)

@@ -93,11 +93,29 @@ def test_a_slack_error_is_returned_not_raised(home, slack, client):
     assert result["ok"] is False and result["error"] == "not_in_channel"
     assert not slack.uploads()
     [apology] = slack.messages()
-    assert apology["thread_ts"] == THREAD and apology["text"] == "Could not post the chart (not_in_channel)."
+    assert apology["thread_ts"] == THREAD  # the reason, then the answer itself (issue 18: never dropped)
+    assert apology["text"] == ("Could not post the chart (not_in_channel).\n"
+                               "A100 spot on AWS: $0.5102 -&gt; $0.3082 per GPU-hour, -40% since 2026-11-02")
     slack.clear()
     slack.fail("files.completeUploadExternal", "is_archived")
     quiet = post_history_chart(client, "C0ELSEWHERE", None, A100_SPOT_AWS, None, notify_failure=False)
     assert quiet["error"] == "is_archived" and not slack.messages() and not slack.uploads()
+
+
+def test_a_chart_that_cannot_be_drawn_says_why_and_keeps_the_answer(home, slack, client, monkeypatch):
+    import bot.charts
+
+    def missing(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'matplotlib'")
+
+    monkeypatch.setattr(bot.charts, "render_history_png", missing)
+    result = post_history_chart(client, "C0GENERAL", THREAD, A100_SPOT_AWS, None)
+    assert result["ok"] and not result["uploaded"] and "matplotlib" in result["chart_error"]
+    assert not slack.uploads()
+    [message] = slack.messages()
+    assert message["thread_ts"] == THREAD
+    assert message["text"].startswith("The chart could not be drawn: the plotting library is not installed")
+    assert "A100 spot on AWS: $0.5102 -&gt; $0.3082 per GPU-hour" in message["text"]  # Slack-escaped
 
 
 def test_charts_render_safely_from_many_worker_threads(home, slack, client):

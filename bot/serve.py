@@ -10,7 +10,8 @@ Slack's consent page carrying the client id, the scopes and a fresh state, which
 `GET /slack/oauth_redirect` (checks the state, exchanges the code with `oauth.v2.access`, stores the
 installation in the state database); the redirect URL to register in the Slack app is
 `https://<host>/slack/oauth_redirect`. It runs
-under gunicorn (gthread workers): the master opens (and if needed builds) the knowledge base and warms the pipeline
+under gunicorn (`bot.http_server`: an asyncio worker reads each request whole, with a deadline, and only then
+hands it to one of `--threads` threads, so slow or silent clients cannot hold the threads): the master opens (and if needed builds) the knowledge base and warms the pipeline
 once, the workers fork from it and each reopen their own read-only SQLite connection (a connection must not cross
 a fork). Socket Mode needs no public URL: it connects out with SLACK_APP_TOKEN.
 
@@ -78,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
         SocketModeHandler(app, app_token=settings.secret("slack_app_token")).start()
         return 0
     port = args.port or settings.port
-    return _serve_http(make_wsgi(app, kb, settings.secret("slack_signing_secret")), live, host=args.host, port=port, workers=args.workers,
-                       threads=args.threads, log_level=settings.log_level)
+    return _serve_http(make_wsgi(app, kb, settings.secret("slack_signing_secret")), live, host=args.host, port=port,
+                       workers=args.workers, threads=args.threads, log_level=settings.log_level)
 
 
 def _warm_up(kb) -> None:
@@ -150,6 +151,8 @@ def _reply(start_response: Callable, status: str, body: bytes, content_type: str
 def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int, log_level: str) -> int:
     from gunicorn.app.base import BaseApplication
 
+    from bot import http_server, request_gate
+
     def post_fork(server, worker) -> None:  # each worker gets its own connections: none may cross a fork
         from knowledge import state
         from knowledge.kb import KB
@@ -166,8 +169,9 @@ def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int,
     options = {
         "bind": f"{host}:{port}",
         "workers": max(1, workers),
-        "worker_class": "gthread",
-        "threads": max(1, threads),
+        "worker_class": "bot.http_server.GuardedWorker",  # reads requests whole in an event loop: slow clients
+        "worker_connections": http_server.max_connections(),  # cost a socket, never a thread
+        "threads": 1,  # the worker's own; the app's threads are the bridge's pool below
         "preload_app": True,
         "post_fork": post_fork,
         "timeout": 30,
@@ -187,7 +191,7 @@ def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int,
                     self.cfg.set(key, value)
 
         def load(self):
-            return wsgi
+            return http_server.wsgi_bridge(wsgi, threads=threads, max_body=request_gate.MAX_BODY_BYTES)
 
     logging.getLogger("gpubot").info("gpubot serving Slack on http://%s:%s%s", host, port, SLACK_PATH)
     try:

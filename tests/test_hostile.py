@@ -1,0 +1,110 @@
+"""Hostile clients against the real server (`gpubot serve --http` on 127.0.0.1, the stand-in Slack Web API).
+
+- Slow and silent clients (headers then nothing; headers and a few body bytes then nothing) hold no thread: a
+  signed slash command is answered in under 3 s and /healthz answers while they are connected; each is cut off
+  after GPUBOT_HTTP_READ_TIMEOUT; connections past GPUBOT_HTTP_MAX_CONNECTIONS are closed at once.
+- Malformed signature headers and signed-but-malformed payloads are a 4xx, with no traceback in the log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.slack_standin import SlackStandIn
+from tests.test_slack_http import FORM, JSON, SECRET, request, running_server, signed, slash_body
+
+READ_TIMEOUT = 1.5
+MAX_CONNECTIONS = 60
+THREADS = 2
+
+
+@pytest.fixture(scope="module")
+def slack() -> Iterator[SlackStandIn]:
+    with SlackStandIn() as standin:
+        yield standin
+
+
+@pytest.fixture(scope="module")
+def server(kb, gpubot_home, slack) -> Iterator[int]:
+    with running_server(gpubot_home, slack, "--threads", str(THREADS), GPUBOT_HTTP_READ_TIMEOUT=str(READ_TIMEOUT),
+                        GPUBOT_HTTP_MAX_CONNECTIONS=str(MAX_CONNECTIONS), GPUBOT_LOG_LEVEL="INFO") as port:
+        yield port
+
+
+def slow_clients(port: int, count: int, *, body_bytes: bool) -> list[socket.socket]:
+    """`count` connections that send the headers of a signed-looking POST (and, with `body_bytes`, 3 bytes of a
+    1000-byte body), then nothing."""
+    socks = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        if body_bytes:
+            sock.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 1000\r\n\r\n{\"a")
+        else:
+            sock.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: appl")
+        socks.append(sock)
+    return socks
+
+
+def closed_by_server(sock: socket.socket, within: float) -> bool:
+    """The server closed the connection (after a 408 or without a word) within `within` seconds."""
+    sock.settimeout(within)
+    try:
+        while data := sock.recv(4096):
+            if b"408" in data.split(b"\r\n", 1)[0]:
+                return True
+        return True
+    except (TimeoutError, socket.timeout):
+        return False
+    except OSError:
+        return True
+
+
+def test_slow_clients_hold_no_thread_and_are_cut_off(server, slack):
+    hostile = slow_clients(server, 12, body_bytes=True) + slow_clients(server, 12, body_bytes=False)
+    try:
+        time.sleep(0.2)  # they are all connected and stuck before the real request comes
+        body, hook = slash_body(slack, "cheapest A100 spot")
+        started = time.monotonic()
+        status, raw, _ = request(server, "POST", "/slack/events", body, signed(body, FORM), timeout=5)
+        message = json.loads(raw) if raw else slack.wait_for(f"hooks/{hook}", timeout=3.0)[0].body
+        elapsed = time.monotonic() - started
+        assert status == 200 and elapsed < 3.0, f"answered {status} in {elapsed:.2f} s"
+        assert "A100" in message["text"]
+        assert request(server, "GET", "/healthz", timeout=2)[0] == 200
+        # each slow client is cut off once its read deadline has passed, none lingers
+        assert all(closed_by_server(sock, READ_TIMEOUT + 2) for sock in hostile)
+    finally:
+        for sock in hostile:
+            sock.close()
+
+
+def test_connections_past_the_cap_are_closed_at_once(server):
+    held = slow_clients(server, MAX_CONNECTIONS, body_bytes=False)
+    try:
+        time.sleep(0.2)
+        extra = socket.create_connection(("127.0.0.1", server), timeout=5)
+        assert closed_by_server(extra, 1.0), "a connection over the cap is closed, not queued"
+        extra.close()
+    finally:
+        for sock in held:
+            sock.close()
+    time.sleep(0.2)
+    assert request(server, "GET", "/healthz", timeout=2)[0] == 200  # served again once they are gone
+
+
+def test_a_body_over_the_limit_is_refused_unread(server):
+    sock = socket.create_connection(("127.0.0.1", server), timeout=5)
+    try:
+        sock.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 50000000\r\n\r\n")
+        assert sock.recv(4096).startswith(b"HTTP/1.1 413")
+    finally:
+        sock.close()

@@ -151,7 +151,7 @@ class GuardedProtocol(_protocol.ASGIProtocol):
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
         if self.worker.nr_conns > max_connections():
-            log.warning("connection refused: %d open connections (GPUBOT_HTTP_MAX_CONNECTIONS)", self.worker.nr_conns - 1)
+            log.warning("connection refused: %d open (GPUBOT_HTTP_MAX_CONNECTIONS)", self.worker.nr_conns - 1)
             transport.close()
             return
         self._arm_header_deadline(read_timeout())

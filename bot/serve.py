@@ -11,8 +11,8 @@ Slack's consent page carrying the client id, the scopes and a fresh state, which
 installation in the state database); the redirect URL to register in the Slack app is
 `https://<host>/slack/oauth_redirect`. It runs
 under gunicorn (`bot.http_server`: an asyncio worker reads each request whole, with a deadline, and only then
-hands it to one of `--threads` threads, so slow or silent clients cannot hold the threads): the master opens (and if needed builds) the knowledge base and warms the pipeline
-once, the workers fork from it and each reopen their own read-only SQLite connection (a connection must not cross
+hands it to one of `--threads` threads, so slow or silent clients cannot hold the threads): the master opens
+(and if needed builds) the knowledge base and warms the pipeline once, the workers fork from it and each reopen their own read-only SQLite connection (a connection must not cross
 a fork). Socket Mode needs no public URL: it connects out with SLACK_APP_TOKEN.
 
 Settings come from the environment (`bot.settings`); a missing one is one line on stderr and exit code 2.
@@ -114,10 +114,10 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
 
     from bot import request_gate
     from bot.slack_oauth import INSTALL_PATH, REDIRECT_PATH
-    from knowledge.state import claim_event
+    from knowledge import claims
 
-    def seen_before(key: str) -> bool:
-        return not claim_event(key)
+    def seen_before(key: str) -> bool:  # bounded in time: a locked state database never holds up the ack
+        return not claims.claim(key, hold=False)
 
     slack = SlackRequestHandler(app, path=SLACK_PATH)
     oauth_paths = (INSTALL_PATH, REDIRECT_PATH) if app.oauth_flow is not None else ()

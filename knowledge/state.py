@@ -152,7 +152,8 @@ def load_table_owners() -> None:
     """Import the modules that define tables on `metadata`, so that migrations see every table."""
     import importlib
 
-    for module in ("knowledge.imports", "knowledge.history", "knowledge.subscriptions", "knowledge.settings_store"):
+    for module in ("knowledge.imports", "knowledge.history", "knowledge.subscriptions", "knowledge.settings_store",
+                   "knowledge.claims"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

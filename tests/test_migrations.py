@@ -22,8 +22,8 @@ def test_concurrent_upgrades_from_several_workers(state_url, tmp_path):
         assert "newest schema" in out
     engine = sa.create_engine(state_url.replace("postgresql://", "postgresql+psycopg://"))
     with engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all() == ["0001_baseline"]
+        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all() == ["0002_faults"]
         tables = set(sa.inspect(conn).get_table_names())
     engine.dispose()
     assert {"handled_events", "catalog_imports", "snapshots", "snapshot_offers", "digest_subscriptions",
-            "digest_posts"} <= tables
+            "digest_posts", "event_claims"} <= tables

@@ -12,8 +12,8 @@ installation in the state database); the redirect URL to register in the Slack a
 `https://<host>/slack/oauth_redirect`. It runs
 under gunicorn (`bot.http_server`: an asyncio worker reads each request whole, with a deadline, and only then
 hands it to one of `--threads` threads, so slow or silent clients cannot hold the threads): the master opens
-(and if needed builds) the knowledge base and warms the pipeline once, the workers fork from it and each reopen their own read-only SQLite connection (a connection must not cross
-a fork). Socket Mode needs no public URL: it connects out with SLACK_APP_TOKEN.
+(and if needed builds) the knowledge base and warms the pipeline once, the workers fork from it and each reopen
+their own read-only SQLite connection (a connection must not cross a fork). Socket Mode needs no public URL: it connects out with SLACK_APP_TOKEN.
 
 Settings come from the environment (`bot.settings`); a missing one is one line on stderr and exit code 2.
 Heavy imports happen inside `run()` so that `gpubot ask` stays fast.

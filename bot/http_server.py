@@ -15,6 +15,7 @@ A request too slow to arrive gets 408 and its connection is closed; a body over 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import logging
 import os
@@ -70,7 +71,8 @@ def wsgi_bridge(wsgi: Callable, *, threads: int, max_body: int, timeout: float |
             async with asyncio.timeout(timeout):
                 while True:
                     message = await receive()
-                    if message["type"] == "http.disconnect":
+                    if message["type"] == "http.disconnect":  # stopped sending (half-closed) or went away
+                        await _plain(send, 400, "the body is shorter than its Content-Length")
                         return
                     body += message.get("body", b"")
                     if len(body) > max_body:
@@ -132,6 +134,11 @@ def _environ(scope: dict, headers: list[tuple[str, str]], body: bytes) -> dict:
 
 async def _plain(send: Callable, status: int, text: str) -> None:
     body = text.encode()
+    with contextlib.suppress(Exception):  # the client may be gone already
+        await _send_plain(send, status, body)
+
+
+async def _send_plain(send: Callable, status: int, body: bytes) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
                             (b"content-length", str(len(body)).encode())]})
@@ -177,6 +184,14 @@ class GuardedProtocol(_protocol.ASGIProtocol):
     def _arm_keepalive_timer(self) -> None:  # between requests: idle for keepalive, then the headers' deadline
         super()._arm_keepalive_timer()
         self._arm_header_deadline(float(self.cfg.keepalive or 0) + read_timeout())
+
+    def eof_received(self):
+        """A client that stops sending mid-body (half-closes) still gets its 400: keep the write side open."""
+        receiver = getattr(self, "_body_receiver", None)
+        if receiver is not None and getattr(self, "_current_request", None) is not None:
+            receiver.signal_disconnect()
+            return True
+        return None
 
     def connection_lost(self, exc) -> None:
         self._cancel_header_deadline()

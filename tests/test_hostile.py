@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import socket
 import time
@@ -16,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.slack_standin import SlackStandIn
-from tests.test_slack_http import FORM, request, running_server, signed, slash_body
+from tests.test_slack_http import FORM, JSON, SECRET, request, running_server, signed, slash_body
 
 READ_TIMEOUT = 1.5
 MAX_CONNECTIONS = 60
@@ -106,3 +108,52 @@ def test_a_body_over_the_limit_is_refused_unread(server):
         assert sock.recv(4096).startswith(b"HTTP/1.1 413")
     finally:
         sock.close()
+
+
+def server_log(gpubot_home, port: int) -> str:
+    return (gpubot_home / f"serve-{port}.log").read_text(errors="replace")
+
+
+def signed_with(body: str, content_type: str, timestamp: str) -> dict:
+    digest = hmac.new(SECRET.encode(), f"v0:{timestamp}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {"Content-Type": content_type, "X-Slack-Request-Timestamp": timestamp.encode(),  # as UTF-8 bytes
+            "X-Slack-Signature": f"v0={digest}"}
+
+
+@pytest.mark.parametrize("timestamp", ["9" * 400, "²", "١٧٠٠٠٠٠٠٠٠", "1e9", " 1700000000", "-1"],
+                         ids=["400-digits", "superscript-two", "arabic-indic", "exponent", "space", "negative"])
+def test_a_malformed_timestamp_is_401_without_a_traceback(server, slack, gpubot_home, timestamp):
+    body = json.dumps({"type": "url_verification", "challenge": "c"})
+    status, raw, _ = request(server, "POST", "/slack/events", body, signed_with(body, JSON, timestamp))
+    assert status == 401, raw
+    assert "Traceback" not in server_log(gpubot_home, server)
+
+
+def _payload(payload: object) -> str:
+    from urllib.parse import urlencode
+
+    return urlencode({"payload": payload if isinstance(payload, str) else json.dumps(payload)})
+
+
+MALFORMED = {
+    "actions-as-a-string": (_payload({"type": "block_actions", "actions": "refine", "user": {"id": "U1"}}), FORM),
+    "action-value-a-number": (_payload({"type": "block_actions", "actions": [{"action_id": "x", "value": 7}],
+                                        "user": {"id": "U1"}, "team": {"id": "T1"}}), FORM),
+    "user-a-list": (_payload({"type": "block_actions", "actions": [], "user": ["U1"]}), FORM),
+    "deep-payload": (_payload("[" * 100_000 + "]" * 100_000), FORM),
+    "deep-event": ('{"type": "event_callback", "event": ' + "[" * 100_000 + "]" * 100_000 + "}", JSON),
+    "event-text-a-list": (json.dumps({"type": "event_callback", "team_id": "T1", "event_id": "Ev1",
+                                      "event": {"type": "app_mention", "text": ["hi"], "channel": "C1"}}), JSON),
+    "type-a-number": (json.dumps({"type": 1}), JSON),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_a_signed_but_malformed_payload_is_400_without_a_traceback(server, slack, gpubot_home, name):
+    body, content_type = MALFORMED[name]
+    slack.clear()
+    status, raw, _ = request(server, "POST", "/slack/events", body, signed(body, content_type))
+    assert status == 400, raw
+    time.sleep(0.1)
+    assert not [c for c in slack.calls() if c.method != "auth.test"], "nothing was answered"
+    assert "Traceback" not in server_log(gpubot_home, server)

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from knowledge.paths import home
+from knowledge.state_limits import guard
 
 metadata = sa.MetaData()
 
@@ -88,8 +89,11 @@ def _engine_for(url: str) -> sa.Engine:
                     "GPUBOT_DB_BUSY_TIMEOUT); nothing was written, try again"
                 ) from error
 
+        guard(engine)
         return engine
-    return sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    engine = sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    guard(engine)  # the same length limits as SQLite: refused before PostgreSQL would raise a DataError
+    return engine
 
 
 def engine() -> sa.Engine:

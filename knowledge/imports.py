@@ -101,6 +101,8 @@ def imports_version_quick() -> str | None:
     if not url.startswith("sqlite:///"):
         return None
     path = url.removeprefix("sqlite:///")
+    if not Path(path).exists():
+        return "0"  # no state yet: no imports
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
     except sqlite3.Error:
@@ -108,6 +110,8 @@ def imports_version_quick() -> str | None:
     try:
         rows = conn.execute(f"SELECT {', '.join(_VERSIONED)}, length(hosts_content) FROM catalog_imports "
                             "ORDER BY id").fetchall()
+    except sqlite3.OperationalError as exc:
+        return "0" if "no such table" in str(exc) else None
     except sqlite3.Error:
         return None
     finally:

@@ -146,8 +146,12 @@ def read_bounded(path: Path) -> bytes:
             raise CatalogError(path, "not a regular file (a device, a directory or a pipe)")
         if info.st_size > MAX_BYTES:
             raise CatalogError(path, f"file is larger than {MAX_BYTES // 2**20} MB")
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
+        with open(path, "rb") as handle:  # streamed: never more than the cap in memory, even if the file grows
+            chunks, size = [], 0
+            while size <= MAX_BYTES and (chunk := handle.read(min(4 * 2**20, MAX_BYTES + 1 - size))):
+                chunks.append(chunk)
+                size += len(chunk)
+            raw = b"".join(chunks)
     except OSError as exc:
         raise CatalogError(path, f"cannot read file ({exc.strerror or exc})") from None
     if len(raw) > MAX_BYTES:

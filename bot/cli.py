@@ -193,6 +193,9 @@ class _Brief(logging.Formatter):
 
 
 def _configure_logging() -> None:
+    from bot.log_redaction import SECRET_VARIABLES, install
+
+    install(os.environ.get(name) for name in SECRET_VARIABLES)  # no token, code or secret in any log line
     root = logging.getLogger()
     if not root.handlers:  # a host application (or a test) may have configured logging already
         handler = logging.StreamHandler(sys.stderr)

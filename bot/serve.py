@@ -13,7 +13,9 @@ installation in the state database); the redirect URL to register in the Slack a
 under gunicorn (`bot.http_server`: an asyncio worker reads each request whole, with a deadline, and only then
 hands it to one of `--threads` threads, so slow or silent clients cannot hold the threads): the master opens
 (and if needed builds) the knowledge base and warms the pipeline once, the workers fork from it and each reopen
-their own read-only SQLite connection (a connection must not cross a fork). Socket Mode needs no public URL: it connects out with SLACK_APP_TOKEN.
+their own read-only SQLite connection (a connection must not cross a fork). Socket Mode needs no public URL: it
+connects out with SLACK_APP_TOKEN. At start it warns when the state files are readable by others or bot tokens
+would be stored unencrypted (GPUBOT_SECRET_KEY unset in OAuth mode).
 
 Settings come from the environment (`bot.settings`); a missing one is one line on stderr and exit code 2.
 Heavy imports happen inside `run()` so that `gpubot ask` stays fast.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -53,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpubot serve: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _check_secrets_at_rest(settings)
     from knowledge.live import CurrentKB, LiveKB
 
     live = LiveKB(tolerate_missing=True)  # builds it when missing or stale: once, before any worker starts
@@ -81,6 +85,20 @@ def run(args: argparse.Namespace) -> int:
     port = args.port or settings.port
     return _serve_http(make_wsgi(app, kb, settings.secret("slack_signing_secret")), live, host=args.host, port=port,
                        workers=args.workers, threads=args.threads, log_level=settings.log_level)
+
+
+def _check_secrets_at_rest(settings) -> None:
+    """Warn when the state files are readable by others, or when bot tokens would be stored unencrypted."""
+    from bot.log_redaction import SECRET_VARIABLES, install
+    from knowledge.state import loose_modes
+
+    install(settings.secret(name.lower()) for name in SECRET_VARIABLES if name.lower() in type(settings).model_fields)
+    log = logging.getLogger("gpubot")
+    for warning in loose_modes():
+        log.warning("state files should be private: %s", warning)
+    if settings.oauth_enabled and not os.environ.get("GPUBOT_SECRET_KEY"):
+        log.warning("GPUBOT_SECRET_KEY is not set: workspaces' bot tokens are stored unencrypted in the state "
+                    "database")
 
 
 def _warm_up(kb) -> None:

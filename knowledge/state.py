@@ -68,6 +68,11 @@ def busy_timeout() -> float:
 @cache
 def _engine_for(url: str) -> sa.Engine:
     if url.startswith("sqlite"):
+        where = url.removeprefix("sqlite:///")
+        if where and where != url and where != ":memory:":
+            from knowledge.private_files import private_file
+
+            private_file(Path(where))  # 0600 before SQLite creates it 0644 (its -wal/-shm follow its mode)
         timeout = busy_timeout()
         engine = sa.create_engine(url, connect_args={"timeout": timeout, "check_same_thread": False})
 
@@ -150,6 +155,15 @@ def _migration_lock(eng: sa.Engine):
         if handle:
             fcntl.flock(handle, fcntl.LOCK_UN)
             handle.close()
+
+
+def loose_modes() -> list[str]:
+    """Warnings for gpubot's home and SQLite state files readable by others (see `knowledge.private_files`)."""
+    from knowledge.private_files import loose
+
+    url = database_url()
+    state_file = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+    return loose(home(), state_file)
 
 
 def load_table_owners() -> None:

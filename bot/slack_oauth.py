@@ -45,8 +45,9 @@ class _Stores:
 
     def __init__(self, client_id: str, state_expiration_seconds: int) -> None:
         try:
-            from bot.installations import EncryptedInstallationStore  # tokens encrypted with GPUBOT_SECRET_KEY
             from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
+
+            from bot.installations import EncryptedInstallationStore  # tokens encrypted with GPUBOT_SECRET_KEY
         except ImportError as exc:  # sqlalchemy.ext.asyncio needs greenlet
             raise RuntimeError(f"OAuth mode needs sqlalchemy[asyncio] (greenlet): {exc}") from exc
         from knowledge import state

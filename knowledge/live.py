@@ -3,8 +3,9 @@
 Every worker has its own read-only knowledge base file (fast, local). Prices imported by another worker, the
 clock, or another machine land in the shared persistent state (`catalog_imports`); `LiveKB` notices within
 `interval` seconds (default 30, `GPUBOT_KB_REFRESH_SECONDS`) that the state's `imports_version` (a token of
-every import's identity and content) differs from the one its knowledge base was built at, rebuilds the local file in a child process (never holding this one's GIL;
-one process per `GPUBOT_HOME` at a time, under a file lock) and swaps the new knowledge base in. Requests in
+every import's identity and content) differs from the one its knowledge base was built at, rebuilds the local
+file in a child process (never holding this one's GIL; one process per `GPUBOT_HOME` at a time, under a file
+lock) and swaps the new knowledge base in. Requests in
 flight keep the old one; the next request gets the new.
 """
 

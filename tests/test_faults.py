@@ -239,6 +239,39 @@ def test_a_digest_post_that_times_out_is_not_posted_twice(digest_state, digest_s
     assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}
 
 
+@pytest.mark.parametrize("unreadable", ["missing_scope", "ratelimited", "over-a-page-of-newer-messages"])
+def test_a_digest_retry_that_cannot_verify_its_earlier_post_does_not_post_again(digest_state, digest_slack,
+                                                                                  unreadable):
+    """The first post times out after Slack stored it; the retry cannot read the channel's history (a group DM
+    or an old install without the history scope, rate limits, or more newer messages than one page): it records
+    "unverified" and reports it instead of posting a second time."""
+    from bot.digest_cmd import post_digests
+
+    digest_slack.delay("chat.postMessage", 0.6)
+    first = post_digests(client_for(digest_slack, timeout=0.3), NOW)
+    assert {r.status for r in first.results} == {"failed"}
+    digest_slack.delay("chat.postMessage", 0)
+    assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}, "Slack had every post"
+    if unreadable == "missing_scope":
+        digest_slack.fail("conversations.history", "missing_scope", times=100)
+    elif unreadable == "ratelimited":
+        digest_slack.rate_limit("conversations.history", retry_after=0, times=100)
+    else:
+        chatter = WebClient(token=TOKEN, base_url=digest_slack.base_url)
+        for channel in CHANNELS:
+            for i in range(201):
+                chatter.chat_postMessage(channel=channel, text=f"chatter {i}")
+    retry = post_digests(client_for(digest_slack), NOW + dt.timedelta(minutes=5))
+    assert {r.status for r in retry.results} == {"unverified"}
+    assert all("not posted again" in r.detail for r in retry.results)
+    assert retry.as_json()["unverified"] == 3
+    later = post_digests(client_for(digest_slack), NOW + dt.timedelta(hours=1))
+    assert {r.status for r in later.results} == {"already_unverified"}
+    digests = {c: [m for m in digest_slack.messages(c) if (m.get("metadata") or {}).get("event_type")]
+               for c in CHANNELS}
+    assert {c: len(found) for c, found in digests.items()} == {c: 1 for c in CHANNELS}, "never posted twice"
+
+
 _RUNNER = textwrap.dedent("""
     import datetime as dt, os, sys
     from slack_sdk import WebClient

@@ -176,3 +176,40 @@ def test_values_longer_than_their_column_are_refused_alike_on_sqlite_and_postgre
                                               "source": "s", "sha256": "0", "imported_at": dt.datetime.now(dt.UTC)}])
     with engine().connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(catalog_imports)).scalar_one() == 0
+
+
+def test_a_server_rebuilds_its_knowledge_base_in_another_process(machine, monkeypatch):
+    """The rebuild that follows an import (76 s for 100k rows) never runs on the serving process's GIL."""
+    import knowledge.build
+    from knowledge.kb import KB
+    from knowledge.live import LiveKB
+
+    live = LiveKB(KB.open(), interval=0)
+    _store_import("4.44")  # imported elsewhere
+    assert live.is_stale()
+
+    def not_here(*args, **kwargs):
+        raise AssertionError("the knowledge base was built inside the serving process")
+
+    monkeypatch.setattr(knowledge.build, "build", not_here)
+    assert live.refresh() is True
+    assert live.get().rows("SELECT price_per_hour_usd p FROM offers WHERE provider='testcloud'")[0]["p"] == 4.44
+    assert not live.is_stale()
+
+
+def test_an_expired_claim_is_taken_over_and_a_finished_one_never(state_url, monkeypatch):
+    from knowledge import claims
+    from knowledge.state import engine
+
+    engine()  # migrated, as a server's state is before it serves
+    monkeypatch.setenv("GPUBOT_CLAIM_LEASE_SECONDS", "0.3")
+    key = f"slack-event:Ev-{state_url[:6]}-{time.time_ns()}"
+    assert claims.claim(key)
+    claims.forget_local()  # the holder vanished (nothing renews its lease any more); another worker asks
+    assert not claims.claim(key), "still leased"
+    time.sleep(0.4)
+    assert claims.claim(key), "the lease ran out: taken over"
+    claims.finish(key)
+    claims.forget_local()
+    time.sleep(0.4)
+    assert not claims.claim(key), "finished for good"

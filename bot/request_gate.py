@@ -8,7 +8,10 @@ Nothing reaches the Slack app unless it is a well-formed, correctly signed, fres
                                                         signature missing or wrong    401
     a form request (slash command, button) seen before with the same timestamp and signature (a replay)   401
     form without command/payload, slash command without team/channel/user/response_url, payload not a JSON object,
-    JSON body not an object, an event callback without its event                                          400
+    JSON body not an object, an event callback without its event, JSON nested too deeply, a field Bolt reads
+    with the wrong type (`actions` not a list of objects, `user` not an object, an event's `text` not a string) 400
+
+The timestamp must be 1 to 12 ASCII digits (not `²`, Arabic-Indic digits or 400 digits).
 
 The signature scheme is Slack's (`v0=` HMAC-SHA256 of `v0:{timestamp}:{body}`, 5-minute window; SLACK.md §1.3).
 Events need no replay record: they are deduplicated by `event_id` (a Slack retry is signed afresh anyway).

@@ -155,7 +155,8 @@ def _finish_in_db(key: str, now: float) -> None:
     with engine().begin() as conn:
         conn.execute(event_claims.update().where(event_claims.c.claim_key == key).values(done_at=now))
         if int(now) % 97 == 0:  # occasional cleanup keeps the table small
-            conn.execute(event_claims.delete().where(event_claims.c.done_at < now - KEEP_SECONDS))
+            conn.execute(event_claims.delete().where(sa.or_(event_claims.c.done_at < now - KEEP_SECONDS,
+                                                            event_claims.c.lease_until < now - KEEP_SECONDS)))
 
 
 def _renew(keys: list[str], now: float) -> None:
@@ -167,9 +168,13 @@ def _renew(keys: list[str], now: float) -> None:
 
 
 def _beat() -> None:
+    renewed = 0.0
     while True:
-        time.sleep(max(0.05, lease_seconds() / 3))
+        every = max(0.05, lease_seconds() / 3)  # renewed three times per lease
+        time.sleep(min(every, 1.0))
         now = time.time()
+        if now - renewed < every:
+            continue
         with _lock:
             for key in [k for k, since in _held.items() if now - since > MAX_HOLD_SECONDS]:
                 del _held[key]
@@ -177,6 +182,7 @@ def _beat() -> None:
         if keys:
             try:
                 _renew(keys, now)
+                renewed = now
             except Exception as exc:
                 log.warning("could not renew %d claims (%s)", len(keys), _why(exc))
 

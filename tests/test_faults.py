@@ -710,7 +710,8 @@ def test_the_answer_cache_follows_a_knowledge_base_swap(kb):
 
 _CLAIM_AND_DIE = textwrap.dedent("""
     import os, signal, sys
-    from knowledge import claims
+    from knowledge import claims, state
+    state.engine()  # a serving worker's state is migrated before it serves
     assert claims.claim(sys.argv[1])
     print("claimed", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)  # the worker vanishes before it answers (or acks)
@@ -718,12 +719,19 @@ _CLAIM_AND_DIE = textwrap.dedent("""
 
 
 def test_a_retry_answers_an_event_whose_first_worker_died_after_claiming_it(locked_state, app, slack, monkeypatch):
-    from knowledge import claims
+    import sqlalchemy as sa
 
-    monkeypatch.setenv("GPUBOT_CLAIM_LEASE_SECONDS", "0.6")
+    from knowledge import claims
+    from knowledge.state import engine
+
+    def leases_run_out() -> None:  # a minute passes: every lease is over (renewed ones would have moved on)
+        with engine().begin() as conn:
+            conn.execute(sa.update(claims.event_claims).values(lease_until=time.time() - 1))
+
+    monkeypatch.setenv("GPUBOT_CLAIM_TIMEOUT", "5")  # a loaded machine: claims must reach the database here
     body, event = mention_body("cheapest A100 spot", channel="C0KILLED")
     key = f"slack-event:{json.loads(body)['event_id']}"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GPUBOT_CLAIM_LEASE_SECONDS": "60"}
     died = subprocess.run([sys.executable, "-c", _CLAIM_AND_DIE, key], env=env, cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert died.returncode == -signal.SIGKILL and died.stdout.strip() == "claimed"
@@ -731,11 +739,18 @@ def test_a_retry_answers_an_event_whose_first_worker_died_after_claiming_it(lock
     assert dispatch(app, body, x_slack_retry_num="1", x_slack_retry_reason="http_timeout").status == 200
     settle(slack, 0.3)
     assert not slack.messages("C0KILLED")
-    time.sleep(0.6)  # the dead worker renews nothing: its lease runs out
+    leases_run_out()  # the dead worker renewed nothing
     claims.forget_local()  # the next retry may land on any worker
     assert dispatch(app, body, x_slack_retry_num="2", x_slack_retry_reason="http_timeout").status == 200
     slack.wait_for("chat.postMessage", timeout=10)
-    time.sleep(0.7)  # longer than a lease: a finished claim is never taken over
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # the answering worker marks the event handled once its post is done
+        with engine().connect() as conn:
+            if conn.execute(sa.select(claims.event_claims.c.done_at)
+                            .where(claims.event_claims.c.claim_key == key)).scalar() is not None:
+                break
+        time.sleep(0.05)
+    leases_run_out()  # a finished claim is never taken over, however old
     claims.forget_local()
     assert dispatch(app, body, x_slack_retry_num="3", x_slack_retry_reason="http_timeout").status == 200
     settle(slack)
@@ -746,14 +761,15 @@ def test_a_retry_answers_an_event_whose_first_worker_died_after_claiming_it(lock
 def test_a_live_workers_claim_is_renewed_while_it_answers(locked_state, monkeypatch):
     from knowledge import claims
 
-    monkeypatch.setenv("GPUBOT_CLAIM_LEASE_SECONDS", "0.3")
+    monkeypatch.setenv("GPUBOT_CLAIM_LEASE_SECONDS", "0.6")
+    monkeypatch.setenv("GPUBOT_CLAIM_TIMEOUT", "5")  # a loaded machine: the claim itself must reach the database
     key = f"slack-event:Ev{uuid.uuid4().hex}"
     assert claims.claim(key)
-    time.sleep(0.5)  # past one lease: the heartbeat renewed it
+    time.sleep(0.9)  # past one lease: the heartbeat (every lease/3) renewed it
     claims.forget_local()  # another worker asks
     assert not claims.claim(key)
     claims.finish(key)
-    time.sleep(0.4)
+    time.sleep(0.7)
     assert not claims.claim(key), "a finished claim stays finished"
 
 

@@ -206,9 +206,10 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         from knowledge.settings_store import get_settings
 
         try:
-            return get_settings(team, channel)
-        except Exception:
-            log.exception("could not read the settings of %s/%s; answering without them", team, channel)
+            return claims.bounded(get_settings, team, channel)  # never waits long on the state database
+        except Exception as exc:
+            log.warning("could not read the settings of %s/%s (%s); answering without them", team, channel,
+                        type(exc).__name__)
             return {}
 
     def answer_in(query: Query, team: str | None, channel: str | None) -> Answer:

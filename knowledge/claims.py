@@ -123,8 +123,14 @@ def finish(key: str) -> None:
         log.warning("could not mark %s handled (%s); its lease runs out instead", key, _why(exc))
 
 
-def _bounded(function, *args):
+def bounded(function, *args):
+    """`function(*args)`, given up after GPUBOT_CLAIM_TIMEOUT seconds (`concurrent.futures.TimeoutError`): state
+    reads on the way to an ack (a channel's settings) never wait on a locked or unreachable database."""
+    _after_fork()
     return _pool.submit(function, *args).result(timeout=claim_timeout())
+
+
+_bounded = bounded
 
 
 def _why(exc: BaseException) -> str:

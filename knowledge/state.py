@@ -96,7 +96,8 @@ def _engine_for(url: str) -> sa.Engine:
 
         guard(engine)
         return engine
-    engine = sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    engine = sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5,
+                              connect_args={"connect_timeout": 5})  # an unreachable server fails, never hangs
     guard(engine)  # the same length limits as SQLite: refused before PostgreSQL would raise a DataError
     return engine
 

@@ -815,3 +815,34 @@ def test_a_locked_state_database_never_holds_up_the_ack_and_gives_one_reply(tmp_
     settle(slack, 1.0)
     posted = slack.messages("C0LOCKED")
     assert len(posted) == 1 and posted[0]["thread_ts"] == event["ts"] and "H100" in posted[0]["text"]
+
+
+def test_an_unreachable_state_database_never_holds_up_the_ack(monkeypatch, app, slack, kb):
+    """The state database is a PostgreSQL server that accepts connections and never answers: every request is
+    still acked in time with an answer (without the channel's settings), never a 5xx, and a mention is answered."""
+    import socket
+    from urllib.parse import urlencode
+
+    from bot.serve import make_wsgi
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)  # the kernel completes the handshakes; nothing ever answers
+    try:
+        monkeypatch.setenv("DATABASE_URL", f"postgresql://gpubot@127.0.0.1:{silent.getsockname()[1]}/gpubot")
+        wsgi = make_wsgi(app, kb, SECRET)
+        slash = urlencode({"team_id": "T0FAULT", "channel_id": "C0DOWN", "user_id": "U_ASKER", "command": "/gpu",
+                           "text": "cheapest L4 spot", "response_url": slack.hook_url("down"), "trigger_id": "1.2"})
+        mention, event = mention_body("price of g5.xlarge", channel="C0DOWN")
+        results = [wsgi_call(wsgi, slash, "application/x-www-form-urlencoded"),
+                   wsgi_call(wsgi, mention, "application/json")]
+        for status, raw, seconds in results:
+            assert status.startswith("200") and seconds < 3.0, (status, raw[:200], f"{seconds:.2f} s")
+        reply = json.loads(results[0][1]) if results[0][1] else slack.wait_for("hooks/down", timeout=10)[0].body
+        assert "L4" in reply["text"]
+        slack.wait_for("chat.postMessage", timeout=10)
+        settle(slack, 0.5)
+        posted = slack.messages("C0DOWN")
+        assert len(posted) == 1 and posted[0]["thread_ts"] == event["ts"] and "g5.xlarge" in posted[0]["text"]
+    finally:
+        silent.close()

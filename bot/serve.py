@@ -56,6 +56,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpubot serve: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from bot.installations import SecretKeyError, cipher
+
+    try:
+        cipher()  # a malformed GPUBOT_SECRET_KEY stops the start, before any token is stored or read
+    except SecretKeyError as exc:
+        print(f"gpubot serve: {exc}", file=sys.stderr)
+        return 2
     _check_secrets_at_rest(settings)
     from knowledge.live import CurrentKB, LiveKB
 

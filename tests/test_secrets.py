@@ -143,3 +143,15 @@ def test_an_enterprise_grid_workspace_gets_its_digest(tmp_path, monkeypatch):
         assert len(posted) == 1 and "H100" in posted[0]["text"]
         call = next(c for c in standin.calls("chat.postMessage") if c.ok)
         assert call.headers["authorization"] == "Bearer xoxb-T0GRID-77", "posted with the Grid workspace's token"
+
+
+def test_a_malformed_secret_key_is_a_clear_startup_error(gpubot_home, slack):
+    import subprocess
+
+    from tests.test_slack_http import GPUBOT, free_port, server_env
+
+    env = server_env(gpubot_home, slack, GPUBOT_SECRET_KEY="not-a-fernet-key")
+    done = subprocess.run([GPUBOT, "serve", "--http", "--port", str(free_port())], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "GPUBOT_SECRET_KEY is not a Fernet key" in done.stderr and "not-a-fernet-key" not in done.stderr

@@ -61,7 +61,11 @@ def _answer_cache_file(text: str, as_json: bool):
 
     if os.environ.get("GPUBOT_ANSWER_CACHE", "").strip() == "0" or not kb_path().exists():
         return None
-    key = hashlib.sha256(f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}".encode()).hexdigest()
+    from knowledge.imports import current_version
+
+    # the imports too: an import or cancellation on another machine moves it without touching this file
+    key = hashlib.sha256(f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}\0{current_version()}"
+                         .encode()).hexdigest()
     return home() / "cache" / "answers" / f"{key[:32]}.out"
 
 
@@ -100,7 +104,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if prefs is None:
         return 2
     result = answer_text_with(text, kb, prefs)
-    output = json.dumps(answer_json(result), ensure_ascii=False, indent=2) + "\n" if args.json else render_text(result)
+    from knowledge.numbers import finite  # never Infinity/NaN in the JSON (a derived value that overflowed: null)
+
+    output = json.dumps(finite(answer_json(result)), ensure_ascii=False, indent=2, allow_nan=False) + "\n" \
+        if args.json else render_text(result)
     sys.stdout.write(output)
     kept = _answer_cache_file(key_text, args.json)  # the knowledge base may have been (re)built just now
     if kept is not None and result.query.intent in CACHEABLE and not result.title.startswith(_APOLOGIES):
@@ -235,6 +242,9 @@ class _Brief(logging.Formatter):
 
 
 def _configure_logging() -> None:
+    from bot.log_redaction import SECRET_VARIABLES, install
+
+    install(os.environ.get(name) for name in SECRET_VARIABLES)  # no token, code or secret in any log line
     root = logging.getLogger()
     if not root.handlers:  # a host application (or a test) may have configured logging already
         handler = logging.StreamHandler(sys.stderr)

@@ -64,6 +64,7 @@ class PostResult:
     channel: str
     period: str
     status: str  # posted | quiet | already_sent | already_skipped | already_failed | in_progress | not_due | failed
+    # | unverified (an earlier attempt may have posted; the channel could not be checked) | already_unverified
     detail: str | None = None
     message_ts: str | None = None
     changes: int = 0
@@ -86,7 +87,7 @@ class PostReport:
 
     def as_json(self) -> dict:
         return {"results": [asdict(r) for r in self.results],
-                "posted": len(self.posted), "failed": len(self.failed)}
+                "posted": len(self.posted), "failed": len(self.failed), "unverified": len(self.of("unverified"))}
 
     def lines(self) -> list[str]:
         out = []
@@ -148,25 +149,40 @@ def clients_by_team() -> Callable[[str], object]:
     return cache(default_client_for_team)
 
 
-def _posted_before(client, team: str, channel: str, period: str) -> str | None:
-    """The ts of this period's digest in the channel, if an earlier attempt's post reached Slack, else None.
+HISTORY_PAGES = 5  # messages read looking for an earlier attempt's post: 5 pages of 200
+
+
+def _posted_before(client, team: str, channel: str, period: str) -> tuple[str | None, str | None]:
+    """(ts, None) when an earlier attempt's digest for this period is in the channel, (None, None) when it is
+    verifiably not, (None, why) when that cannot be told (history unreadable: `missing_scope` in a group DM or an
+    old install, rate limits; or more newer messages than are read).
 
     Every digest carries metadata (`gpubot_digest`, team, period), so a retry after a timeout or a crash mid-post
-    can tell whether Slack already has it. When the history cannot be read, the retry posts (logged).
+    can tell whether Slack already has it. When it cannot, the caller records the post "unverified" instead of
+    posting blindly a second time.
     """
     from slack_sdk.errors import SlackApiError
 
-    try:
-        response = client.conversations_history(channel=channel, limit=100, include_all_metadata=True)
-    except SlackApiError as exc:
-        log.warning("cannot check %s for an earlier digest (%s); posting", channel, exc.response.get("error"))
-        return None
-    for message in response.get("messages") or []:
-        meta = message.get("metadata") or {}
-        payload = meta.get("event_payload") or {}
-        if meta.get("event_type") == "gpubot_digest" and payload.get("period") == period and payload.get("team") == team:
-            return message.get("ts")
-    return None
+    cursor = None
+    for _page in range(HISTORY_PAGES):
+        try:
+            response = client.conversations_history(channel=channel, limit=200, include_all_metadata=True,
+                                                    **({"cursor": cursor} if cursor else {}))
+        except SlackApiError as exc:
+            error = (exc.response.get("error") if exc.response is not None else None) or "error"
+            return None, f"the channel's history cannot be read ({error})"
+        for message in response.get("messages") or []:
+            meta = message.get("metadata") or {}
+            payload = meta.get("event_payload") or {}
+            if meta.get("event_type") == "gpubot_digest" and payload.get("period") == period and (
+                    payload.get("team") == team):
+                return message.get("ts"), None
+        if not response.get("has_more"):
+            return None, None
+        cursor = (response.get("response_metadata") or {}).get("next_cursor")
+        if not cursor:
+            break
+    return None, "more newer messages in the channel than could be read"
 
 
 def _digest_for(sub, cache: dict):
@@ -245,8 +261,15 @@ def post_digests(
                 answer = summarize(digest, lang=sub.language, no_changes_one_line=not digest)
                 client = client_for_team(sub.team)
                 _ensure_rate_limit_retries(client)
-                earlier = _posted_before(client, sub.team, sub.channel, period) if claim.attempts > 1 else None
-                if earlier:  # an earlier attempt timed out or died after Slack stored its post: do not post again
+                earlier, unknown = _posted_before(client, sub.team, sub.channel, period) if claim.attempts > 1 \
+                    else (None, None)
+                if unknown:  # an earlier attempt may have posted: never post blindly again; say so
+                    result.status, result.detail = "unverified", f"{unknown}; an earlier attempt may have posted " \
+                        "it: not posted again (check the channel)"
+                    finish_post(claim, "unverified", error=unknown[:500], now=now)
+                    log.warning("digest to %s/%s not verified, not posted again: %s", sub.team, sub.channel,
+                                unknown)
+                elif earlier:  # an earlier attempt timed out or died after Slack stored its post: do not post again
                     result.status, result.message_ts = "already_sent", earlier
                     result.detail = "found in the channel (posted by an earlier attempt)"
                     finish_post(claim, "sent", message_ts=earlier, snapshot_ids=digest.snapshot_ids(),
@@ -398,7 +421,7 @@ def run(args: argparse.Namespace) -> int:
                 _print_json(report.as_json())
             else:
                 print("\n".join(report.lines()) or "no subscriptions")
-            return 1 if report.failed else 0
+            return 1 if report.failed or report.of("unverified") else 0  # unverified: someone should look
         return _show(args)
     except (ValueError, HistoryError, RuntimeError) as exc:
         print(f"gpubot: {exc}", file=sys.stderr)

@@ -8,7 +8,10 @@ Nothing reaches the Slack app unless it is a well-formed, correctly signed, fres
                                                         signature missing or wrong    401
     a form request (slash command, button) seen before with the same timestamp and signature (a replay)   401
     form without command/payload, slash command without team/channel/user/response_url, payload not a JSON object,
-    JSON body not an object, an event callback without its event                                          400
+    JSON body not an object, an event callback without its event, JSON nested too deeply, a field Bolt reads
+    with the wrong type (`actions` not a list of objects, `user` not an object, an event's `text` not a string) 400
+
+The timestamp must be 1 to 12 ASCII digits (not `²`, Arabic-Indic digits or 400 digits).
 
 The signature scheme is Slack's (`v0=` HMAC-SHA256 of `v0:{timestamp}:{body}`, 5-minute window; SLACK.md §1.3).
 Events need no replay record: they are deduplicated by `event_id` (a Slack retry is signed afresh anyway).
@@ -69,7 +72,7 @@ def check(environ: dict, signing_secret: str, *, now: float | None = None,
 
     timestamp = environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP", "")
     signature = environ.get("HTTP_X_SLACK_SIGNATURE", "")
-    if not timestamp.isdigit() or not signature.startswith("v0="):
+    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not signature.startswith("v0="):
         return _refuse("401 Unauthorized", "missing or malformed signature headers")
     if abs((now or time.time()) - int(timestamp)) > MAX_SKEW_SECONDS:
         return _refuse("401 Unauthorized", "stale timestamp")
@@ -94,9 +97,9 @@ def _shape_problem(body: str, content_type: str) -> str | None:
         if "payload" in fields:  # buttons, views
             try:
                 payload = json.loads(fields["payload"])
-            except ValueError:
-                return "payload is not JSON"
-            return None if isinstance(payload, dict) else "payload is not a JSON object"
+            except (ValueError, RecursionError):
+                return "payload is not JSON (or nested too deeply)"
+            return _interaction_problem(payload) if isinstance(payload, dict) else "payload is not a JSON object"
         if "ssl_check" in fields:
             return None
         if not fields.get("command"):
@@ -105,10 +108,49 @@ def _shape_problem(body: str, content_type: str) -> str | None:
         return f"slash command without {', '.join(missing)}" if missing else None
     try:
         data = json.loads(body)
-    except ValueError:
-        return "the body is not JSON"
-    if not isinstance(data, dict) or not data.get("type"):
+    except (ValueError, RecursionError):
+        return "the body is not JSON (or nested too deeply)"
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str) or not data["type"]:
         return "the body is not a Slack event envelope"
     if data["type"] == "event_callback" and not isinstance(data.get("event"), dict):
         return "an event callback without its event"
+    if data["type"] == "event_callback":
+        return _typed(data, _ENVELOPE) or _typed(data["event"], _EVENT)
+    return _typed(data, _ENVELOPE)
+
+
+# the fields Bolt and gpubot read without checking their type -> the types they must have when present
+_TEXT, _OBJECT, _EITHER = (str,), (dict,), (str, dict)
+_ENVELOPE = {"type": _TEXT, "team_id": _TEXT, "enterprise_id": _TEXT, "api_app_id": _TEXT, "event_id": _TEXT,
+             "authorizations": (list,)}
+_EVENT = {"type": _TEXT, "text": _TEXT, "ts": _TEXT, "thread_ts": _TEXT, "event_ts": _TEXT, "channel": _EITHER,
+          "channel_type": _TEXT, "subtype": _TEXT, "bot_id": _TEXT, "user": _EITHER}
+_INTERACTION = {"type": _TEXT, "actions": (list,), "team": _OBJECT, "user": _OBJECT, "channel": _OBJECT,
+                "container": _OBJECT, "view": _OBJECT, "message": _OBJECT, "enterprise": _OBJECT,
+                "trigger_id": _TEXT, "response_url": _TEXT, "api_app_id": _TEXT}
+_INNER = {"id": _TEXT, "name": _TEXT, "channel_id": _TEXT, "message_ts": _TEXT, "ts": _TEXT, "thread_ts": _TEXT,
+          "action_id": _TEXT, "block_id": _TEXT, "value": _TEXT, "action_ts": _TEXT, "type": _TEXT}
+
+
+def _typed(data: dict, fields: dict[str, tuple[type, ...]]) -> str | None:
+    """The first field of `data` that is there with the wrong type (objects: their ids too), or None."""
+    for name, types in fields.items():
+        value = data.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, types):
+            return f"{name} has the wrong type"
+        inner = value if isinstance(value, list) else [value] if isinstance(value, dict) else []
+        for item in inner:
+            if not isinstance(item, dict):
+                return f"{name} holds something other than objects"
+            if _typed(item, _INNER):
+                return f"{name} has a field of the wrong type"
     return None
+
+
+def _interaction_problem(payload: dict) -> str | None:
+    """What makes a signed interaction payload unusable (Bolt would fail on it), or None."""
+    if not isinstance(payload.get("type"), str):
+        return "payload without a type"
+    return _typed(payload, _INTERACTION)

@@ -10,9 +10,12 @@ Slack's consent page carrying the client id, the scopes and a fresh state, which
 `GET /slack/oauth_redirect` (checks the state, exchanges the code with `oauth.v2.access`, stores the
 installation in the state database); the redirect URL to register in the Slack app is
 `https://<host>/slack/oauth_redirect`. It runs
-under gunicorn (gthread workers): the master opens (and if needed builds) the knowledge base and warms the pipeline
-once, the workers fork from it and each reopen their own read-only SQLite connection (a connection must not cross
-a fork). Socket Mode needs no public URL: it connects out with SLACK_APP_TOKEN.
+under gunicorn (`bot.http_server`: an asyncio worker reads each request whole, with a deadline, and only then
+hands it to one of `--threads` threads, so slow or silent clients cannot hold the threads): the master opens
+(and if needed builds) the knowledge base and warms the pipeline once, the workers fork from it and each reopen
+their own read-only SQLite connection (a connection must not cross a fork). Socket Mode needs no public URL: it
+connects out with SLACK_APP_TOKEN. At start it warns when the state files are readable by others or bot tokens
+would be stored unencrypted (GPUBOT_SECRET_KEY unset in OAuth mode).
 
 Settings come from the environment (`bot.settings`); a missing one is one line on stderr and exit code 2.
 Heavy imports happen inside `run()` so that `gpubot ask` stays fast.
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -52,6 +56,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpubot serve: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from bot.installations import SecretKeyError, cipher
+
+    try:
+        cipher()  # a malformed GPUBOT_SECRET_KEY stops the start, before any token is stored or read
+    except SecretKeyError as exc:
+        print(f"gpubot serve: {exc}", file=sys.stderr)
+        return 2
+    _check_secrets_at_rest(settings)
     from knowledge.live import CurrentKB, LiveKB
 
     live = LiveKB(tolerate_missing=True)  # builds it when missing or stale: once, before any worker starts
@@ -78,8 +90,22 @@ def run(args: argparse.Namespace) -> int:
         SocketModeHandler(app, app_token=settings.secret("slack_app_token")).start()
         return 0
     port = args.port or settings.port
-    return _serve_http(make_wsgi(app, kb, settings.secret("slack_signing_secret")), live, host=args.host, port=port, workers=args.workers,
-                       threads=args.threads, log_level=settings.log_level)
+    return _serve_http(make_wsgi(app, kb, settings.secret("slack_signing_secret")), live, host=args.host, port=port,
+                       workers=args.workers, threads=args.threads, log_level=settings.log_level)
+
+
+def _check_secrets_at_rest(settings) -> None:
+    """Warn when the state files are readable by others, or when bot tokens would be stored unencrypted."""
+    from bot.log_redaction import SECRET_VARIABLES, install
+    from knowledge.state import loose_modes
+
+    install(settings.secret(name.lower()) for name in SECRET_VARIABLES if name.lower() in type(settings).model_fields)
+    log = logging.getLogger("gpubot")
+    for warning in loose_modes():
+        log.warning("state files should be private: %s", warning)
+    if settings.oauth_enabled and not os.environ.get("GPUBOT_SECRET_KEY"):
+        log.warning("GPUBOT_SECRET_KEY is not set: workspaces' bot tokens are stored unencrypted in the state "
+                    "database")
 
 
 def _warm_up(kb) -> None:
@@ -113,10 +139,10 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
 
     from bot import request_gate
     from bot.slack_oauth import INSTALL_PATH, REDIRECT_PATH
-    from knowledge.state import claim_event
+    from knowledge import claims
 
-    def seen_before(key: str) -> bool:
-        return not claim_event(key)
+    def seen_before(key: str) -> bool:  # bounded in time: a locked state database never holds up the ack
+        return not claims.claim(key, hold=False)
 
     slack = SlackRequestHandler(app, path=SLACK_PATH)
     oauth_paths = (INSTALL_PATH, REDIRECT_PATH) if app.oauth_flow is not None else ()
@@ -150,6 +176,8 @@ def _reply(start_response: Callable, status: str, body: bytes, content_type: str
 def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int, log_level: str) -> int:
     from gunicorn.app.base import BaseApplication
 
+    from bot import http_server, request_gate
+
     def post_fork(server, worker) -> None:  # each worker gets its own connections: none may cross a fork
         from knowledge import state
         from knowledge.kb import KB
@@ -166,8 +194,9 @@ def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int,
     options = {
         "bind": f"{host}:{port}",
         "workers": max(1, workers),
-        "worker_class": "gthread",
-        "threads": max(1, threads),
+        "worker_class": "bot.http_server.GuardedWorker",  # reads requests whole in an event loop: slow clients
+        "worker_connections": http_server.max_connections(),  # cost a socket, never a thread
+        "threads": 1,  # the worker's own; the app's threads are the bridge's pool below
         "preload_app": True,
         "post_fork": post_fork,
         "timeout": 30,
@@ -187,7 +216,7 @@ def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int,
                     self.cfg.set(key, value)
 
         def load(self):
-            return wsgi
+            return http_server.wsgi_bridge(wsgi, threads=threads, max_body=request_gate.MAX_BODY_BYTES)
 
     logging.getLogger("gpubot").info("gpubot serving Slack on http://%s:%s%s", host, port, SLACK_PATH)
     try:

@@ -35,7 +35,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }
 DEFAULT_SCOPES = (
     "commands,chat:write,app_mentions:read,im:history,im:read,im:write,files:write,users:read,"
-    "channels:history,groups:history"  # the digest checks a channel for its own post before posting again
+    "channels:history,groups:history,mpim:history"  # the digest checks a channel for its own post before posting again
 )
 
 

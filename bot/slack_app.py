@@ -40,7 +40,8 @@ token from slack_sdk's SQLAlchemy installation store, kept with the OAuth states
 `client_for_team(team)` gives the digest poster a client with the right workspace's token.
 
 Never two replies to one message: a global middleware claims each event's `event_id` in the shared state database
-(`knowledge.state.claim_event`, so it holds across processes and Slack's retries), and the reply itself claims the
+(`knowledge.claims`: leased, so a retry answers an event whose first worker died; bounded in time, so a locked
+state database never holds up the ack), and the reply itself claims the
 message's channel+ts (an @-mention in a DM also arrives as a DM message). The bot's own messages are dropped by
 Bolt (`ignoring_self_events`, bot id from one lazy, cached `auth.test`); other bots' messages and message subtypes
 (edits, deletions) get a no-op listener, so Slack sees 200 and does not retry.
@@ -82,6 +83,7 @@ from bot.slack_oauth import (
 from bot.slack_settings_cmd import CommandContext, command_reply, error_text, record_change
 from handlers import defaults
 from handlers.models import Answer, Query
+from knowledge import claims
 from knowledge.kb import KB
 from knowledge.state import claim_event
 
@@ -232,9 +234,10 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         from knowledge.settings_store import get_settings
 
         try:
-            return get_settings(team, channel)
-        except Exception:
-            log.exception("could not read the settings of %s/%s; answering without them", team, channel)
+            return claims.bounded(get_settings, team, channel)  # never waits long on the state database
+        except Exception as exc:
+            log.warning("could not read the settings of %s/%s (%s); answering without them", team, channel,
+                        type(exc).__name__)
             return {}
 
     def answer_in(query: Query, team: str | None, channel: str | None) -> Answer:
@@ -287,15 +290,11 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
     @app.middleware
     def claim_once(body: dict, request, next: Callable[[], BoltResponse]) -> BoltResponse | None:
         if body.get("type") == "event_callback":
-            event = body.get("event") or {}
-            key = body.get("event_id") or f"{body.get('team_id')}:{event.get('channel')}:{event.get('ts')}"
-            try:
-                first = claim_event(f"slack-event:{key}")
-            except Exception:  # the state store is down: answer rather than stay silent
-                log.exception("could not record event %s; handling it anyway", key)
-                first = True
-            if not first:
-                retry = (request.headers.get("x-slack-retry-num") or ["?"])[0]
+            key = claims.event_key(body)
+            retry = (request.headers.get("x-slack-retry-num") or ["0"])[0]
+            number = int(retry) if retry.isascii() and retry.isdigit() else 1
+            # leased, bounded in time (never holds up the ack), per-process fallback (knowledge.claims)
+            if not claims.claim(f"slack-event:{key}", retry_num=number):
                 log.info("duplicate delivery of %s ignored (retry %s)", key, retry)
                 return BoltResponse(status=200, body="")
         return next()
@@ -384,13 +383,16 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
 
     def reply(client: WebClient, body: dict, event: dict, text: str, thread_ts: str | None) -> None:
         channel, where = event.get("channel"), _context_of(body)
-        try:
-            first = claim_event(f"slack-message:{body.get('team_id')}:{channel}:{event.get('ts')}")
-        except Exception:
-            log.exception("could not record the message; answering anyway (%s)", where)
-            first = True
-        if not first:
+        message_key = f"slack-message:{body.get('team_id')}:{channel}:{event.get('ts')}"
+        if not claims.claim(message_key):
             return  # the same message was already answered through another event (a mention in a DM)
+        try:
+            _reply_once(client, body, event, text, thread_ts, channel, where)
+        finally:  # answered (or given up on): no retry and no other process answers it again
+            claims.finish(message_key)
+            claims.finish(f"slack-event:{claims.event_key(body)}")
+
+    def _reply_once(client: WebClient, body: dict, event: dict, text: str, thread_ts: str | None, channel, where):
         command = parse_command(text)
         if command is not None and command.kind == "alert":  # "…时提醒我" by mention: a price alert here
             from bot.alert_cmd import alert_reply

@@ -47,8 +47,9 @@ class _Stores:
 
     def __init__(self, client_id: str, state_expiration_seconds: int) -> None:
         try:
-            from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
             from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
+
+            from bot.installations import EncryptedInstallationStore  # tokens encrypted with GPUBOT_SECRET_KEY
         except ImportError as exc:  # sqlalchemy.ext.asyncio needs greenlet
             raise RuntimeError(f"OAuth mode needs sqlalchemy[asyncio] (greenlet): {exc}") from exc
         from knowledge import state
@@ -91,8 +92,8 @@ class _Stores:
                     return False
 
         engine = state.engine()
-        self.installations = SQLAlchemyInstallationStore(client_id=client_id, engine=engine,
-                                                         logger=logging.getLogger("gpubot.oauth"))
+        self.installations = EncryptedInstallationStore(client_id=client_id, engine=engine,
+                                                        logger=logging.getLogger("gpubot.oauth"))
         self.states = OnceOAuthStateStore(expiration_seconds=state_expiration_seconds, engine=engine,
                                           logger=logging.getLogger("gpubot.oauth"))
         for store in (self.installations, self.states):
@@ -115,7 +116,7 @@ def _stores(settings: Settings) -> _Stores:
 
 
 def installation_store(settings: Settings):
-    """The installation store (OAuth mode): `find_bot(enterprise_id=None, team_id=T)` gives a workspace's token."""
+    """The installation store (OAuth mode): `bot.installations.find_team_bot(store, T)` gives a workspace's token."""
     return _stores(settings).installations
 
 
@@ -127,7 +128,9 @@ def client_for_team(team_id: str, settings: Settings | None = None) -> WebClient
 
     settings = settings or load_settings()
     if settings.oauth_enabled:
-        bot = installation_store(settings).find_bot(enterprise_id=None, team_id=team_id)
+        from bot.installations import find_team_bot
+
+        bot = find_team_bot(installation_store(settings), team_id)  # Enterprise Grid: with its enterprise_id
         if bot is None or not bot.bot_token:
             raise LookupError(f"gpubot is not installed in workspace {team_id}")
         token = bot.bot_token

@@ -16,9 +16,13 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from knowledge.numbers import NotFiniteError, decimal
 
 REQUIRED = ("AcceleratorName", "AcceleratorCount", "Price", "Region")
 KNOWN = (
@@ -37,6 +41,7 @@ KNOWN = (
 )
 MAX_BYTES = 200 * 1024 * 1024
 UNKNOWN_REGION = "unknown"
+DEFAULT_MAX_ROWS = 100_000
 
 
 class CatalogError(ValueError):
@@ -95,7 +100,9 @@ def _number(
     if not text:
         return None
     try:
-        value = float(text)
+        value = decimal(text)  # ASCII decimals only: not 1_5, １２.5, Arabic-Indic digits, inf, 1e400
+    except NotFiniteError:
+        raise CatalogError(path, f"{text!r} is not a finite number", line, column) from None
     except ValueError:
         raise CatalogError(path, f"{text!r} is not a number", line, column) from None
     if not math.isfinite(value):
@@ -117,12 +124,7 @@ def _shown(value: object) -> str:
 def read_catalog(path: str | Path) -> Catalog:
     """Parse and validate a catalog file; raise `CatalogError` on the first problem."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CatalogError(path, f"cannot read file ({exc.strerror or exc})") from None
-    if len(raw) > MAX_BYTES:
-        raise CatalogError(path, f"file is larger than {MAX_BYTES // 2**20} MB")
+    raw = read_bounded(path)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -130,6 +132,40 @@ def read_catalog(path: str | Path) -> Catalog:
         raise CatalogError(path, f"not UTF-8 text (byte {raw[exc.start]:#x}); save the file as UTF-8", line,
                            _column_at(raw, exc.start)) from None
     return parse_catalog(text, path)
+
+
+def max_rows() -> int:
+    """Most lines a catalog may have (GPUBOT_IMPORT_MAX_ROWS; default 100,000, ~30x the largest bundled one)."""
+    try:
+        return max(1, int(os.environ.get("GPUBOT_IMPORT_MAX_ROWS", "") or DEFAULT_MAX_ROWS))
+    except ValueError:
+        return DEFAULT_MAX_ROWS
+
+
+def read_bounded(path: Path) -> bytes:
+    """The bytes of a regular file of at most MAX_BYTES and `max_rows()` lines, checked before and while reading
+    (a device, a FIFO or a growing file is refused without reading more than the cap)."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise CatalogError(path, "not a regular file (a device, a directory or a pipe)")
+        if info.st_size > MAX_BYTES:
+            raise CatalogError(path, f"file is larger than {MAX_BYTES // 2**20} MB")
+        with open(path, "rb") as handle:  # streamed: never more than the cap in memory, even if the file grows
+            chunks, size = [], 0
+            while size <= MAX_BYTES and (chunk := handle.read(min(4 * 2**20, MAX_BYTES + 1 - size))):
+                chunks.append(chunk)
+                size += len(chunk)
+            raw = b"".join(chunks)
+    except OSError as exc:
+        raise CatalogError(path, f"cannot read file ({exc.strerror or exc})") from None
+    if len(raw) > MAX_BYTES:
+        raise CatalogError(path, f"file is larger than {MAX_BYTES // 2**20} MB")
+    lines, limit = raw.count(b"\n"), max_rows()
+    if lines > limit:
+        raise CatalogError(path, f"file has {lines} lines, more than the {limit} a catalog may have "
+                           "(GPUBOT_IMPORT_MAX_ROWS)")
+    return raw
 
 
 def _column_at(raw: bytes, offset: int) -> str:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
 
-from knowledge.catalog import CatalogError, read_catalog
+from knowledge.catalog import CatalogError, read_bounded, read_catalog
 from knowledge.offers import convert
 from knowledge.state import engine, metadata
 
@@ -64,10 +65,73 @@ def latest_imports() -> list[ImportRecord]:
     return [ImportRecord(*row) for row in rows]
 
 
-def imports_version() -> int:
-    """Grows with every import; a knowledge base built at a lower version is behind."""
+def imports_version() -> str:
+    """A token of every stored import's identity and content: it changes with every import, cancellation or
+    replacement and never comes back for different imports (a reused id with other content is another token).
+    A knowledge base built at another token is behind. "0" when there are no imports."""
+    columns = [catalog_imports.c[name] for name in _VERSIONED]
     with engine().connect() as conn:
-        return conn.execute(sa.select(sa.func.coalesce(sa.func.max(catalog_imports.c.id), 0))).scalar_one()
+        rows = conn.execute(sa.select(*columns, sa.func.length(catalog_imports.c.hosts_content))
+                            .order_by(catalog_imports.c.id)).all()
+    return _token(rows)
+
+
+_VERSIONED = ("id", "provider", "sha256", "currency", "usd_per_unit", "as_of", "source", "imported_at")
+
+
+def _token(rows) -> str:
+    if not rows:
+        return "0"
+    digest = hashlib.sha256()
+    for row in rows:
+        *fields, imported_at, hosts_length = row
+        stamp = imported_at if isinstance(imported_at, str) else imported_at.strftime("%Y-%m-%d %H:%M:%S.%f")
+        digest.update(repr((*fields, stamp[:26], hosts_length)).encode())
+    return f"{len(rows)}-{digest.hexdigest()[:20]}"
+
+
+def imports_version_quick() -> str | None:
+    """`imports_version()` without the migration check and SQLAlchemy start-up (a CLI's start): read a SQLite
+    state file directly; None when that is not possible (PostgreSQL, no file yet, unreadable)."""
+    import sqlite3
+
+    from knowledge.state import database_url
+
+    url = database_url()
+    if not url.startswith("sqlite:///"):
+        return None
+    path = url.removeprefix("sqlite:///")
+    if not Path(path).exists():
+        return "0"  # no state yet: no imports
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return None
+    try:
+        rows = conn.execute(f"SELECT {', '.join(_VERSIONED)}, length(hosts_content) FROM catalog_imports "
+                            "ORDER BY id").fetchall()
+    except sqlite3.OperationalError as exc:
+        return "0" if "no such table" in str(exc) else None
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return _token(rows)
+
+
+def current_version() -> str | None:
+    """`imports_version()`, the quick way when possible; None when the state cannot be read."""
+    try:
+        current = imports_version_quick()
+        return current if current is not None else imports_version()
+    except Exception:  # noqa: BLE001 - the state cannot be read: answer from the knowledge base we have
+        return None
+
+
+def is_current(kb_version: str | None) -> bool:
+    """Whether a knowledge base built at `kb_version` holds the stored imports (True when that cannot be told)."""
+    current = current_version()
+    return current is None or (kb_version or "0") == current
 
 
 def catalog_terms(provider: str, currency: str | None, usd_per_unit: float | None):
@@ -87,13 +151,20 @@ def catalog_terms(provider: str, currency: str | None, usd_per_unit: float | Non
         usd_per_unit = bundled.usd_per_unit if bundled and bundled.currency == currency else 1.0
     if currency != "USD" and usd_per_unit == 1.0:
         raise ValueError(f"give --usd-per-unit for a {currency} catalog (the rate its USD prices were converted at)")
-    if usd_per_unit <= 0:
-        raise ValueError("--usd-per-unit must be positive")
+    if not (math.isfinite(usd_per_unit) and 0 < usd_per_unit <= 1000):
+        raise ValueError("--usd-per-unit must be a positive number of at most 1000 (USD per unit of the currency)")
     return provider, bundled, currency, usd_per_unit
 
 
+def _date(text: str) -> str:
+    try:
+        return dt.date.fromisoformat(text.strip()).isoformat()
+    except ValueError:
+        raise ValueError(f"--as-of {text[:40]!r} is not a date (YYYY-MM-DD)") from None
+
+
 def _text(path: Path) -> str:
-    return path.read_bytes().decode("utf-8-sig")  # read_catalog has validated the encoding
+    return read_bounded(path).decode("utf-8-sig")  # read_catalog has validated the encoding
 
 
 def import_catalog(
@@ -118,7 +189,7 @@ def import_catalog(
     host_catalog = read_catalog(hosts) if hosts else None
     if not catalog.rows:
         raise CatalogError(path, "no accelerator rows (only host-VM rows); pass it with --hosts instead")
-    as_of = as_of or dt.date.today().isoformat()
+    as_of = _date(as_of) if as_of else dt.date.today().isoformat()
     source = source or f"{path.name} imported with gpubot kb import"
     src = CatalogSource(provider, path, Path(hosts) if hosts else None, currency, usd_per_unit, as_of, source)
     result = convert(provider, catalog, hosts=host_catalog.hosts if host_catalog else (),
@@ -136,6 +207,7 @@ def import_catalog(
         )).inserted_primary_key[0]
     try:
         report = build(kb_path())
+        snapshot = _record_snapshot(provider, path, hosts, currency, usd_per_unit, source, as_of)
     except BaseException:
         with engine().begin() as conn:  # undo: the knowledge base was not replaced, so neither is the import
             conn.execute(catalog_imports.delete().where(catalog_imports.c.id == new_id))
@@ -151,4 +223,17 @@ def import_catalog(
         "offers": len(result.offers),
         "skipped": result.skipped,
         "kb_offers": report["offers"],
+        "snapshot": snapshot,
     }
+
+
+def _record_snapshot(provider: str, path: Path, hosts, currency: str, usd_per_unit: float, source: str,
+                     as_of: str) -> str:
+    """Record the imported prices in the price history (README: `kb import` records a snapshot); "unchanged"
+    when they equal the provider's latest snapshot."""
+    from knowledge import history
+
+    offers = history.offers_from_catalog(provider, path, hosts_path=Path(hosts) if hosts else None,
+                                         currency=currency, usd_per_unit=usd_per_unit, source=source, as_of=as_of)
+    result = history.record_snapshot(provider, offers, source, kind="catalog")
+    return "recorded" if result.created else "unchanged"

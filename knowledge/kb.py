@@ -156,9 +156,9 @@ class KB:
                     raise KnowledgeBaseError(f"knowledge base {path} was found damaged ({reason})")
                 if verify:
                     kb.verify()
-                if kb.meta("fingerprint") == fingerprint():
+                if kb.meta("fingerprint") == fingerprint() and _imports_current(kb):
                     return kb
-                stale = kb
+                stale = kb  # bundled data changed, or imports made or cancelled since (on any machine)
             except KnowledgeBaseError as exc:
                 if not build_if_missing:
                     raise
@@ -421,3 +421,9 @@ class KB:
 
     def fx(self) -> dict:
         return self.rows("SELECT * FROM fx LIMIT 1")[0]
+
+
+def _imports_current(kb: KB) -> bool:
+    from knowledge.imports import is_current
+
+    return is_current(kb.meta("imports_version"))

@@ -2,9 +2,11 @@
 
 Every worker has its own read-only knowledge base file (fast, local). Prices imported by another worker, the
 clock, or another machine land in the shared persistent state (`catalog_imports`); `LiveKB` notices within
-`interval` seconds (default 30, `GPUBOT_KB_REFRESH_SECONDS`) that the state's `imports_version` moved past the
-one its knowledge base was built at, rebuilds the local file (one process per `GPUBOT_HOME` at a time, under a
-file lock) and swaps the new knowledge base in. Requests in flight keep the old one; the next request gets the new.
+`interval` seconds (default 30, `GPUBOT_KB_REFRESH_SECONDS`) that the state's `imports_version` (a token of
+every import's identity and content) differs from the one its knowledge base was built at, rebuilds the local
+file in a child process (never holding this one's GIL; one process per `GPUBOT_HOME` at a time, under a file
+lock) and swaps the new knowledge base in. Requests in
+flight keep the old one; the next request gets the new.
 """
 
 from __future__ import annotations
@@ -97,10 +99,8 @@ class LiveKB:
                     if on_disk is not None:
                         on_disk.close()
                 if not fresh:
-                    from knowledge.build import build
-
                     try:
-                        report = build(path)
+                        report = build_elsewhere(path)
                     except Exception as exc:
                         if self._kb is None:
                             self._error = KnowledgeBaseError(f"the knowledge base cannot be built: {exc}")
@@ -149,6 +149,40 @@ class CurrentKB:
 
     def __setattr__(self, name: str, value) -> None:
         setattr(self._live.get(), name, value)
+
+
+_BUILD = """
+import json, sys
+from pathlib import Path
+try:
+    from knowledge.build import build
+    report = build(Path(sys.argv[1]))
+except Exception as exc:
+    print(json.dumps({"error": f"{exc}"}))
+    sys.exit(1)
+print(json.dumps({"offers": report["offers"], "seconds": report["seconds"]}))
+"""
+
+
+def build_elsewhere(path: Path) -> dict:
+    """Build the knowledge base at `path` in a child process: a long build (a 100k-row import) holds that
+    process's GIL, not the one answering requests, which swaps the finished file in. Raises `KnowledgeBaseError`
+    with the build's own message when it fails."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _BUILD, str(path)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1])
+    lines = done.stdout.strip().splitlines()
+    try:
+        report = json.loads(lines[-1]) if lines else {}
+    except ValueError:
+        report = {}
+    if done.returncode != 0 or "offers" not in report:
+        why = report.get("error") or (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise KnowledgeBaseError(why)
+    return report
 
 
 def _version() -> str:

@@ -23,8 +23,9 @@ def home() -> Path:
     else:
         base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
         path = Path(base) / "gpubot"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    from knowledge.private_files import private_dir
+
+    return private_dir(path)  # 0700: it holds the state database (tokens)
 
 
 def kb_path() -> Path:

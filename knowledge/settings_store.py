@@ -32,6 +32,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from knowledge import state
+from knowledge.numbers import decimal
 from knowledge.state import metadata
 
 __all__ = [
@@ -178,9 +179,9 @@ def parse_budget(text: str | Mapping) -> dict[str, Any]:
         word = (m.group("cur") or m.group("pre") or "usd").lower()
         if word not in _CURRENCY_ALIASES:
             raise SettingError(f"unknown currency {m.group('cur')!r} in the budget", CURRENCIES, key="budget")
-        amount, currency = float(m.group("amount")), _CURRENCY_ALIASES[word]
+        amount, currency = m.group("amount"), _CURRENCY_ALIASES[word]
     try:
-        amount = float(amount)  # type: ignore[arg-type]
+        amount = decimal(amount) if isinstance(amount, str) else float(amount)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise SettingError(f"budget amount {amount!r} is not a number", key="budget") from None
     if currency not in CURRENCIES:

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from knowledge.paths import home
+from knowledge.state_limits import guard
 
 metadata = sa.MetaData()
 
@@ -67,6 +68,11 @@ def busy_timeout() -> float:
 @cache
 def _engine_for(url: str) -> sa.Engine:
     if url.startswith("sqlite"):
+        where = url.removeprefix("sqlite:///")
+        if where and where != url and where != ":memory:":
+            from knowledge.private_files import private_file
+
+            private_file(Path(where))  # 0600 before SQLite creates it 0644 (its -wal/-shm follow its mode)
         timeout = busy_timeout()
         engine = sa.create_engine(url, connect_args={"timeout": timeout, "check_same_thread": False})
 
@@ -88,8 +94,12 @@ def _engine_for(url: str) -> sa.Engine:
                     "GPUBOT_DB_BUSY_TIMEOUT); nothing was written, try again"
                 ) from error
 
+        guard(engine)
         return engine
-    return sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    engine = sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5,
+                              connect_args={"connect_timeout": 5})  # an unreachable server fails, never hangs
+    guard(engine)  # the same length limits as SQLite: refused before PostgreSQL would raise a DataError
+    return engine
 
 
 def engine() -> sa.Engine:
@@ -148,11 +158,21 @@ def _migration_lock(eng: sa.Engine):
             handle.close()
 
 
+def loose_modes() -> list[str]:
+    """Warnings for gpubot's home and SQLite state files readable by others (see `knowledge.private_files`)."""
+    from knowledge.private_files import loose
+
+    url = database_url()
+    state_file = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+    return loose(home(), state_file)
+
+
 def load_table_owners() -> None:
     """Import the modules that define tables on `metadata`, so that migrations see every table."""
     import importlib
 
-    for module in ("knowledge.imports", "knowledge.history", "knowledge.subscriptions", "knowledge.settings_store"):
+    for module in ("knowledge.imports", "knowledge.history", "knowledge.subscriptions", "knowledge.settings_store",
+                   "knowledge.claims"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

@@ -284,7 +284,7 @@ def claim_post(
     stale_after: dt.timedelta = dt.timedelta(minutes=30),
 ) -> Claim | str:
     """Claim (team, channel, period) for posting: a `Claim`, or the reason it is not ours
-    (`sent`, `skipped`, `failed`, `in_progress`)."""
+    (`sent`, `skipped`, `failed`, `unverified`, `in_progress`)."""
     now = _now(now)
     token = uuid.uuid4().hex
     eng = state.engine()
@@ -302,7 +302,7 @@ def claim_post(
             posts.c.team == team, posts.c.channel == channel, posts.c.period == period)).first()
     if row is None:  # deleted in between: very unlikely; let the next run try
         return "in_progress"
-    if row.status in ("sent", "skipped"):
+    if row.status in ("sent", "skipped", "unverified"):  # unverified: maybe posted; never posted blindly again
         return row.status
     if row.status == "failed" and not (row.retryable and row.attempts < MAX_ATTEMPTS):
         return "failed"
@@ -331,8 +331,9 @@ def finish_post(
     changes: int | None = None,
     now: dt.datetime | None = None,
 ) -> bool:
-    """Record the outcome of a claim (`sent`, `skipped` or `failed`); False if the claim was taken over."""
-    if status not in ("sent", "skipped", "failed"):
+    """Record the outcome of a claim (`sent`, `skipped`, `failed`, or `unverified`: an earlier attempt may have
+    posted and the channel cannot be checked); False if the claim was taken over."""
+    if status not in ("sent", "skipped", "failed", "unverified"):
         raise ValueError(f"unknown post status {status!r}")
     with state.engine().begin() as conn:
         return bool(conn.execute(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import io
 import json
 import logging
 import os
@@ -238,6 +239,39 @@ def test_a_digest_post_that_times_out_is_not_posted_twice(digest_state, digest_s
     assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}
 
 
+@pytest.mark.parametrize("unreadable", ["missing_scope", "ratelimited", "over-a-page-of-newer-messages"])
+def test_a_digest_retry_that_cannot_verify_its_earlier_post_does_not_post_again(digest_state, digest_slack,
+                                                                                  unreadable):
+    """The first post times out after Slack stored it; the retry cannot read the channel's history (a group DM
+    or an old install without the history scope, rate limits, or more newer messages than one page): it records
+    "unverified" and reports it instead of posting a second time."""
+    from bot.digest_cmd import post_digests
+
+    digest_slack.delay("chat.postMessage", 0.6)
+    first = post_digests(client_for(digest_slack, timeout=0.3), NOW)
+    assert {r.status for r in first.results} == {"failed"}
+    digest_slack.delay("chat.postMessage", 0)
+    assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}, "Slack had every post"
+    if unreadable == "missing_scope":
+        digest_slack.fail("conversations.history", "missing_scope", times=100)
+    elif unreadable == "ratelimited":
+        digest_slack.rate_limit("conversations.history", retry_after=0, times=100)
+    else:
+        chatter = WebClient(token=TOKEN, base_url=digest_slack.base_url)
+        for channel in CHANNELS:
+            for i in range(201):
+                chatter.chat_postMessage(channel=channel, text=f"chatter {i}")
+    retry = post_digests(client_for(digest_slack), NOW + dt.timedelta(minutes=5))
+    assert {r.status for r in retry.results} == {"unverified"}
+    assert all("not posted again" in r.detail for r in retry.results)
+    assert retry.as_json()["unverified"] == 3
+    later = post_digests(client_for(digest_slack), NOW + dt.timedelta(hours=1))
+    assert {r.status for r in later.results} == {"already_unverified"}
+    digests = {c: [m for m in digest_slack.messages(c) if (m.get("metadata") or {}).get("event_type")]
+               for c in CHANNELS}
+    assert {c: len(found) for c, found in digests.items()} == {c: 1 for c in CHANNELS}, "never posted twice"
+
+
 _RUNNER = textwrap.dedent("""
     import datetime as dt, os, sys
     from slack_sdk import WebClient
@@ -416,14 +450,15 @@ def test_a_mention_while_the_database_is_locked_is_answered_once(locked_state, a
 
 
 def test_a_mention_while_the_database_stays_locked_is_still_answered(impatient_state, app, slack, caplog):
-    with Locker(impatient_state, 2.0), caplog.at_level(logging.ERROR):
+    with Locker(impatient_state, 2.0), caplog.at_level(logging.WARNING):
         body, event = mention_body("price of p4d.24xlarge", channel="C0LOCK")
         assert dispatch(app, body).status == 200
         reply = slack.wait_for("chat.postMessage", timeout=15)[0]
     settle(slack)
     assert reply.ok and reply.body["thread_ts"] == event["ts"] and "p4d.24xlarge" in reply.body["text"]
     assert len(slack.calls("chat.postMessage")) == 1
-    assert any("is locked by another process" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
+    # the claim gave up after GPUBOT_CLAIM_TIMEOUT instead of the busy timeout, and says so
+    assert any("state database unavailable" in r.getMessage() for r in caplog.records)
 
 
 def test_a_price_refresh_locked_out_records_nothing_and_succeeds_later(impatient_state, tmp_path, capsys):
@@ -669,3 +704,145 @@ def test_the_answer_cache_follows_a_knowledge_base_swap(kb):
     live.current = second  # a rebuild was swapped in
     assert answer(query, proxy) == 2 and answer(query, proxy) == 2
     assert calls == [first, second]
+
+
+# --- exactly-once: leased claims, a locked state database never holds up the ack ---------------------------------
+
+_CLAIM_AND_DIE = textwrap.dedent("""
+    import os, signal, sys
+    from knowledge import claims, state
+    state.engine()  # a serving worker's state is migrated before it serves
+    assert claims.claim(sys.argv[1])
+    print("claimed", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # the worker vanishes before it answers (or acks)
+""")
+
+
+def test_a_retry_answers_an_event_whose_first_worker_died_after_claiming_it(locked_state, app, slack, monkeypatch):
+    import sqlalchemy as sa
+
+    from knowledge import claims
+    from knowledge.state import engine
+
+    def leases_run_out() -> None:  # a minute passes: every lease is over (renewed ones would have moved on)
+        with engine().begin() as conn:
+            conn.execute(sa.update(claims.event_claims).values(lease_until=time.time() - 1))
+
+    monkeypatch.setenv("GPUBOT_CLAIM_TIMEOUT", "5")  # a loaded machine: claims must reach the database here
+    body, event = mention_body("cheapest A100 spot", channel="C0KILLED")
+    key = f"slack-event:{json.loads(body)['event_id']}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GPUBOT_CLAIM_LEASE_SECONDS": "60"}
+    died = subprocess.run([sys.executable, "-c", _CLAIM_AND_DIE, key], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert died.returncode == -signal.SIGKILL and died.stdout.strip() == "claimed"
+    # Slack's immediate retry finds the claim still leased: the first worker might still be answering
+    assert dispatch(app, body, x_slack_retry_num="1", x_slack_retry_reason="http_timeout").status == 200
+    settle(slack, 0.3)
+    assert not slack.messages("C0KILLED")
+    leases_run_out()  # the dead worker renewed nothing
+    claims.forget_local()  # the next retry may land on any worker
+    assert dispatch(app, body, x_slack_retry_num="2", x_slack_retry_reason="http_timeout").status == 200
+    slack.wait_for("chat.postMessage", timeout=10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # the answering worker marks the event handled once its post is done
+        with engine().connect() as conn:
+            if conn.execute(sa.select(claims.event_claims.c.done_at)
+                            .where(claims.event_claims.c.claim_key == key)).scalar() is not None:
+                break
+        time.sleep(0.05)
+    leases_run_out()  # a finished claim is never taken over, however old
+    claims.forget_local()
+    assert dispatch(app, body, x_slack_retry_num="3", x_slack_retry_reason="http_timeout").status == 200
+    settle(slack)
+    posted = slack.messages("C0KILLED")
+    assert len(posted) == 1 and posted[0]["thread_ts"] == event["ts"] and "A100" in posted[0]["text"]
+
+
+def test_a_live_workers_claim_is_renewed_while_it_answers(locked_state, monkeypatch):
+    from knowledge import claims
+
+    monkeypatch.setenv("GPUBOT_CLAIM_LEASE_SECONDS", "0.6")
+    monkeypatch.setenv("GPUBOT_CLAIM_TIMEOUT", "5")  # a loaded machine: the claim itself must reach the database
+    key = f"slack-event:Ev{uuid.uuid4().hex}"
+    assert claims.claim(key)
+    time.sleep(0.9)  # past one lease: the heartbeat (every lease/3) renewed it
+    claims.forget_local()  # another worker asks
+    assert not claims.claim(key)
+    claims.finish(key)
+    time.sleep(0.7)
+    assert not claims.claim(key), "a finished claim stays finished"
+
+
+def wsgi_call(wsgi, body: str, content_type: str, **headers: str) -> tuple[str, bytes, float]:
+    from wsgiref.util import setup_testing_defaults
+
+    ts = str(int(time.time()))
+    digest = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    raw = body.encode()
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/slack/events", "CONTENT_TYPE": content_type,
+               "CONTENT_LENGTH": str(len(raw)), "wsgi.input": io.BytesIO(raw), "HTTP_X_SLACK_REQUEST_TIMESTAMP": ts,
+               "HTTP_X_SLACK_SIGNATURE": f"v0={digest}",
+               **{f"HTTP_{k.upper()}": v for k, v in headers.items()}}
+    setup_testing_defaults(environ)
+    started, status = time.monotonic(), []
+    chunks = wsgi(environ, lambda s, h, exc_info=None: status.append(s))
+    return status[0], b"".join(chunks), time.monotonic() - started
+
+
+def test_a_locked_state_database_never_holds_up_the_ack_and_gives_one_reply(tmp_path, monkeypatch, app, slack, kb):
+    """Another process holds the state's write lock for 4 s, longer than Slack waits for an ack (3 s), with the
+    default busy timeout (30 s): every request is still acked in time, never a 5xx, and a mention retried by Slack
+    while the lock lasts is answered once."""
+    from urllib.parse import urlencode
+
+    from bot.serve import make_wsgi
+
+    url = _state_with_timeout(tmp_path, monkeypatch, "30")
+    wsgi = make_wsgi(app, kb, SECRET)
+    mention, event = mention_body("cheapest H100 on demand", channel="C0LOCKED")
+    slash = urlencode({"team_id": "T0FAULT", "channel_id": "C0LOCKED", "user_id": "U_ASKER", "command": "/gpu",
+                       "text": "price of g5.xlarge", "response_url": slack.hook_url("locked"), "trigger_id": "1.2"})
+    with Locker(url, 4.0):
+        results = [wsgi_call(wsgi, mention, "application/json"),
+                   wsgi_call(wsgi, mention, "application/json", x_slack_retry_num="1",
+                             x_slack_retry_reason="http_timeout"),
+                   wsgi_call(wsgi, slash, "application/x-www-form-urlencoded")]
+    for status, raw, seconds in results:
+        assert status.startswith("200") and seconds < 3.0, (status, raw[:200], f"{seconds:.2f} s")
+    slash_reply = json.loads(results[2][1]) if results[2][1] else slack.wait_for("hooks/locked")[0].body
+    assert "g5.xlarge" in slash_reply["text"]
+    slack.wait_for("chat.postMessage", timeout=10)
+    settle(slack, 1.0)
+    posted = slack.messages("C0LOCKED")
+    assert len(posted) == 1 and posted[0]["thread_ts"] == event["ts"] and "H100" in posted[0]["text"]
+
+
+def test_an_unreachable_state_database_never_holds_up_the_ack(monkeypatch, app, slack, kb):
+    """The state database is a PostgreSQL server that accepts connections and never answers: every request is
+    still acked in time with an answer (without the channel's settings), never a 5xx, and a mention is answered."""
+    import socket
+    from urllib.parse import urlencode
+
+    from bot.serve import make_wsgi
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)  # the kernel completes the handshakes; nothing ever answers
+    try:
+        monkeypatch.setenv("DATABASE_URL", f"postgresql://gpubot@127.0.0.1:{silent.getsockname()[1]}/gpubot")
+        wsgi = make_wsgi(app, kb, SECRET)
+        slash = urlencode({"team_id": "T0FAULT", "channel_id": "C0DOWN", "user_id": "U_ASKER", "command": "/gpu",
+                           "text": "cheapest L4 spot", "response_url": slack.hook_url("down"), "trigger_id": "1.2"})
+        mention, event = mention_body("price of g5.xlarge", channel="C0DOWN")
+        results = [wsgi_call(wsgi, slash, "application/x-www-form-urlencoded"),
+                   wsgi_call(wsgi, mention, "application/json")]
+        for status, raw, seconds in results:
+            assert status.startswith("200") and seconds < 3.0, (status, raw[:200], f"{seconds:.2f} s")
+        reply = json.loads(results[0][1]) if results[0][1] else slack.wait_for("hooks/down", timeout=10)[0].body
+        assert "L4" in reply["text"]
+        slack.wait_for("chat.postMessage", timeout=10)
+        settle(slack, 0.5)
+        posted = slack.messages("C0DOWN")
+        assert len(posted) == 1 and posted[0]["thread_ts"] == event["ts"] and "g5.xlarge" in posted[0]["text"]
+    finally:
+        silent.close()

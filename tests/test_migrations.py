@@ -26,7 +26,8 @@ def test_concurrent_upgrades_from_several_workers(state_url, tmp_path):
         tables = set(sa.inspect(conn).get_table_names())
     engine.dispose()
     assert {"handled_events", "catalog_imports", "snapshots", "snapshot_offers", "digest_subscriptions",
-            "digest_posts", "settings_changes", "price_alerts", "price_alert_firings"} <= tables
+            "digest_posts", "settings_changes", "price_alerts", "price_alert_firings",
+            "event_claims"} <= tables
 
 
 def _head() -> str:

@@ -1,0 +1,119 @@
+"""Slack installations at rest: bot tokens encrypted with GPUBOT_SECRET_KEY, and found for Enterprise Grid too.
+
+`EncryptedInstallationStore` is slack_sdk's SQLAlchemy installation store with every token (bot, user, refresh)
+encrypted by Fernet (`cryptography`: AES-128-CBC + HMAC-SHA256) before it is written when GPUBOT_SECRET_KEY is
+set, and decrypted when read. Stored values then start with `fernet:`; tokens stored before the key was set stay
+readable (and are encrypted at the next install). Without the key, tokens are stored as slack_sdk stores them and
+`serve` warns at start. A key is a Fernet key:
+
+    python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"
+
+`find_team_bot(store, team)` finds a workspace's bot by team id alone, whether the workspace is on its own or part
+of an Enterprise Grid org (its installation then carries `enterprise_id`, which slack_sdk's lookup needs).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+from functools import cache
+
+import sqlalchemy as sa
+from slack_sdk.oauth.installation_store.models.bot import Bot
+from slack_sdk.oauth.installation_store.models.installation import Installation
+from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+
+log = logging.getLogger("gpubot.oauth")
+PREFIX = "fernet:"
+TOKEN_FIELDS = ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token")
+
+
+class SecretKeyError(ValueError):
+    """GPUBOT_SECRET_KEY is set but is not a Fernet key."""
+
+
+@cache
+def _fernet(key: str):
+    from cryptography.fernet import Fernet
+
+    try:
+        return Fernet(key.encode())
+    except ValueError:
+        raise SecretKeyError("GPUBOT_SECRET_KEY is not a Fernet key (32 url-safe base64-encoded bytes); make one "
+                             "with: python -c \"from cryptography.fernet import Fernet; "
+                             "print(Fernet.generate_key().decode())\"") from None
+
+
+def cipher():
+    """The Fernet of GPUBOT_SECRET_KEY, or None when it is not set."""
+    key = os.environ.get("GPUBOT_SECRET_KEY", "").strip()
+    return _fernet(key) if key else None
+
+
+def encrypt(value: str | None) -> str | None:
+    fernet = cipher()
+    if not value or fernet is None or value.startswith(PREFIX):
+        return value
+    return PREFIX + fernet.encrypt(value.encode()).decode()
+
+
+def decrypt(value: str | None) -> str | None:
+    if not value or not value.startswith(PREFIX):
+        return value
+    fernet = cipher()
+    if fernet is None:
+        log.error("a stored token is encrypted but GPUBOT_SECRET_KEY is not set: the workspace must be reinstalled "
+                  "or the key restored")
+        return None
+    from cryptography.fernet import InvalidToken
+
+    try:
+        return fernet.decrypt(value[len(PREFIX):].encode()).decode()
+    except InvalidToken:
+        log.error("a stored token does not decrypt with GPUBOT_SECRET_KEY (another key?)")
+        return None
+
+
+def _with(entity, transform):
+    changed = copy.copy(entity)
+    for field in TOKEN_FIELDS:
+        if hasattr(changed, field):
+            setattr(changed, field, transform(getattr(changed, field)))
+    return changed
+
+
+class EncryptedInstallationStore(SQLAlchemyInstallationStore):
+    """slack_sdk's SQLAlchemy installation store, tokens encrypted at rest (when GPUBOT_SECRET_KEY is set)."""
+
+    def save(self, installation: Installation):
+        return super().save(_with(installation, encrypt))
+
+    def save_bot(self, bot: Bot):
+        return super().save_bot(_with(bot, encrypt))
+
+    @classmethod
+    def build_installation_entity(cls, row) -> Installation:
+        return _with(super().build_installation_entity(row), decrypt)
+
+    @classmethod
+    def build_bot_entity(cls, row) -> Bot:
+        return _with(super().build_bot_entity(row), decrypt)
+
+
+def enterprise_of(store: SQLAlchemyInstallationStore, team_id: str) -> str | None:
+    """The Enterprise Grid org of workspace `team_id` as its newest installation says (None: not on Grid)."""
+    c = store.bots.c
+    with store.engine.connect() as conn:
+        return conn.execute(sa.select(c.enterprise_id)
+                            .where(c.client_id == store.client_id, c.team_id == team_id)
+                            .order_by(c.installed_at.desc()).limit(1)).scalar()
+
+
+def find_team_bot(store: SQLAlchemyInstallationStore, team_id: str, enterprise_id: str | None = None) -> Bot | None:
+    """Workspace `team_id`'s bot, looked up with its enterprise id (given, or found from its installation)."""
+    enterprise_id = enterprise_id or enterprise_of(store, team_id)
+    bot = store.find_bot(enterprise_id=enterprise_id, team_id=team_id)
+    if bot is None and enterprise_id:  # an org-wide install serves every workspace of the org
+        bot = store.find_bot(enterprise_id=enterprise_id, team_id=None, is_enterprise_install=True)
+    return bot

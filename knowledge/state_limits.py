@@ -1,0 +1,49 @@
+"""The same length limits on every database: a value longer than its column is refused before it is sent.
+
+SQLite stores a 500-character string in a `String(80)` column; PostgreSQL refuses it with a raw `DataError`.
+`guard(engine)` checks every INSERT and UPDATE on gpubot's tables against the declared lengths first, so both
+refuse it alike, with `ValueTooLongError` naming the field and its limit (a `ValueError`: the CLI and the Slack
+edge show it as a message, never a traceback).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.sql.dml import Insert, Update
+
+
+class ValueTooLongError(ValueError):
+    """A value is longer than the state database keeps for its field."""
+
+
+def guard(engine: sa.Engine) -> None:
+    @sa.event.listens_for(engine, "before_execute")
+    def _check(conn, clauseelement, multiparams, params, execution_options) -> None:
+        if isinstance(clauseelement, Insert | Update):
+            check(clauseelement, multiparams, params)
+
+
+def _limits(table: sa.Table) -> dict[str, int]:
+    return {c.key: c.type.length for c in table.columns
+            if isinstance(c.type, sa.String) and not isinstance(c.type, sa.Text) and c.type.length}
+
+
+def check(statement: Insert | Update, multiparams=(), params=None) -> None:
+    table = statement.table
+    if not isinstance(table, sa.Table):
+        return
+    limits = _limits(table)
+    if not limits:
+        return
+    rows: list[dict] = [statement.compile().params]
+    for extra in (params, *multiparams):
+        if isinstance(extra, dict):
+            rows.append(extra)
+        elif isinstance(extra, list | tuple):
+            rows.extend(e for e in extra if isinstance(e, dict))
+    for row in rows:
+        for key, value in row.items():
+            limit = limits.get(key)
+            if limit and isinstance(value, str) and len(value) > limit:
+                raise ValueTooLongError(f"{key.replace('_', ' ')} is longer than {limit} characters "
+                                        f"({len(value)}): {value[:40]!r}…")

@@ -54,9 +54,9 @@ def measure(repeat: int = 30) -> dict[str, dict]:
         os.environ["GPUBOT_HOME"] = tempfile.mkdtemp(prefix="gpubot-bench-")
     from bot.pipeline import answer, understand
     from handlers import cache
-    from knowledge.kb import KB
+    from knowledge.kb_open import open_kb
 
-    kb = KB.open()
+    kb = open_kb()
     for texts in QUESTIONS.values():  # warm up: imports, vocabulary, per-KB caches, pydantic schemas
         for text in texts:
             answer(text, kb)

@@ -46,10 +46,10 @@ def main() -> None:
         os.environ["GPUBOT_HOME"] = tempfile.mkdtemp(prefix="gpubot-bench-")
 
     from handlers.parse import Vocabulary, parse
-    from knowledge.kb import KB
+    from knowledge.kb_open import open_kb
 
     started = time.perf_counter()
-    kb = KB.open()
+    kb = open_kb()
     opened = time.perf_counter() - started
     started = time.perf_counter()
     vocab = Vocabulary.from_kb(kb)

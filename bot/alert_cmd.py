@@ -124,13 +124,13 @@ def check_and_post(client_for_team: Callable[[str], object] | None = None, *, kb
 
     from bot.digest_cmd import CHANNEL_ERRORS, PERMANENT_ERRORS, _ensure_rate_limit_retries
     from knowledge import alerts
-    from knowledge.kb import KB
+    from knowledge.kb_open import open_kb
 
     report = AlertReport()
     if not alerts.list_alerts():
         return report
     own = kb is None
-    kb = kb or KB.open()
+    kb = kb or open_kb()
     try:
         due_list = alerts.evaluate(kb.current(), now, record=post)
     finally:
@@ -262,9 +262,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("\n".join(report.lines()) or "no alert fired")
         return 1 if report.of("failed") else 0
-    from knowledge.kb import KB
+    from knowledge.kb_open import open_kb
 
-    kb = KB.open()
+    kb = open_kb()
     try:
         alert, offer = add_alert(args.text, args.team, args.channel, kb)
     except (AlertParseError, alerts.AlertError) as exc:

@@ -38,9 +38,9 @@ def _print_json(data: object) -> None:
 
 
 def _open_kb():
-    from knowledge.kb import KB
+    from knowledge.kb_open import open_kb
 
-    return KB.open()
+    return open_kb()
 
 
 _APOLOGIES = ("Sorry", "抱歉", "The knowledge base is unavailable", "知识库不可用")  # never kept
@@ -147,7 +147,7 @@ def cmd_kb(args: argparse.Namespace) -> int:
               f"({len(report['skipped'])} catalog figures skipped as non-prices)")
         return 0
     if args.kb_command == "import":
-        from knowledge.imports import import_catalog
+        from knowledge.catalog_import import import_catalog
 
         try:
             report = import_catalog(args.path, args.provider, hosts=args.hosts, currency=args.currency,

@@ -71,7 +71,7 @@ def refresh_catalog(
     Raises CatalogError, FetchError, HistoryError or ValueError; nothing is recorded then.
     """
     from knowledge import history
-    from knowledge.imports import catalog_terms
+    from knowledge.catalog_sources import catalog_terms
 
     provider, bundled, currency, usd_per_unit = catalog_terms(provider, currency, usd_per_unit)
     as_of = as_of or dt.date.today().isoformat()
@@ -94,7 +94,7 @@ def _import_into_kb(path: Path, provider: str, hosts: Path | None, currency: str
                     as_of: str) -> str:
     """Import into the knowledge base; a failure there is reported, not raised (the snapshot is recorded)."""
     try:
-        from knowledge.imports import import_catalog
+        from knowledge.catalog_import import import_catalog
 
         report = import_catalog(path, provider, hosts=hosts, currency=currency, usd_per_unit=usd_per_unit,
                                 source=source, as_of=as_of)

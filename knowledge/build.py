@@ -13,90 +13,16 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-from knowledge import pricing
-from knowledge.catalog import Catalog, read_catalog
-from knowledge.kb import SCHEMA_VERSION, fingerprint
-from knowledge.offers import Conversion, Currency, convert
-from knowledge.paths import CATALOG_DIR, DATA_DIR, kb_path
+from knowledge import history_bundled, pricing
+from knowledge.catalog import Catalog
+from knowledge.catalog_sources import CatalogSource, all_catalogs
+from knowledge.imports import imports_version
+from knowledge.kb_schema import SCHEMA_VERSION, fingerprint
+from knowledge.offers import Conversion, convert
+from knowledge.paths import DATA_DIR, kb_path
 from knowledge.reference import gpu_families
-
-
-@dataclass(frozen=True, slots=True)
-class CatalogSource:
-    """One catalog to load: bundled (from the manifest) or imported by a user."""
-
-    provider: str
-    path: Path
-    hosts_path: Path | None
-    currency: str
-    usd_per_unit: float
-    as_of: str
-    source: str
-    text: str | None = None  # an import's content, kept in persistent state rather than in a file
-    hosts_text: str | None = None
-    as_of_known: bool = True  # False: `as_of` is only the day the file was bundled (upstream date unknown)
-
-    def read(self) -> tuple[Catalog, Catalog | None]:
-        from knowledge.catalog import parse_catalog
-
-        catalog = parse_catalog(self.text, self.path) if self.text is not None else read_catalog(self.path)
-        if self.hosts_text is not None:
-            return catalog, parse_catalog(self.hosts_text, self.hosts_path or "hosts")
-        return catalog, read_catalog(self.hosts_path) if self.hosts_path else None
-
-    def currency_info(self) -> Currency:
-        if self.currency == "USD":
-            return Currency()
-        note = f"{self.currency} as returned by the vendor; the catalog stored USD at {self.usd_per_unit} USD per " \
-               f"{self.currency}"
-        return Currency(self.currency, self.usd_per_unit, note)
-
-
-def bundled_catalogs() -> list[CatalogSource]:
-    with (CATALOG_DIR / "manifest.csv").open(encoding="utf-8", newline="") as handle:
-        return [
-            CatalogSource(
-                provider=row["provider"],
-                path=CATALOG_DIR / row["file"],
-                hosts_path=CATALOG_DIR / row["hosts_file"] if row["hosts_file"] else None,
-                currency=row["currency"],
-                usd_per_unit=float(row["usd_per_unit"]),
-                as_of=row["as_of"],
-                source=row["source"],
-                as_of_known=row.get("as_of_known", "true").strip().lower() != "false",
-            )
-            for row in csv.DictReader(handle)
-        ]
-
-
-def imported_catalogs() -> list[CatalogSource]:
-    """Catalogs added with `gpubot kb import` (or a price refresh): the newest per provider, from the state."""
-    from knowledge.imports import latest_imports
-
-    return [
-        CatalogSource(
-            provider=r.provider,
-            path=Path(r.filename),
-            hosts_path=Path(f"{r.provider}-hosts.csv") if r.hosts_content else None,
-            currency=r.currency,
-            usd_per_unit=r.usd_per_unit,
-            as_of=r.as_of,
-            source=r.source,
-            text=r.content,
-            hosts_text=r.hosts_content,
-        )
-        for r in latest_imports()
-    ]
-
-
-def all_catalogs() -> list[CatalogSource]:
-    """Bundled catalogs, each replaced by a user import for the same provider."""
-    imported = {c.provider: c for c in imported_catalogs()}
-    bundled = [c for c in bundled_catalogs() if c.provider not in imported]
-    return bundled + list(imported.values())
 
 
 def _specs() -> list[dict]:
@@ -192,8 +118,6 @@ def build(target: Path | None = None) -> dict:
     started = time.perf_counter()
     target = target or kb_path()
     built_from = fingerprint()
-    from knowledge.imports import imports_version
-
     version = imports_version()  # read before the imports themselves: a later import makes us stale, not wrong
     notes: list[dict] = []
     offers, raw, skipped = load_catalogs(all_catalogs(), notes)
@@ -246,8 +170,6 @@ def build(target: Path | None = None) -> dict:
                 )
             db["skipped"].insert_all([{"note": s} for s in skipped] or [{"note": ""}])
             db["catalog_notes"].insert_all(notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
-            from knowledge import history_bundled
-
             history_bundled.write(db.conn)  # bundled weekly price history (GCP), replayed into intervals
             db["offers"].create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
             db["offers"].create_index(["instance_type"])

@@ -8,9 +8,9 @@ region, pricing model) and run of snapshots with the same price, in two tables o
 - `history_snapshots`: every snapshot the file knows (`idx` 0, 1, ... by date), its commit, date and source;
 - `history_intervals`: an offer's price from snapshot `first_idx` to `last_idx` (inclusive), per GPU-hour too.
 
-A query (`points`) reads one GPU's intervals and expands them into one point per snapshot: the lowest and median
-price per GPU-hour over the offers alive in that snapshot, exactly as recorded snapshots are summarised
-(`knowledge.history_series`). Rules:
+A query (in `knowledge.history_series`) reads one GPU's intervals and expands them into one point per snapshot: the
+lowest and median price per GPU-hour over the offers alive in that snapshot, exactly as recorded snapshots are
+summarised. Rules:
 
 - prices are Cyclenerd's whole-VM figures (GPUs, vCPUs, RAM and, for a2-ultragpu and a3, the attached local SSD);
   committed-use prices are per month and become hourly at / 730;
@@ -28,15 +28,12 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import sqlite3
-from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
 from knowledge.paths import DATA_DIR
 
-__all__ = ["ATTRIBUTION", "CHANGES_FILE", "SERIES", "points", "replay", "write"]
+__all__ = ["ATTRIBUTION", "CHANGES_FILE", "SERIES", "replay", "write"]
 
 HISTORY_DIR = DATA_DIR / "history"
 CHANGES_FILE = HISTORY_DIR / "gcp_weekly" / "gcp_gpu_price_changes.csv"
@@ -203,49 +200,3 @@ def write(conn: sqlite3.Connection) -> int:
 
 def _utc(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text).astimezone(dt.UTC)
-
-
-def points(kb, ref, *, regions: Iterable[str] = (), pricings: Iterable[str] = (),
-           since: dt.datetime | None = None) -> list:
-    """One `knowledge.history_series.Point` per (pricing model, snapshot) of the bundled GCP history for `ref`.
-
-    `ref` is a `GpuRef` (a family covers its variants; a memory variant only that one). An empty list when the
-    knowledge base has no bundled history (an old build) or no offer matches.
-    """
-    from knowledge.history import Snapshot
-    from knowledge.history_series import _point
-
-    conn = kb.conn
-    try:
-        snaps = conn.execute("SELECT idx, taken_at, commit_id, source FROM history_snapshots WHERE provider = ? "
-                             "ORDER BY idx", (PROVIDER,)).fetchall()
-    except sqlite3.OperationalError:  # a knowledge base built before bundled history existed
-        return []
-    regions, pricings = [r.lower() for r in regions], list(pricings)
-    sql = ("SELECT pricing, instance_type, region, accelerator, gpu_memory_gb, price_per_gpu_hour_usd, "
-           "price_per_hour_usd, first_idx, last_idx FROM history_intervals WHERE provider = ? AND gpu = ?")
-    params: list = [PROVIDER, ref.family]
-    if pricings:
-        sql += f" AND pricing IN ({','.join('?' * len(pricings))})"
-        params += pricings
-    if regions:
-        sql += f" AND lower(region) IN ({','.join('?' * len(regions))})"
-        params += regions
-    when = [_utc(s[1]) for s in snaps]
-    start = 0
-    if since is not None:
-        start = next((n for n, t in enumerate(when) if t >= since), len(when))
-        sql += " AND last_idx >= ?"
-        params.append(start)
-    buckets: dict[tuple[str, int], list[Offer]] = defaultdict(list)
-    for pricing, itype, region, accel, memory, per_gpu, per_hour, first, last in conn.execute(sql, params):
-        if ref.memory_gb is not None and (memory is None or abs(memory - ref.memory_gb) >= 0.6):
-            continue
-        offer = Offer(itype, region, accel, memory, per_gpu, per_hour, per_hour)
-        for idx in range(max(first, start), last + 1):
-            buckets[(pricing, idx)].append(offer)
-    out = []
-    for (pricing, idx), offers in buckets.items():
-        snap = Snapshot(None, PROVIDER, None, snaps[idx][3], SERIES, when[idx], "", len(offers))  # type: ignore[arg-type]
-        out.append(replace(_point(ref, snap, pricing, offers, 0), series=SERIES))
-    return out

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import difflib
+import sqlite3
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
@@ -26,7 +27,9 @@ from dataclasses import dataclass, replace
 import sqlalchemy as sa
 
 from knowledge import history, state
+from knowledge import history_bundled as hb
 from knowledge.kb import GpuRef
+from knowledge.kb_open import open_kb
 
 __all__ = ["Point", "UnknownGpu", "history_families", "mark_source_changes", "resolve_gpu", "segments", "series",
            "to_json"]
@@ -316,13 +319,52 @@ def series(
         for (snapshot_id, price_model), rows in groups.items():
             points.append(_point(ref, snaps[snapshot_id], price_model, rows, excluded[(snapshot_id, price_model)]))
     if bundled and (not asked or "gcp" in asked):
-        from knowledge import history_bundled
-
         if kb is None:
-            from knowledge.kb import KB
-
-            with contextlib.closing(KB.open()) as own:
-                points += history_bundled.points(own, ref, regions=regions, pricings=pricings, since=start)
+            with contextlib.closing(open_kb()) as own:
+                points += _bundled_points(own, ref, regions=regions, pricings=pricings, since=start)
         else:
-            points += history_bundled.points(kb.current(), ref, regions=regions, pricings=pricings, since=start)
+            points += _bundled_points(kb.current(), ref, regions=regions, pricings=pricings, since=start)
     return mark_source_changes(points)
+
+
+def _bundled_points(kb, ref, *, regions: Iterable[str] = (), pricings: Iterable[str] = (),
+           since: dt.datetime | None = None) -> list:
+    """One `Point` per (pricing model, snapshot) of the bundled GCP history for `ref`.
+
+    `ref` is a `GpuRef` (a family covers its variants; a memory variant only that one). An empty list when the
+    knowledge base has no bundled history (an old build) or no offer matches.
+    """
+    conn = kb.conn
+    try:
+        snaps = conn.execute("SELECT idx, taken_at, commit_id, source FROM history_snapshots WHERE provider = ? "
+                             "ORDER BY idx", (hb.PROVIDER,)).fetchall()
+    except sqlite3.OperationalError:  # a knowledge base built before bundled history existed
+        return []
+    regions, pricings = [r.lower() for r in regions], list(pricings)
+    sql = ("SELECT pricing, instance_type, region, accelerator, gpu_memory_gb, price_per_gpu_hour_usd, "
+           "price_per_hour_usd, first_idx, last_idx FROM history_intervals WHERE provider = ? AND gpu = ?")
+    params: list = [hb.PROVIDER, ref.family]
+    if pricings:
+        sql += f" AND pricing IN ({','.join('?' * len(pricings))})"
+        params += pricings
+    if regions:
+        sql += f" AND lower(region) IN ({','.join('?' * len(regions))})"
+        params += regions
+    when = [dt.datetime.fromisoformat(s[1]).astimezone(dt.UTC) for s in snaps]
+    start = 0
+    if since is not None:
+        start = next((n for n, t in enumerate(when) if t >= since), len(when))
+        sql += " AND last_idx >= ?"
+        params.append(start)
+    buckets: dict[tuple[str, int], list[hb.Offer]] = defaultdict(list)
+    for pricing, itype, region, accel, memory, per_gpu, per_hour, first, last in conn.execute(sql, params):
+        if ref.memory_gb is not None and (memory is None or abs(memory - ref.memory_gb) >= 0.6):
+            continue
+        offer = hb.Offer(itype, region, accel, memory, per_gpu, per_hour, per_hour)
+        for idx in range(max(first, start), last + 1):
+            buckets[(pricing, idx)].append(offer)
+    out = []
+    for (pricing, idx), offers in buckets.items():
+        snap = history.Snapshot(None, hb.PROVIDER, None, snaps[idx][3], hb.SERIES, when[idx], "", len(offers))  # type: ignore[arg-type]
+        out.append(replace(_point(ref, snap, pricing, offers, 0), series=hb.SERIES))
+    return out

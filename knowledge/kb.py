@@ -1,7 +1,7 @@
 """Read-only access to the knowledge base: small query functions over one SQLite connection.
 
-`KB.open()` builds the knowledge base on first use (or after an upgrade changed its schema) and then opens it
-read-only. Queries return plain dicts with the columns of their table; handlers turn them into models.
+`KB(path)` opens a built knowledge base read-only (`knowledge.kb_open.open_kb` builds it first when it is missing,
+stale or damaged). Queries return plain dicts with the columns of their table; handlers turn them into models.
 """
 
 from __future__ import annotations
@@ -15,29 +15,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from knowledge.paths import DATA_DIR, kb_path
+from knowledge.kb_schema import SCHEMA_VERSION, fingerprint  # noqa: F401 - re-exported: bot/cli.py, live.py use them
 
-SCHEMA_VERSION = 3  # bump when the tables change shape
 REQUIRED_TABLES = ("meta", "gpus", "gpu_specs", "offers", "providers", "price_terms")  # what every build has
 log = logging.getLogger("gpubot.kb")
 _MEMORY = re.compile(r"^(?P<family>.+?)(?:\s+(?P<form>SXM|PCIe|NVL|OAM))?(?:\s+(?P<memory>\d+(?:\.\d+)?)\s*GB)?$",
                      re.IGNORECASE)
 _FORMS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL", "oam": "OAM"}
-
-
-def fingerprint() -> str:
-    """Identifies the bundled data a knowledge base was built from (imports are tracked by `imports_version`).
-
-    A knowledge base whose fingerprint differs (after an upgrade or a data change) is rebuilt on first use.
-    """
-    import hashlib
-
-    digest = hashlib.sha1(str(SCHEMA_VERSION).encode())
-    for path in sorted(DATA_DIR.rglob("*")):
-        if path.is_file():
-            stat = path.stat()
-            digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns};".encode())
-    return digest.hexdigest()[:16]
 
 
 class KnowledgeBaseError(RuntimeError):
@@ -135,56 +119,6 @@ class KB:
             raise KnowledgeBaseError(f"knowledge base {self.path} is corrupt ({'; '.join(problems)[:300]}); "
                                      "run `gpubot kb build`")
 
-    @classmethod
-    def open(cls, path: Path | None = None, *, build_if_missing: bool = True, verify: bool = False) -> KB:
-        """Open the knowledge base, building it first when it is missing, stale or corrupt (`verify`: check every
-        page first, ~70 ms, for a long-running server).
-
-        The knowledge base is a build artifact (bundled data plus the imports kept in the state database), so a
-        damaged file is simply rebuilt, with a warning in the log. When a rebuild fails, a stale but readable
-        knowledge base keeps serving (logged); with none to fall back on, `KnowledgeBaseError` says why.
-        """
-        path = path or kb_path()
-        stale: KB | None = None
-        damaged: KnowledgeBaseError | None = None
-        if path.exists():
-            try:
-                kb = cls(path)
-                reason = marked_damaged(path, kb._identity)
-                if reason:
-                    kb.close()
-                    raise KnowledgeBaseError(f"knowledge base {path} was found damaged ({reason})")
-                if verify:
-                    kb.verify()
-                if kb.meta("fingerprint") == fingerprint() and _imports_current(kb):
-                    return kb
-                stale = kb  # bundled data changed, or imports made or cancelled since (on any machine)
-            except KnowledgeBaseError as exc:
-                if not build_if_missing:
-                    raise
-                damaged = exc
-                log.warning("rebuilding the knowledge base: %s", exc)
-        if not build_if_missing:
-            if stale is not None:
-                stale.close()
-            raise KnowledgeBaseError(f"knowledge base {path} is {'stale' if stale else 'missing'}; "
-                                     "run `gpubot kb build`")
-        from knowledge.build import build
-
-        try:
-            build(path)
-        except Exception as exc:
-            if stale is not None:
-                log.warning("knowledge base %s could not be rebuilt (%s: %s); still using the one built at %s",
-                            path, type(exc).__name__, exc, stale.meta("built_at"))
-                return stale
-            why = "is damaged" if damaged else "is missing"
-            raise KnowledgeBaseError(f"knowledge base {path} {why} and could not be built: {exc}") from exc
-        damage_marker(path).unlink(missing_ok=True)
-        if stale is not None:
-            stale.close()
-        return cls(path)
-
     def close(self) -> None:
         self.conn.close()
 
@@ -205,7 +139,7 @@ class KB:
 
     def _damaged(self, exc: sqlite3.DatabaseError) -> None:
         """A query failed because the file is damaged (not because the SQL is wrong): mark it (`kb.db.damaged`,
-        naming this very file), so that the next `KB.open` or `LiveKB` refresh rebuilds it; KnowledgeBaseError."""
+        naming this very file), so that the next `open_kb` or `LiveKB` refresh rebuilds it; KnowledgeBaseError."""
         text = str(exc).lower()
         if not any(sign in text for sign in ("malformed", "not a database", "disk i/o", "unable to open",
                                              "file is encrypted", "database corrupt")):
@@ -421,9 +355,3 @@ class KB:
 
     def fx(self) -> dict:
         return self.rows("SELECT * FROM fx LIMIT 1")[0]
-
-
-def _imports_current(kb: KB) -> bool:
-    from knowledge.imports import is_current
-
-    return is_current(kb.meta("imports_version"))

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from knowledge.kb import KB, KnowledgeBaseError, damage_marker, fingerprint, marked_damaged
+from knowledge.kb_open import open_kb
 from knowledge.paths import home, kb_path
 
 log = logging.getLogger("gpubot.kb")
@@ -43,7 +44,7 @@ class LiveKB:
         `KnowledgeBaseError` saying why) and keep trying to build it; a server stays up and says what is wrong."""
         self._error: KnowledgeBaseError | None = None
         try:
-            self._kb: KB | None = kb or KB.open()
+            self._kb: KB | None = kb or open_kb()
         except KnowledgeBaseError as exc:
             if not tolerate_missing:
                 raise

@@ -209,9 +209,9 @@ def normalize(key: str, value: Any, kb=None) -> Any:
     key = key_of(key)
     if key in ("providers", "regions"):
         if kb is None:
-            from knowledge.kb import KB
+            from knowledge.kb_open import open_kb
 
-            kb = KB.open()
+            kb = open_kb()
         items = ([w.strip() for w in _LIST_SPLIT.split(value) if w.strip()] if isinstance(value, str)
                  else _words(value))
         if key == "providers":

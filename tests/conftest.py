@@ -21,9 +21,9 @@ def gpubot_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def kb(gpubot_home: Path):
     """The full knowledge base (every bundled catalog, price file and seed fact)."""
-    from knowledge.kb import KB
+    from knowledge.kb_open import open_kb
 
-    return KB.open(gpubot_home / "kb.db")
+    return open_kb(gpubot_home / "kb.db")
 
 
 @pytest.fixture(scope="session")

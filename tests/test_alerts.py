@@ -57,7 +57,7 @@ BASE = h100_spot_min(CATALOG_DIR / "aws_vms.csv")
 @pytest.fixture(scope="module")
 def kbs(tmp_path_factory, kb):
     """The session's knowledge base ("base") and two more with AWS H100 spot prices x3 ("high") and x0.5 ("low")."""
-    from knowledge.imports import import_catalog
+    from knowledge.catalog_import import import_catalog
 
     out = {"base": kb}
     tmp = tmp_path_factory.mktemp("alert_kbs")
@@ -202,7 +202,7 @@ def test_two_workers_post_once(slack, kbs, state_url, tmp_path):
     slack.delay("chat.postMessage", 0.3)  # widen the window in which both workers are mid-run
     # the low prices are an import in the shared state, so every worker's knowledge base has them (a knowledge base
     # that the shared state does not explain is rebuilt by every process: issue 19)
-    from knowledge.imports import import_catalog
+    from knowledge.catalog_import import import_catalog
 
     home = tmp_path / "workers"
     home.mkdir()

@@ -578,7 +578,7 @@ def _store_a_bad_import(state_db: Path) -> None:
 
 
 def test_a_stale_knowledge_base_keeps_serving_when_the_rebuild_fails(cli_home, monkeypatch):
-    from knowledge.kb import KB
+    from knowledge.kb_open import open_kb
 
     home, good = cli_home
     (home / "kb.db").write_bytes(good)
@@ -587,7 +587,7 @@ def test_a_stale_knowledge_base_keeps_serving_when_the_rebuild_fails(cli_home, m
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{home / 'state.db'}")
     from knowledge.live import LiveKB
 
-    live = LiveKB(KB.open(home / "kb.db"), interval=0)
+    live = LiveKB(open_kb(home / "kb.db"), interval=0)
     assert live.is_stale()
     with pytest.raises(Exception, match="badcloud.csv, line 3"):
         live.refresh()

@@ -122,12 +122,12 @@ def _store_import(price: str, provider: str = "testcloud") -> int:
 
 def test_a_cancelled_import_whose_id_is_reused_leaves_no_server_behind(machine):
     from knowledge.imports import catalog_imports, imports_version
-    from knowledge.kb import KB
+    from knowledge.kb_open import open_kb
     from knowledge.live import LiveKB
     from knowledge.state import engine
 
     first = _store_import("1.11")
-    live = LiveKB(KB.open(), interval=0)  # a server that rebuilt while that import was in flight
+    live = LiveKB(open_kb(), interval=0)  # a server that rebuilt while that import was in flight
     assert live.get().rows("SELECT price_per_hour_usd p FROM offers WHERE provider='testcloud'")[0]["p"] == 1.11
     assert not live.is_stale()
     with engine().begin() as conn:  # the import is cancelled (its rebuild failed): undone
@@ -181,10 +181,10 @@ def test_values_longer_than_their_column_are_refused_alike_on_sqlite_and_postgre
 def test_a_server_rebuilds_its_knowledge_base_in_another_process(machine, monkeypatch):
     """The rebuild that follows an import (76 s for 100k rows) never runs on the serving process's GIL."""
     import knowledge.build
-    from knowledge.kb import KB
+    from knowledge.kb_open import open_kb
     from knowledge.live import LiveKB
 
-    live = LiveKB(KB.open(), interval=0)
+    live = LiveKB(open_kb(), interval=0)
     _store_import("4.44")  # imported elsewhere
     assert live.is_stale()
 

@@ -282,8 +282,8 @@ EVIL_SOURCE = "<!here> evil source <https://evil.example|click> @channel"
 @pytest.fixture(scope="module")
 def evil_kb(tmp_path_factory, kb):
     """A knowledge base with the hostile catalog imported as provider `evilcloud` (own home and state)."""
-    from knowledge.imports import import_catalog
-    from knowledge.kb import KB
+    from knowledge.catalog_import import import_catalog
+    from knowledge.kb_open import open_kb
 
     home = tmp_path_factory.mktemp("evil_home")
     path = home / "evil.csv"
@@ -297,7 +297,7 @@ def evil_kb(tmp_path_factory, kb):
         mp.setenv("GPUBOT_HOME", str(home))
         mp.setenv("DATABASE_URL", f"sqlite:///{home / 'state.db'}")
         import_catalog(path, "evilcloud", source=EVIL_SOURCE, as_of="2026-11-30")
-        evil = KB.open(home / "kb.db")
+        evil = open_kb(home / "kb.db")
     yield evil
     evil.close()
 

@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from knowledge.kb import KB, GpuRef
+from knowledge.kb import GpuRef
+from knowledge.kb_open import open_kb
 from knowledge.live import LiveKB
 from tests.reference_calc import CATALOGS
 
@@ -18,7 +19,7 @@ def test_an_import_on_another_machine_reaches_this_worker(state_url, kb, tmp_pat
     there.mkdir()
     (here / "kb.db").write_bytes(Path(kb.path).read_bytes())
     monkeypatch.setenv("GPUBOT_HOME", str(here))
-    live = LiveKB(KB.open(here / "kb.db"), interval=0)
+    live = LiveKB(open_kb(here / "kb.db"), interval=0)
     assert live.refresh() is True or not live.is_stale()  # catch up with this fresh state database first
     assert live.get().offers(providers=["othercloud"]) == []
     assert not live.is_stale()

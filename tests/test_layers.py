@@ -1,0 +1,101 @@
+"""The shape of the code (issue 17): layers bot -> handlers -> knowledge, no import cycles, Slack libraries only
+under bot/, no module over 500 lines.
+
+Imports are read from the source (ast), inside functions too: a cycle hidden in a function body is still a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("bot", "handlers", "knowledge")
+MAX_LINES = 500
+# Modules still over MAX_LINES: shrink this list, never add to it.
+TOO_LONG = {"handlers/parse.py", "bot/blocks.py", "bot/slack_app.py"}
+
+
+def _files() -> dict[str, Path]:
+    """module name -> file, for every module of the three packages."""
+    out = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+FILES = _files()
+
+
+def _imported(module: str, path: Path) -> set[str]:
+    """Every dotted name `module` imports (for `from a import b`: both `a` and `a.b`), relative ones resolved."""
+    names: set[str] = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+IMPORTS = {module: _imported(module, path) for module, path in FILES.items()}
+
+
+def _graph(with_migrations: bool = False) -> dict[str, set[str]]:
+    """Project module -> the project modules it imports (Alembic's migration scripts are loaded by path, apart)."""
+    keep = {m for m in FILES if with_migrations or ".migrations" not in m}
+    return {m: {t for t in IMPORTS[m] if t in keep and t != m} for m in keep}
+
+
+def test_the_analysis_sees_imports_inside_functions():
+    # knowledge.kb_open imports the builder only when it must build: still an edge of the graph
+    assert "knowledge.build" in _graph()["knowledge.kb_open"]
+    assert "knowledge.kb" in _graph()["handlers.cheapest"]
+
+
+def test_no_import_cycles():
+    try:
+        graphlib.TopologicalSorter(_graph()).prepare()
+    except graphlib.CycleError as exc:
+        pytest.fail("import cycle: " + " -> ".join(exc.args[1]))
+
+
+@pytest.mark.parametrize(("lower", "upper"), [("knowledge", ("bot", "handlers")), ("handlers", ("bot",))])
+def test_nothing_imports_upward(lower, upper):
+    upward = sorted(f"{m} -> {t}" for m, targets in _graph(with_migrations=True).items()
+                    if m.split(".")[0] == lower for t in targets if t.split(".")[0] in upper)
+    assert upward == []
+
+
+def test_slack_libraries_only_under_bot():
+    outside = sorted(f"{m} imports {name}" for m, names in IMPORTS.items() if not m.startswith("bot")
+                     for name in names if name.split(".")[0] in ("slack_bolt", "slack_sdk"))
+    assert outside == []
+    assert any(name.startswith("slack_bolt") for name in IMPORTS["bot.slack_app"])  # the check can see them
+
+
+def _lines() -> dict[str, int]:
+    return {str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+            for path in FILES.values()}
+
+
+def test_no_new_module_over_500_lines():
+    lines = _lines()
+    assert sorted(f"{name}: {n} lines" for name, n in lines.items() if n > MAX_LINES and name not in TOO_LONG) == []
+
+
+def test_the_exceptions_are_still_needed():
+    """A module brought under the limit leaves TOO_LONG, so that it cannot grow back unnoticed."""
+    lines = _lines()
+    assert sorted(name for name in TOO_LONG if lines.get(name, 0) <= MAX_LINES) == []

@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from knowledge.kb import KB, KnowledgeBaseError, damage_marker, fingerprint, marked_damaged
-from knowledge.kb_open import open_kb
 from knowledge.paths import home, kb_path
 
 log = logging.getLogger("gpubot.kb")
@@ -42,6 +41,8 @@ class LiveKB:
     def __init__(self, kb: KB | None = None, *, interval: float | None = None, tolerate_missing: bool = False):
         """`tolerate_missing`: when no knowledge base can be opened or built, start without one (every use raises
         `KnowledgeBaseError` saying why) and keep trying to build it; a server stays up and says what is wrong."""
+        from knowledge.kb_open import open_kb  # here: importing this module stays free of the state's SQLAlchemy
+
         self._error: KnowledgeBaseError | None = None
         try:
             self._kb: KB | None = kb or open_kb()

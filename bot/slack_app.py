@@ -517,6 +517,24 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             respond_checked(respond, where, response_type="ephemeral", replace_original=False, **thread_of(body),
                             **message)
 
+    @app.action(blocks.ACTION_IDS["why"])
+    def on_why(ack, body: dict, action: dict, respond) -> None:
+        """"Why": the same answer with every pitfall, rule and detail the short one left out, to whoever clicked."""
+        ack()
+        where = _context_of(body)
+        parsed = button_query(action, where, respond)
+        if parsed is None:
+            return
+        query, extra = parsed
+        team, channel = where_clicked(body)
+        try:
+            message = blocks.answer_message(answer_in(asked(query, extra), team, channel), verbose=True,
+                                            buttons=False)
+        except Exception:
+            log.exception("internal error answering a button in Slack (%s)", where)
+            message = blocks.error_message(query.language)
+        respond_checked(respond, where, response_type="ephemeral", replace_original=False, **message)
+
     # --- App Home: what gpubot does, digests, and the workspace defaults' form -----------------------------
 
     def publish_home(client: WebClient, team: str | None, user: str, where: str, lang: str | None = None) -> None:

@@ -258,6 +258,11 @@ MESSAGES: dict[str, dict[str, str]] = {
 
 
 def t(key: str, lang: str = "en", **values: object) -> str:
+    """A phrase of this table, else of the shared one (`handlers.i18n`)."""
+    if key not in MESSAGES:
+        from handlers import i18n
+
+        return i18n.t(key, lang, **values)
     phrases = MESSAGES[key]
     return (phrases.get(lang) or phrases["en"]).format(**values)
 

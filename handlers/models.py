@@ -50,6 +50,16 @@ class NameIssue(Model):
     candidates: list[str] = Field(default_factory=list)
 
 
+class Budget(Model):
+    """A spending cap said in the question: per GPU-hour, per instance-hour, or a total (over `hours`, if said)."""
+
+    amount: float
+    currency: Currency = "USD"
+    per: Literal["gpu_hour", "instance_hour", "total"] = "gpu_hour"
+    hours: float | None = None  # the period of a total budget ("$5,000 for the month": 730)
+    text: str = ""  # the words it was read from
+
+
 class Query(Model):
     """One question, parsed once. Handlers never see raw text."""
 
@@ -74,6 +84,8 @@ class Query(Model):
     topic: str | None = None
     issues: list[NameIssue] = Field(default_factory=list)
     gpu_variants: list[str] = Field(default_factory=list)  # form factors named: "H100 PCIe" (issue 14)
+    budget: Budget | None = None
+    machines: int | None = None  # "2 nodes of 8 H100": machines, with `gpu_count` GPUs each
 
 
 class Offer(Model):
@@ -108,6 +120,7 @@ class Offer(Model):
     via: str | None = None  # an aggregator's offer: the cloud it runs on ("Lambda")
     as_of_known: bool = True  # False: `as_of` is only the day the catalog was bundled (upstream date unknown)
     gpu_vendor: str | None = None  # NVIDIA, AMD, Intel, ... (None: the accelerator name was not recognised)
+    other_regions: int = 0  # a short answer's one line per instance type: how many more regions offer it
     # Whether it can be ordered at this pricing model (knowledge.availability), where it is (knowledge.zones), and
     # what a second source says of its price (knowledge.crosscheck).
     availability: Literal["orderable", "spot_only", "reservation_only", "preview", "unknown"] = "orderable"

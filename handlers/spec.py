@@ -91,9 +91,14 @@ def with_errata(answer: Answer, query: Query, kb: KB) -> Answer:
         return answer
     facts = {**query_facts(query), "erratum_ids": [e["id"] for e in errata]}
     hits = [h for h in rule_hits(evaluate(facts, query.language, groups=("spec",))) if h.id == "spec.seed-erratum"]
-    return answer.model_copy(update={"lines": [*answer.lines, *errata_lines(errata, query.language)],
-                                     "rules": [*answer.rules, *hits],
-                                     "extra": {**answer.extra, "errata": errata_json(errata, query.language)}})
+    from handlers.compare import split_errata  # corrections about other GPUs or clouds: on request
+
+    near, far = split_errata(errata, [], query.language, answer.offers, query)
+    extra = {**answer.extra, "errata": errata_json(errata, query.language)}
+    if far:
+        extra["details"] = [*(answer.extra.get("details") or []), *far]
+    return answer.model_copy(update={"lines": [*answer.lines, *near], "rules": [*answer.rules, *hits],
+                                     "extra": extra})
 
 
 def whole(row: dict) -> bool:

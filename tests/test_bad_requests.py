@@ -83,7 +83,7 @@ def nothing_processed(slack: SlackStandIn, status: int, raw: bytes) -> None:
     """No Web API call, no response_url post, and no answer in the HTTP body."""
     time.sleep(0.3)
     assert slack.calls() == [], [c.method for c in slack.calls()]
-    assert b"per GPU-hour" not in raw and b"What gpubot can answer" not in raw, raw[:200]
+    assert b"/GPU-h" not in raw and b"What gpubot can answer" not in raw, raw[:200]
     assert b"Traceback" not in raw
 
 

@@ -48,6 +48,9 @@ def handle(query: Query, kb: KB) -> Answer:
                 shown.append(best)
         ratios.append((name, main))
     lines += _ratio_lines(ratios, lang) + errata_lines(errata, lang)
+    from handlers.work import serving_lines  # measured $ per 1M tokens when serving is compared (#15)
+
+    lines += serving_lines(kb, query)
     fired = R.evaluate(facts, lang, groups=("cost", "spec"))
     return Answer(
         query=query,

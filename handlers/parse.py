@@ -1121,7 +1121,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         st.durations.remove(term_years * 8760.0)  # "3-year reserved": a pricing term, not how long it runs
     intent = _intent(st, empty)
     duration = st.durations[0] if st.durations else (term_years * 8760.0 if term_years and intent == "tco" else None)
-    return Query(
+    query = Query(
         text=typed,
         intent=intent,
         gpus=st.ordered("gpus"),
@@ -1144,6 +1144,9 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         issues=st.issues,
         gpu_variants=st.gpu_variants,
     )
+    from handlers.parse_work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
+
+    return refine(query, body)
 
 
 def _pricing(st: _State) -> tuple[str | None, int | None]:

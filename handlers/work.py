@@ -79,13 +79,13 @@ _TEXT = {
     "serving_none": {"en": "No measured cost per token for {what}; `cost per million tokens for {what}` gives a "
                            "labelled estimate or what is measured.",
                      "zh": "{what}没有实测的每token成本；可问“{what} 每百万token成本”查看标注的估算或已实测的机型。"},
-    "gcp_trap": {"en": "GCP H100/A100 80GB: the SkyPilot catalog price disagrees with GCP's list price in several "
-                       "regions (the benchmark README's check: a3-highgpu-1g, us-central1, $5.38/h in the catalog "
-                       "vs $11.06/h list price per Cyclenerd pricing.yml@fd66b26ff84f, i.e. $0.31 vs $0.63 per 1M "
-                       "tokens).",
-                 "zh": "GCP H100/A100 80GB：SkyPilot目录价在多个地区与GCP官方价不一致（基准README的核对："
-                       "a3-highgpu-1g，us-central1，目录$5.38/小时，Cyclenerd pricing.yml@fd66b26ff84f "
-                       "官方价$11.06/小时，即每百万token $0.31 对 $0.63）。"},
+    "two_sources": {"en": "GCP: {n} row(s) where SkyPilot's catalog and Google's billing catalog differ by more than "
+                          "5 % are priced with the trusted figure (source on each row; the other one in "
+                          "`other_prices`), e.g. {instance} {region}: {reason}.",
+                    "zh": "GCP：{n}行的SkyPilot目录价与Google计费目录相差超过5%，按可信的价格计算（每行注明来源，"
+                          "另一价格见`other_prices`），例如 {instance} {region}：{reason}。"},
+    "not_orderable": {"en": "{n} instance type(s) left out: they cannot be ordered {pricing} ({items}).",
+                      "zh": "已排除{n}个无法以{pricing}方式购买的机型（{items}）。"},
     "config": {"en": "Configuration matters: framework version, dtype and max_num_seqs are on each row.",
                "zh": "配置影响很大：每行注明框架版本、数据类型和max_num_seqs。"},
 }
@@ -153,9 +153,12 @@ def handle(query: Query, kb) -> Answer:
             priced = work.rank(kb, model=model, workload=workload, step=step, pricing=pricing)
             lines.append(_t("measured_gpus", lang, model=name,
                             gpus=", ".join(sorted({r["gpu"] for r in priced.rows})) or "—"))
+        if excluded_note := _not_orderable(found.excluded, labels["pricing"], lang):
+            notes.append(excluded_note)
         return Answer(query=query, title=_t("none", lang, model=name, **labels), lines=lines,
                       notes=[*notes, ATTRIBUTION], suggestions=suggestions,
-                      sources=[Source(source=SOURCE, as_of=SOURCE_DATE)], extra={"work": [], "work_details": []})
+                      sources=[Source(source=SOURCE, as_of=SOURCE_DATE)],
+                      extra={"work": [], "work_details": [], "excluded": found.excluded})
     best = found.rows[0]
     values = {"provider": best["provider"], "instance": best["instance_type"], "usd": best["usd_per_million_tokens"],
               "tps": best["tokens_per_s"], "price": best["price_per_hour_usd"], **labels}
@@ -174,10 +177,11 @@ def handle(query: Query, kb) -> Answer:
     if under:
         notes.append(_t("under_used", lang, n=under))
     notes.append(_t("single", lang) if step == "single_stream" else _t("config", lang))
-    if pricing in ("on_demand", "spot") and any(
-            r["provider"] == "gcp" and r["gpu"] in ("H100", "H200") or r["instance_type"].startswith("a2-ultragpu")
-            for r in found.rows):
-        notes.append(_t("gcp_trap", lang))
+    if two := [r for r in found.rows if r.get("other_prices")]:
+        notes.append(_t("two_sources", lang, n=len(two), instance=two[0]["instance_type"], region=two[0]["region"],
+                        reason=two[0]["price_trust_reason"]))
+    if excluded_note := _not_orderable(found.excluded, labels["pricing"], lang):
+        notes.append(excluded_note)
     if found.unpriced:
         notes.append(_t("unpriced", lang, pricing=labels["pricing"], where=", ".join(found.unpriced)))
     notes.append(ATTRIBUTION)
@@ -187,7 +191,15 @@ def handle(query: Query, kb) -> Answer:
         if source not in sources:
             sources.append(source)
     return Answer(query=query, title=title, notes=notes, suggestions=suggestions, sources=sources,
-                  extra={"work": found.rows, "work_details": found.details})
+                  extra={"work": found.rows, "work_details": found.details, "excluded": found.excluded})
+
+
+def _not_orderable(excluded: list[dict], pricing: str, lang: str) -> str | None:
+    """How many measured instance types were left out because they cannot be ordered at this pricing, and why."""
+    if not excluded:
+        return None
+    items = "; ".join(f"{', '.join(e['instance_types'])}: {e['reason']}" for e in excluded)
+    return _t("not_orderable", lang, n=sum(e["count"] for e in excluded), pricing=pricing, items=items)
 
 
 def serving_lines(kb, query: Query, *, gpus: list[str] | None = None, pricing: str | None = None) -> list[str]:

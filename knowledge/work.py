@@ -13,10 +13,12 @@ ranking.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from knowledge import availability, crosscheck
 from knowledge.benchmarks import SOURCE, ModelEntry, models
 from knowledge.reference import host_rules
 
@@ -40,6 +42,8 @@ class Ranking:
     details: list[dict] = field(default_factory=list)
     unpriced: list[str] = field(default_factory=list)
     measured_on: list[str] = field(default_factory=list)  # every instance type measured (before filters)
+    excluded: list[dict] = field(default_factory=list)  # not orderable at this pricing: [{reason, availability,
+    # count, instance_types}], as `availability.excluded_counts` (count = instance types left out)
 
     def sort(self) -> Ranking:
         """Cheapest per 1M tokens first (rows and their details kept in step)."""
@@ -93,11 +97,12 @@ def _gcp_accelerator(instance_type: str) -> str | None:
                  and r.host_instance_type.rsplit("-", 1)[0] == series), None)
 
 
-def _gcp_composed(kb, instance_type: str, gpu_count: float, pricing: str, regions: list[str]) -> dict | None:
-    """Accelerator row + this machine type's host row, same zone, cheapest: the price GCP bills."""
+def _gcp_composed(kb, instance_type: str, gpu_count: float, pricing: str, regions: list[str]) -> list[dict]:
+    """Accelerator row + this machine type's host row, same zone, cheapest zone per region: the price GCP bills,
+    as offers that went through the same checks as the catalog's (availability rules, the two-source rule)."""
     accelerator = _gcp_accelerator(instance_type)
     if accelerator is None or pricing not in ("on_demand", "spot"):
-        return None
+        return []
     column = "price" if pricing == "on_demand" else "spot_price"
     where = f" AND a.region IN ({','.join('?' * len(regions))})" if regions else ""
     found = kb.rows(
@@ -105,43 +110,55 @@ def _gcp_composed(kb, instance_type: str, gpu_count: float, pricing: str, region
         "FROM catalog_rows a JOIN catalog_rows h ON h.provider = 'gcp' AND h.instance_type = ? AND h.zone = a.zone "
         "WHERE a.provider = 'gcp' AND COALESCE(a.instance_type, '') = '' AND a.accelerator = ? "
         f"AND ABS(a.accelerator_count - ?) < 1e-6 AND a.{column} IS NOT NULL AND h.{column} IS NOT NULL{where} "
-        "ORDER BY usd, a.region LIMIT 1",
+        "ORDER BY usd, a.region, a.zone",
         (instance_type, accelerator, gpu_count, *regions),
     )
-    ref = kb.rows("SELECT gpu, source, as_of FROM offers WHERE provider = 'gcp' AND kind = 'catalog' "
+    ref = kb.rows("SELECT gpu, source, as_of, as_of_known FROM offers WHERE provider = 'gcp' AND kind = 'catalog' "
                   "AND accelerator = ? LIMIT 1", (accelerator,))
     if not found or not ref:
-        return None
-    hit = found[0]
-    return {"provider": "gcp", "instance_type": instance_type, "region": hit["region"], "zone": hit["zone"],
-            "pricing": pricing, "gpu": ref[0]["gpu"], "gpu_count": gpu_count, "price_per_hour_usd": hit["usd"],
-            "source": ref[0]["source"], "as_of": ref[0]["as_of"],
+        return []
+    offers: dict[str, dict] = {}
+    for hit in found:  # cheapest first: the first zone of each region
+        offers.setdefault(hit["region"], {
+            "provider": "gcp", "instance_type": instance_type, "region": hit["region"], "zone": hit["zone"],
+            "pricing": pricing, "kind": "catalog", "gpu": ref[0]["gpu"], "gpu_count": gpu_count,
+            "price_per_hour_usd": hit["usd"], "source": ref[0]["source"], "as_of": ref[0]["as_of"],
+            "as_of_known": None if ref[0]["as_of_known"] is None else bool(ref[0]["as_of_known"]),
             "note": f"{accelerator} x{gpu_count:g} (gcp_vms.csv line {hit['acc_line']}) + {instance_type} host "
-                    f"(gcp_host_vms.csv line {hit['host_line']}), {hit['zone']}"}
+                    f"(gcp_host_vms.csv line {hit['host_line']}), {hit['zone']}"})
+    composed = list(offers.values())
+    availability.apply(composed)
+    crosscheck.apply(composed, [])  # re-prices (and re-sources) where Google's billing catalog is trusted
+    return sorted(composed, key=lambda o: (o["price_per_hour_usd"], o["region"]))
 
 
-def _prices(kb, benches: list[dict], pricing: str, regions: list[str]) -> dict[tuple[str, str], dict]:
-    """(provider, instance type) -> its cheapest offer, for all the benchmarked instance types in one query."""
+def _prices(kb, benches: list[dict], pricing: str, regions: list[str]
+            ) -> tuple[dict[tuple[str, str], dict], dict[tuple[str, str], dict]]:
+    """((provider, instance type) -> its cheapest orderable offer, (provider, instance type) -> one offer of each
+    instance type listed at this pricing model but orderable nowhere asked), for all the benchmarked types at once."""
     types = sorted({b["instance_type"] for b in benches})
     if not types:
-        return {}
+        return {}, {}
     where = f" AND region IN ({','.join('?' * len(regions))})" if regions else ""
     found: dict[tuple[str, str], dict] = {}
-    listed: set[tuple[str, str]] = set()  # in the catalog at this pricing model, orderable or not
+    blocked: dict[tuple[str, str], dict] = {}  # listed at this pricing model, but cannot be ordered so
     for offer in kb.rows(f"SELECT * FROM offers WHERE instance_type IN ({','.join('?' * len(types))}) AND pricing = ? "
                          f"AND kind IN ('catalog', 'pricing'){where} ORDER BY price_per_hour_usd, region",
                          (*types, pricing, *regions)):
         key = (offer["provider"], offer["instance_type"])
-        listed.add(key)
-        if (offer.get("availability") or "orderable") == "orderable":  # never rank what cannot be ordered
+        if availability.orderable(offer):  # never rank what cannot be ordered
             found.setdefault(key, offer)
+        else:
+            blocked.setdefault(key, offer)
     for b in benches:
         key = (b["vendor"], b["instance_type"])
-        if key not in found and key not in listed and b["vendor"] == "gcp":
+        if key not in found and key not in blocked and b["vendor"] == "gcp":
             composed = _gcp_composed(kb, b["instance_type"], b["gpu_count"], pricing, regions)
-            if composed:
-                found[key] = composed
-    return found
+            if ok := [o for o in composed if availability.orderable(o)]:
+                found[key] = ok[0]
+            elif composed:
+                blocked[key] = composed[0]
+    return found, {k: v for k, v in blocked.items() if k not in found}
 
 
 def _row(bench: dict, offer: dict, basis: str, tokens_per_s: float, step: str) -> tuple[dict, dict]:
@@ -156,6 +173,9 @@ def _row(bench: dict, offer: dict, basis: str, tokens_per_s: float, step: str) -
         "basis": basis, "benchmark_source": bench["source"], "run_date": bench["run_date"],
         "source": offer["source"], "as_of": offer["as_of"],
     }
+    if other := offer.get("other_prices"):  # the two GCP sources disagree: the other figure, and which one ranks
+        row |= {"other_prices": json.loads(other) if isinstance(other, str) else other,
+                "price_trust_reason": offer.get("price_trust_reason")}
     detail = {k: bench.get(k) for k in ("framework", "framework_version", "gpu_model", "concurrency",
                                         "max_num_seqs", "ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms")}
     detail |= {"zone": offer.get("zone"), "currency": offer.get("currency") or "USD",
@@ -203,9 +223,14 @@ def rank(kb, *, model: ModelEntry | None, size_b: float | None = None, workload:
     result = Ranking(measured_on=sorted({f"{b['vendor']} {b['instance_type']}" for b, _ in pairs}))
     pairs = [(b, r) for b, r in pairs if (not providers or b["vendor"] in providers)
              and (not instance_types or b["instance_type"].lower() in instance_types)]
-    prices = _prices(kb, [b for b, _ in pairs], pricing, regions)
+    prices, blocked = _prices(kb, [b for b, _ in pairs], pricing, regions)
+    left_out: list[dict] = []
     for bench, ref in pairs:
         offer = prices.get((bench["vendor"], bench["instance_type"]))
+        if offer is None and (gone := blocked.get((bench["vendor"], bench["instance_type"]))):
+            if not gpu_families or gone["gpu"].split()[0].lower() in gpu_families:
+                left_out.append(gone)
+            continue
         if offer is None:
             result.unpriced.append(f"{bench['vendor']} {bench['instance_type']}")
             continue
@@ -219,6 +244,10 @@ def rank(kb, *, model: ModelEntry | None, size_b: float | None = None, workload:
         row, detail = _row(bench, offer, basis, tokens, step)
         result.rows.append(row)
         result.details.append(detail)
+    result.excluded = [e | {"instance_types": sorted(f"{o['provider']} {o['instance_type']}" for o in left_out
+                                                     if (o.get("availability_reason") or o.get("availability"))
+                                                     == e["reason"])}
+                       for e in availability.excluded_counts(left_out)]
     return result.sort()
 
 
@@ -246,7 +275,7 @@ def rank_by_datasheet(kb, *, model: ModelEntry, gpus: Iterable[str], workload: s
     need_gb = model.params_b * _bytes_per_param(model.model, model.benchmark) / _USABLE_MEMORY
     seen: set[str] = set()
     for offer in kb.offers(gpus=[GpuRef.parse(g) for g in gpus], pricing=pricing, providers=providers,
-                           regions=regions, gpu_count=1, kinds=("catalog", "pricing")):
+                           regions=regions, gpu_count=1, kinds=("catalog", "pricing"), orderable=True):
         target = bandwidth.get(offer["gpu_model"])
         if (offer["instance_type"] in seen or offer["vgpu"] or target is None or len(seen) >= limit
                 or (offer["gpu_memory_gb"] or 0) < need_gb):

@@ -20,7 +20,8 @@ from bot.cli import main
 DATA = Path(__file__).resolve().parent.parent / "knowledge" / "data"
 BENCH = DATA / "benchmarks" / "llm_inference.csv"
 CATALOGS = DATA / "catalogs"
-FILES = {"aws": "aws_vms.csv", "azure": "azure_vms.csv", "alibaba": "alibaba_vms.csv"}
+FILES = {f.name.removesuffix("_vms.csv"): f.name for f in CATALOGS.glob("*_vms.csv")
+         if not f.name.startswith("gcp_")}  # every bundled cloud but GCP (priced as accelerator + host below)
 GCP_SERIES = {"a2-highgpu": "A100", "a2-ultragpu": "A100-80GB", "a3-highgpu": "H100", "a3-megagpu": "H100-MEGA",
               "a3-ultragpu": "H200", "g2-standard": "L4"}  # machine series -> the accelerator GCP attaches
 ATTRIBUTION = ("sc-inspector-data", "commit 804d3c71ddae", "CC BY-SA 4.0",
@@ -43,22 +44,65 @@ def measured_tps(model: str, workload: str = "chat-256-128", role: str = "max_th
     return found
 
 
+SNAPSHOT = DATA / "history" / "gcp_weekly" / "gcp_gpu_prices_last_snapshot.csv"  # Google's billing catalog
+SNAPSHOT_COLUMNS = {"Price": "hour", "SpotPrice": "hour_spot"}
+GCP_SPOT_OR_FLEX_ONLY = {"a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g"}  # Google: A3 High 1/2/4g not on demand
+AWS_BLOCKS_ONLY = ("p5e.", "p5en.", "p6-")  # no on-demand price in a region: EC2 Capacity Blocks only
+
+
+@cache
+def _billing(column: str) -> dict[tuple[str, str], float]:
+    """(machine type, region) -> Google's billing-catalog whole-VM figure (the issue's second source)."""
+    return {(r["name"], r["region"]): float(r[SNAPSHOT_COLUMNS[column]]) for r in _rows(SNAPSHOT)
+            if r["gpu_name"] and r[SNAPSHOT_COLUMNS[column]]}
+
+
+def _gcp_regions(instance: str, gpus: float, column: str) -> dict[str, float]:
+    """region -> SkyPilot's figure: the accelerator row plus this machine type's host row, same zone, cheapest zone."""
+    accelerator = GCP_SERIES[instance.rsplit("-", 1)[0]]
+    hosts = {r["AvailabilityZone"]: r for r in _rows(CATALOGS / "gcp_host_vms.csv")
+             if r["InstanceType"] == instance and r[column].strip()}
+    found: dict[str, float] = {}
+    for r in _rows(CATALOGS / "gcp_vms.csv"):
+        host = hosts.get(r["AvailabilityZone"])
+        if (host and not r["InstanceType"] and r["AcceleratorName"] == accelerator and r[column].strip()
+                and float(r["AcceleratorCount"]) == gpus):
+            price = float(r[column]) + float(host[column])
+            found[r["Region"]] = min(price, found.get(r["Region"], price))
+    return found
+
+
 def catalog_price(vendor: str, instance: str, gpus: float, column: str = "Price", region: str | None = None):
-    """(cheapest price per instance-hour in USD, region) from the catalog files, or None."""
+    """(cheapest orderable price per instance-hour in USD, region, which source: "catalog" | "billing" | None when
+    the two GCP sources agree or there is no second one) from the data files, or None.
+
+    GCP: where SkyPilot's figure and the billing catalog differ by more than 5 %, the billing catalog's (dated,
+    Google's own) figure is the one; A3 High 1/2/4g cannot be ordered on demand. AWS H200/B200 sizes without an
+    on-demand price in a region are Capacity Blocks only."""
     best = None
     if vendor in FILES:
+        on_demand = {r["Region"] for r in _rows(CATALOGS / FILES[vendor])
+                     if r["InstanceType"] == instance and r["Price"].strip()}
         for r in _rows(CATALOGS / FILES[vendor]):
-            if r["InstanceType"] == instance and r[column].strip() and region in (None, r["Region"]):
-                best = min(best or (float(r[column]), r["Region"]), (float(r[column]), r["Region"]))
+            if vendor == "aws" and instance.startswith(AWS_BLOCKS_ONLY) and r["Region"] not in on_demand:
+                continue
+            value = r[column].strip()
+            if vendor == "runpod" and r["AcceleratorName"] == "L40S":  # catalogs README: swapped upstream
+                value = r[{"Price": "SpotPrice", "SpotPrice": "Price"}[column]].strip()
+            if vendor == "azure" and column == "SpotPrice" and instance.endswith("H100_v5") and value == r["Price"]:
+                continue  # catalogs README: a SpotPrice equal to Price is the pay-as-you-go price repeated
+            if r["InstanceType"] == instance and value and region in (None, r["Region"]):
+                best = min(best or (float(value), r["Region"], None), (float(value), r["Region"], None))
     elif vendor == "gcp" and instance.rsplit("-", 1)[0] in GCP_SERIES:
-        accelerator = GCP_SERIES[instance.rsplit("-", 1)[0]]
-        hosts = {r["AvailabilityZone"]: r for r in _rows(CATALOGS / "gcp_host_vms.csv")
-                 if r["InstanceType"] == instance and r[column].strip()}
-        for r in _rows(CATALOGS / "gcp_vms.csv"):
-            host = hosts.get(r["AvailabilityZone"])
-            if (host and not r["InstanceType"] and r["AcceleratorName"] == accelerator and r[column].strip()
-                    and float(r["AcceleratorCount"]) == gpus and region in (None, r["Region"])):
-                best = min(best or (9e9, ""), (float(r[column]) + float(host[column]), r["Region"]))
+        if column == "Price" and instance in GCP_SPOT_OR_FLEX_ONLY:
+            return None
+        for place, price in _gcp_regions(instance, gpus, column).items():
+            billed = _billing(column).get((instance, place))
+            which = None
+            if billed and abs(price - billed) / billed > 0.05:
+                price, which = billed, "billing"
+            if region in (None, place):
+                best = min(best or (9e9, "", None), (price, place, which))
     return best
 
 
@@ -97,11 +141,23 @@ def test_llama_8b_ranking_matches_the_data(ask, text):
     assert result["query"]["model"] == "Llama-3.1-8B" and result["query"]["bench_workload"] == "chat-256-128"
     got = [(w["instance_type"], w["usd_per_million_tokens"]) for w in result["work"]]
     assert got == expected_ranking(LLAMA_8B)
-    assert len(got) >= 15  # every priced instance type, not a top 5
+    assert len(got) >= 14  # every orderable priced instance type, not a top 5 (A3 High 1/2/4g: not on demand)
     first = result["work"][0]
-    assert set(first) == {"provider", "instance_type", "region", "pricing", "gpu", "gpu_count", "gpus_used", "model",
-                          "quantization", "workload", "strategy", "tokens_per_s", "price_per_hour_usd",
-                          "usd_per_million_tokens", "basis", "benchmark_source", "run_date", "source", "as_of"}
+    keys = {"provider", "instance_type", "region", "pricing", "gpu", "gpu_count", "gpus_used", "model", "quantization",
+            "workload", "strategy", "tokens_per_s", "price_per_hour_usd", "usd_per_million_tokens", "basis",
+            "benchmark_source", "run_date", "source", "as_of"}
+    tps = measured_tps(LLAMA_8B)
+    for w in result["work"]:  # the region, the figure's source, and the other source's figure where they disagree
+        price, region, which = catalog_price(w["provider"], w["instance_type"], tps[(w["provider"],
+                                                                                       w["instance_type"])][1])
+        assert w["region"] == region and w["price_per_hour_usd"] == pytest.approx(price, abs=1e-6)
+        assert set(w) == (keys | {"other_prices", "price_trust_reason"} if which else keys)
+        assert ("Google Cloud Billing Catalog" in w["source"]) == (which == "billing")
+        if which:
+            assert "differ by" in w["price_trust_reason"]
+            assert [o["price_per_hour_usd"] for o in w["other_prices"]] == [pytest.approx(
+                _gcp_regions(w["instance_type"], w["gpu_count"], "Price")[region], abs=1e-6)]
+            assert "SkyPilot" in w["other_prices"][0]["source"]
     assert all(w["basis"] == "measured" and w["pricing"] == "on_demand" for w in result["work"])
     assert first["benchmark_source"].startswith("SpareCores/sc-inspector-data@804d3c71ddae:data/")
     assert first["instance_type"] in result["title"] and f"{first['usd_per_million_tokens']:.4f}" in result["title"]
@@ -163,14 +219,70 @@ def _row(result: dict, instance: str) -> dict:
     ("cost per million tokens for Llama 3.1 8B in us-central1", "g2-standard-16", 1.14721, 373.297, 0.8537),
     ("llama 7b cost per million tokens on alibaba in cn-hangzhou", "ecs.gn7i-c16g1.4xlarge", 1.4044812, 90.385,
      4.3164),
-    ("cost per million tokens for Llama 3.1 8B in us-central1", "a3-highgpu-1g", 5.38327, 4885.57, 0.3061),
-    ("llama 8b interactive cost per million tokens in us-central1", "a3-highgpu-1g", 5.38327, 152.04, 9.8353),
 ])
 def test_worked_examples(ask, text, instance, price, tps, usd):
+    """The five prices are orderable and Google's billing catalog agrees with them (within 5 %): the README's
+    SkyPilot figures are the ones shown, with SkyPilot as the source."""
     row = _row(ask(text), instance)
     assert row["price_per_hour_usd"] == pytest.approx(price, abs=1e-6)
     assert row["tokens_per_s"] == pytest.approx(tps)
     assert row["usd_per_million_tokens"] == pytest.approx(usd, abs=5e-5)
+    assert price / (tps * 3600) * 1e6 == pytest.approx(usd, abs=5e-5)  # the README's own arithmetic
+    assert "other_prices" not in row and "Billing" not in row["source"]
+    if row["provider"] == "gcp":
+        billed = _billing("Price")[(instance, "us-central1")]
+        assert "SkyPilot" in row["source"] and abs(price - billed) / billed <= 0.05
+
+
+CHECK_CASE_TPS = {"max_throughput": 4885.57, "synchronous": 152.04}  # the README's a3-highgpu-1g rows (#L720, #L701)
+
+
+@pytest.mark.parametrize("text", [
+    "cost per million tokens for Llama 3.1 8B in us-central1",
+    "llama 8b interactive cost per million tokens in us-central1",
+    "用Llama 3.1 8B做在线推理，每百万token成本最低的是哪家？",
+])
+def test_check_case_a3_highgpu_1g_is_left_out_on_demand(ask, text):
+    """The README's GCP H100 check case: A3 High 1g is sold only as Spot or Flex-start, so an on-demand ranking
+    leaves it out and says how many were left out and why (neither $5.38/h nor $11.06/h is an on-demand price)."""
+    result = ask(text)
+    assert "a3-highgpu-1g" not in {w["instance_type"] for w in result["work"]}
+    excluded = {t for e in result["excluded"] for t in e["instance_types"]}
+    assert "gcp a3-highgpu-1g" in excluded and excluded <= {f"gcp {t}" for t in GCP_SPOT_OR_FLEX_ONLY}
+    assert [e["availability"] for e in result["excluded"]] == ["spot_only"]
+    assert result["excluded"][0]["count"] == len(excluded)
+    note = next(line for line in result["text"].splitlines() if "a3-highgpu-1g" in line)
+    assert "Spot" in note and f"{len(excluded)} " in note
+
+
+@pytest.mark.parametrize("text, step", [
+    ("cost per million tokens for Llama 3.1 8B on spot in us-central1", "max_throughput"),
+    ("llama 8b interactive cost per million tokens on spot in us-central1", "synchronous"),
+])
+def test_check_case_a3_highgpu_1g_on_spot_uses_the_trusted_figure(ask, text, step):
+    """On spot it is orderable: priced with Google's billing-catalog spot figure (the two sources differ by more
+    than 5 %; the billing catalog is dated, SkyPilot's date is not recorded), SkyPilot's figure in other_prices."""
+    row = _row(ask(text), "a3-highgpu-1g")
+    billed, skypilot = _billing("SpotPrice")[("a3-highgpu-1g", "us-central1")], _gcp_regions("a3-highgpu-1g", 1,
+                                                                                             "SpotPrice")["us-central1"]
+    assert abs(skypilot - billed) / billed > 0.05 and billed == pytest.approx(6.32619, abs=1e-5)
+    assert row["pricing"] == "spot" and row["price_per_hour_usd"] == pytest.approx(billed, abs=1e-9)
+    assert row["tokens_per_s"] == pytest.approx(CHECK_CASE_TPS[step])
+    assert row["usd_per_million_tokens"] == pytest.approx(billed / (CHECK_CASE_TPS[step] * 3600) * 1e6, abs=5e-5)
+    assert "Google Cloud Billing Catalog" in row["source"] and row["as_of"] == "2026-07-30"
+    assert row["other_prices"][0]["price_per_hour_usd"] == pytest.approx(skypilot, abs=1e-6)
+    assert "SkyPilot" in row["other_prices"][0]["source"] and "billing-catalog figure" in row["price_trust_reason"]
+
+
+def test_check_case_readme_arithmetic():
+    """The README's check-case figures, straight from the files: $5.38327/h SkyPilot (gcp_vms.csv + host row),
+    $11.06125/h in Google's billing catalog; $0.3061 vs $0.6289 per 1M tokens (neither is orderable on demand)."""
+    skypilot = _gcp_regions("a3-highgpu-1g", 1, "Price")["us-central1"]
+    billed = _billing("Price")[("a3-highgpu-1g", "us-central1")]
+    assert skypilot == pytest.approx(5.38327, abs=1e-6) and billed == pytest.approx(11.06125, abs=1e-5)
+    assert skypilot / (4885.57 * 3600) * 1e6 == pytest.approx(0.3061, abs=5e-5)
+    assert billed / (4885.57 * 3600) * 1e6 == pytest.approx(0.6289, abs=5e-5)
+    assert skypilot / (152.04 * 3600) * 1e6 == pytest.approx(9.8353, abs=5e-5)
 
 
 def test_alibaba_is_single_stream_and_says_so(ask):
@@ -311,8 +423,8 @@ def _gcp_commitments() -> dict[str, float]:
 def test_reserved_uses_committed_prices(ask):
     result = ask("cost per million tokens for Llama 3.1 8B on gcp reserved 1 year")
     rates, tps = _gcp_commitments(), measured_tps(LLAMA_8B)
-    expected = sorted((round(rates[i] / (tps[("gcp", i)][0] * 3600) * 1e6, 4), i)
-                      for (vendor, i) in tps if vendor == "gcp" and i in rates)
+    expected = sorted((round(rates[i] / (tps[("gcp", i)][0] * 3600) * 1e6, 4), i)  # A3 High 1/2/4g: no commitment
+                      for (vendor, i) in tps if vendor == "gcp" and i in rates and i not in GCP_SPOT_OR_FLEX_ONLY)
     got = [(w["usd_per_million_tokens"], w["instance_type"]) for w in result["work"]]
     assert got == expected and {w["pricing"] for w in result["work"]} == {"reserved_1y"}
 

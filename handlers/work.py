@@ -53,9 +53,9 @@ _TEXT = {
                  "zh": "估算：没有这一规模的实测模型；按每个机型上最接近的实测模型，以参数量比例折算（每行注明依据），"
                        "并非实测。"},
     "formula": {"en": "$ per 1M output tokens = price per hour / (output tokens/s x 3600) x 10^6; price: the instance "
-                      "type's cheapest region in the catalog, tokens/s: the benchmark.",
+                      "type's cheapest region where it can be ordered at this pricing, tokens/s: the benchmark.",
                 "zh": "每百万输出token成本 = 每小时价格 /（输出token每秒 x 3600）x 10^6；"
-                      "价格取目录中该机型最便宜的地区，token/s取自基准测试。"},
+                      "价格取该机型可按此方式购买的最便宜地区，token/s取自基准测试。"},
     "under_used": {"en": "{n} instance type(s) ran the model on fewer GPUs than they have (gpus_used < gpu_count): "
                          "a right-sized deployment may cost less per token.",
                    "zh": "{n}个机型上模型只用了部分GPU（gpus_used < gpu_count）：按需选型的部署每token成本可能更低。"},

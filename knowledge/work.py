@@ -4,7 +4,10 @@
 (`knowledge/benchmarks.py`); the price always comes from the knowledge base's offers, never from the benchmark
 file: the instance type's cheapest region for the pricing asked. A GCP machine type that the catalog does not
 offer as such (`g2-standard-16`: SkyPilot prices 1x L4 on `g2-standard-4`) is priced as GCP bills it: its
-accelerator row plus the host row of that very machine type, same zone (`catalog_rows`).
+accelerator row plus the host row of that very machine type, same zone (`catalog_rows`). Prices are what the rest
+of gpubot ranks: orderable offers only (`knowledge.availability`; an instance type orderable nowhere asked is
+counted in `Ranking.excluded`), and composed GCP prices go through the same availability rules and two-source rule
+(`knowledge.crosscheck`) as the catalog's offers.
 
 Rows the benchmark measured are `basis: "measured"`. A model size nobody measured gets `estimate: ...` rows,
 scaled from the nearest measured model size on the same instance; estimates are never mixed into a measured

@@ -115,6 +115,28 @@ def expected_ranking(model: str, column: str = "Price", **kw) -> list[tuple[str,
     return [(instance, usd) for usd, instance in sorted(rows)]
 
 
+def _check_sources(work: list[dict], keys: set[str], column: str = "Price") -> None:
+    """Each row's region and price, the source of the figure used, and the other source's figure where the two GCP
+    sources disagree (SkyPilot's, kept in other_prices), all from the data files."""
+    tps = measured_tps(LLAMA_8B)
+    for w in work:
+        price, region, which = catalog_price(w["provider"], w["instance_type"],
+                                             tps[(w["provider"], w["instance_type"])][1], column)
+        assert w["region"] == region and w["price_per_hour_usd"] == pytest.approx(price, abs=1e-6)
+        assert set(w) == (keys | {"other_prices", "price_trust_reason"} if which else keys)
+        assert ("Google Cloud Billing Catalog" in w["source"]) == (which == "billing")
+        if which:
+            assert "differ by" in w["price_trust_reason"]
+            assert [o["price_per_hour_usd"] for o in w["other_prices"]] == [pytest.approx(
+                _gcp_regions(w["instance_type"], w["gpu_count"], column)[region], abs=1e-6)]
+            assert "SkyPilot" in w["other_prices"][0]["source"]
+
+
+WORK_KEYS = {"provider", "instance_type", "region", "pricing", "gpu", "gpu_count", "gpus_used", "model",
+             "quantization", "workload", "strategy", "tokens_per_s", "price_per_hour_usd", "usd_per_million_tokens",
+             "basis", "benchmark_source", "run_date", "source", "as_of"}
+
+
 @pytest.fixture
 def ask(kb, capsys):
     def run(text: str) -> dict:
@@ -143,21 +165,7 @@ def test_llama_8b_ranking_matches_the_data(ask, text):
     assert got == expected_ranking(LLAMA_8B)
     assert len(got) >= 14  # every orderable priced instance type, not a top 5 (A3 High 1/2/4g: not on demand)
     first = result["work"][0]
-    keys = {"provider", "instance_type", "region", "pricing", "gpu", "gpu_count", "gpus_used", "model", "quantization",
-            "workload", "strategy", "tokens_per_s", "price_per_hour_usd", "usd_per_million_tokens", "basis",
-            "benchmark_source", "run_date", "source", "as_of"}
-    tps = measured_tps(LLAMA_8B)
-    for w in result["work"]:  # the region, the figure's source, and the other source's figure where they disagree
-        price, region, which = catalog_price(w["provider"], w["instance_type"], tps[(w["provider"],
-                                                                                       w["instance_type"])][1])
-        assert w["region"] == region and w["price_per_hour_usd"] == pytest.approx(price, abs=1e-6)
-        assert set(w) == (keys | {"other_prices", "price_trust_reason"} if which else keys)
-        assert ("Google Cloud Billing Catalog" in w["source"]) == (which == "billing")
-        if which:
-            assert "differ by" in w["price_trust_reason"]
-            assert [o["price_per_hour_usd"] for o in w["other_prices"]] == [pytest.approx(
-                _gcp_regions(w["instance_type"], w["gpu_count"], "Price")[region], abs=1e-6)]
-            assert "SkyPilot" in w["other_prices"][0]["source"]
+    _check_sources(result["work"], WORK_KEYS)
     assert all(w["basis"] == "measured" and w["pricing"] == "on_demand" for w in result["work"])
     assert first["benchmark_source"].startswith("SpareCores/sc-inspector-data@804d3c71ddae:data/")
     assert first["instance_type"] in result["title"] and f"{first['usd_per_million_tokens']:.4f}" in result["title"]
@@ -206,6 +214,9 @@ def test_spot_uses_spot_prices(ask):
     assert {w["pricing"] for w in result["work"]} == {"spot"}
     got = [(w["instance_type"], w["usd_per_million_tokens"]) for w in result["work"]]
     assert got == expected_ranking(LLAMA_8B, column="SpotPrice")
+    _check_sources(result["work"], WORK_KEYS, "SpotPrice")  # e.g. g2-standard-16 (composed): the billing figure
+    composed = _row(result, "g2-standard-16")
+    assert "Google Cloud Billing Catalog" in composed["source"] and composed["other_prices"]
 
 
 def _row(result: dict, instance: str) -> dict:

@@ -34,6 +34,7 @@ from functools import cache
 from typing import Any
 
 from bot.render import answer_sources, gpu_label, num, offer_line, render_text
+from bot.render_work import work_blocks, work_buttons
 from handlers.common import money
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Query
@@ -450,6 +451,8 @@ def action_buttons(answer: Answer, *, shareable: bool, why: bool = False) -> lis
         buttons.append(_button(phrase("btn.pitfalls", lang), encode_value(query, **common), ACTION_IDS["pitfalls"]))
     if why:  # the short answer left pitfalls, rules or details out: "Why" shows them (privately)
         buttons.append(_button(phrase("btn.why", lang), encode_value(query, **common), ACTION_IDS["why"]))
+    if query.intent == "work" and answer.extra.get("work"):  # switch the benchmark workload (bot/render_work.py)
+        buttons += work_buttons(query, common)
     for n, pick in enumerate(_suggestion_picks(answer)):
         buttons.append(_button(pick["pick"], encode_value(query, **pick, **common),
                                ACTION_IDS["suggest"].format(n=n)))
@@ -487,6 +490,8 @@ def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = T
     blocks: list[dict] = _header(answer.title)
     if answer.offers:
         blocks.append(offers_table(answer.offers, source_no, lang, answer.extra.get("display_currency")))
+    if answer.extra.get("work"):  # $ per 1M tokens rows (bot/render_work.py)
+        blocks += work_blocks(answer, lambda s, a: index.get((s, a), "?"))
     if answer.more > 0:
         more = phrase("more", lang, n=answer.more)
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})

@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from bot.render_work import work_line
 from handlers.common import money
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
@@ -178,6 +179,7 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
         more_label=_label("more", lang),
         as_of_label=_label("as_of", lang),
         dated=lambda s: dated(s, lang),
+        work_line=lambda r, d: work_line(r, d, lang, lambda s, a: index.get((s, a), "?")),  # bot/render_work.py
     )
     lines = [line.rstrip() for line in text.splitlines()]
     out: list[str] = []

@@ -104,7 +104,7 @@ log = logging.getLogger("gpubot.slack")
 ACK_BUDGET_SECONDS = 2.0  # answer inside the ack when ready by then; Slack's deadline is 3 s (1 s for the network)
 MAX_TOP = 90  # "more results" never asks for more rows than one table can hold
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_REFINE_ACTIONS = re.compile(r"^gpu_(toggle_pricing|more_results|show_pitfalls|suggest_\d+)$")
+_REFINE_ACTIONS = re.compile(r"^gpu_(toggle_pricing|more_results|show_pitfalls|suggest_\d+|work_\d+)$")
 _NAME_FIELDS = {"gpu": "gpus", "provider": "providers", "region": "regions", "instance_type": "instance_types"}
 
 
@@ -162,6 +162,11 @@ def refine(action_id: str, query: Query, extra: dict[str, Any]) -> Query:
         return query.model_copy(update={"top_n": min(shown + 10, MAX_TOP)})
     if action_id == blocks.ACTION_IDS["pitfalls"]:
         return query.model_copy(update={"intent": "pitfalls"})
+    if action_id.startswith("gpu_work_"):  # switch the benchmark workload of a "work" answer (bot/render_work.py)
+        return query.model_copy(update={k: extra[k] for k in ("bench_workload", "bench_step") if extra.get(k)})
+    if action_id.startswith("gpu_suggest_") and extra.get("kind") == "model":  # a benchmarked model picked
+        issues = [i for i in query.issues if i.kind != "model"]
+        return query.model_copy(update={"model": str(extra["pick"]), "issues": issues, "intent": "work"})
     if action_id.startswith("gpu_suggest_"):
         kind, pick, replaces = extra.get("kind", "gpu"), str(extra["pick"]), extra.get("replaces", "")
         field = _NAME_FIELDS.get(kind, "gpus")

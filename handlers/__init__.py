@@ -27,6 +27,7 @@ HANDLERS: dict[str, str] = {
     "digest": "handlers.digest:handle",
     "history": "handlers.history:handle",
     "help": "handlers.help:handle",
+    "work": "handlers.work:handle",
 }
 
 

@@ -56,6 +56,9 @@ def handle(query: Query, kb: KB) -> Answer:
                 shown.append(best)
         ratios.append((name, main))
     lines += _ratio_lines(ratios, lang) + errata_lines(errata, lang)
+    from handlers.work import serving_lines  # measured $ per 1M tokens when serving is compared (#15)
+
+    lines += serving_lines(kb, query)
     fired = R.evaluate(facts, lang, groups=("cost", "spec"))
     what = " vs ".join(s[0] for s in subjects) or ", ".join(e["id"] for e in errata)
     if query.budget and query.budget.per != "total":

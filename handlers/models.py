@@ -25,12 +25,15 @@ Intent = Literal[
     "history",
     "help",
     "unknown",
+    "work",
 ]
 Pricing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 Workload = Literal["training", "fine_tuning", "inference", "hpc", "rendering", "general"]
 Priority = Literal["cost", "performance", "ecosystem", "compliance"]
 Language = Literal["en", "zh"]
 Currency = Literal["USD", "CNY"]
+BenchWorkload = Literal["chat-256-128", "rag-1024-256", "long-4096-512"]
+BenchStep = Literal["max_throughput", "synchronous", "single_stream"]
 
 PRICINGS: tuple[Pricing, ...] = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 
@@ -44,7 +47,7 @@ class Model(BaseModel):
 class NameIssue(Model):
     """A name in the question that could not be resolved to exactly one thing in the knowledge base."""
 
-    kind: Literal["gpu", "provider", "region", "instance_type"]
+    kind: Literal["gpu", "provider", "region", "instance_type", "model"]
     text: str
     status: Literal["unknown", "ambiguous"]
     candidates: list[str] = Field(default_factory=list)
@@ -86,6 +89,10 @@ class Query(Model):
     gpu_variants: list[str] = Field(default_factory=list)  # form factors named: "H100 PCIe" (issue 14)
     budget: Budget | None = None
     machines: int | None = None  # "2 nodes of 8 H100": machines, with `gpu_count` GPUs each
+    # the "work" intent ($ per 1M tokens): benchmarked model, benchmark workload and step (handlers/parse_work.py)
+    model: str | None = None
+    bench_workload: BenchWorkload | None = None
+    bench_step: BenchStep | None = None
 
 
 class Offer(Model):

@@ -1129,7 +1129,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         st.durations.remove(term_years * 8760.0)  # "3-year reserved": a pricing term, not how long it runs
     intent = _intent(st, empty)
     duration = st.durations[0] if st.durations else (term_years * 8760.0 if term_years and intent == "tco" else None)
-    return routing.reroute(Query(  # routing: break-even, spot-or-on-demand and off-topic questions
+    query = Query(
         text=typed,
         intent=intent,
         gpus=st.ordered("gpus"),
@@ -1153,7 +1153,10 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         gpu_variants=st.gpu_variants,
         budget=budget,
         machines=machines,
-    ))
+    )
+    from handlers.parse_work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
+
+    return routing.reroute(refine(query, body))  # routing: break-even, spot-or-on-demand and off-topic questions
 
 
 def _pricing(st: _State) -> tuple[str | None, int | None]:

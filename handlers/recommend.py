@@ -94,6 +94,9 @@ def handle(query: Query, kb: KB) -> Answer:
     notes.append(t("rec.vgpu", lang))
     if not query.workload and not query.gpus:
         notes.insert(0, t("rec.ask", lang))
+    from handlers.work import serving_lines  # measured $ per 1M tokens for inference; training: estimated (#15)
+
+    lines += serving_lines(kb, query, gpus=list(dict.fromkeys(r.gpu for r in recs)), pricing=pricing)
     what = " ".join(x for x in (f"{query.model_size_b:g}B" if query.model_size_b else "",
                                 t(f"workload.{query.workload}", lang) if query.workload else "",
                                 t(f"priority.{query.priority}", lang) if query.priority else "") if x)

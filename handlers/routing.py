@@ -36,7 +36,8 @@ def _has(pattern: str, text: str) -> bool:
 
 def off_topic(query: Query) -> bool:
     """Nothing in the question is about GPUs or clouds: no name was recognised and no domain word is there."""
-    named = (query.gpus, query.instance_types, query.providers, query.regions, query.pricing, query.model_size_b,
+    # a place alone ("what's the weather in Paris") is not a GPU question; a benchmarked model is
+    named = (query.gpus, query.instance_types, query.providers, query.pricing, query.model_size_b, query.model,
              query.gpu_count, query.min_gpu_memory_gb, query.issues, query.budget)
     if query.intent not in _ANSWERING:  # gibberish stays "not understood"; digest, checklist ... keep their words
         return False

@@ -35,7 +35,7 @@ from typing import Any
 
 from bot.render import answer_sources, gpu_label, num, offer_line, render_text
 from bot.render_work import work_blocks, work_buttons
-from handlers.common import money
+from handlers.common import money, place
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Query
 
@@ -325,7 +325,7 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: 
         provider_label(item.provider, lang),
         instance,
         f"{num(item.gpu_count)}x {gpu_label(item)}",
-        "" if item.region == "article" else item.region + (f" ({item.zone})" if item.zone else "")
+        "" if item.region == "article" else place(item, lang)
         + (f" · {t('brief.also_in', lang, n=item.other_regions)}" if item.other_regions else ""),
         t(f"pricing.{item.pricing}", lang),
         per_gpu,

@@ -10,7 +10,7 @@ from functools import cache
 from typing import Any
 
 from bot.render_work import work_line
-from handlers.common import money
+from handlers.common import money, place
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
 from handlers.offer_notes import where_and_what
@@ -35,7 +35,11 @@ def _label(key: str, lang: str) -> str:
 
 
 def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    """`text` cut to `limit` characters, with "…" and any bracket the cut left open closed again."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rstrip() + "…"
+    return cut + ")" * max(0, cut.count("(") - cut.count(")"))
 
 
 def num(value: float | None) -> str:
@@ -58,14 +62,14 @@ def offer_line(item: Offer, lang: str = "en") -> str:
     if item.vgpu:
         labels.append("vGPU")
     if item.via:
-        labels.append(f"via {item.via}")
+        labels.append(t("offer.via", lang, via=item.via))
     if item.kind == "article":
         labels.append(f"{_label('article', lang)}, {item.status}")
     labels += where_and_what(item, lang)
     label = f" [{'; '.join(labels)}]" if labels else ""
     region = "" if item.region == "article" else f" · {item.region}"
     if item.zone_label:  # a Local / Wavelength Zone is its own place, never shown as its parent region
-        region = f" · {item.zone} {item.zone_label} of {item.region}"
+        region = f" · {place(item, lang)}"
     note = f" · {t('brief.also_in', lang, n=item.other_regions)}" if item.other_regions else ""
     provider = item.provider
     if lang == "zh":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from handlers import brief
-from handlers.common import money, name_notes, offer, pricing_label, sources
+from handlers.common import money, name_notes, offer, place, pricing_label, sources
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Query
 from handlers.offer_notes import excluded_note
@@ -93,7 +93,7 @@ def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) 
 
 def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
     """ "aws p4d.24xlarge in us-east-1 (use1-az1) at $0.3082/GPU-h ($2.47/h)" """
-    where = t("zone", lang, region=item.region, zone=item.zone) if item.zone else item.region
+    where = place(item, lang)
     provider = brief.provider_label(item.provider, lang)
     price = f"{money(item.price_per_gpu_hour, item.currency)}{t('unit.per_gpu_hour', lang)}"
     hourly = f"{money(item.price_per_hour, item.currency)}{t('unit.per_hour', lang)}"

@@ -31,15 +31,16 @@ def handle(query: Query, kb: KB) -> Answer:
     specs, lines, shown = [], [], []
     ratios, firsts, other_prices = [], [], []
     for name, rows, filters in subjects:
-        main = _main_spec(kb, rows, {"providers": query.providers, "regions": query.regions, **filters})
+        cheapest = {pricing: _cheapest(kb, query, filters, pricing) for pricing in pricings}
+        main = _main_spec(rows, cheapest[pricings[0]])
         specs += [r for r in rows if r not in specs]
-        if main:
+        if main and row_line(main, lang) not in lines:  # the same GPU on two clouds: its datasheet once
             lines.append(row_line(main, lang))
         tflops, precision = _throughput(main)
         if tflops:
             facts["throughput_precision"] = "BF16/FP16"
         for pricing in pricings:
-            best = _cheapest(kb, query, filters, pricing)
+            best = cheapest[pricing]
             if pricing == pricings[0]:
                 firsts.append((name, best, tflops))
             if best is None:
@@ -165,13 +166,15 @@ def _cheapest(kb: KB, query: Query, filters: dict, pricing: str) -> Offer | None
     return offer(rows[0]) if rows else None
 
 
-def _main_spec(kb: KB, rows: list[dict], filters: dict) -> dict | None:
-    """The datasheet row of the model the cheapest on-demand offer uses (else the first row)."""
+def _main_spec(rows: list[dict], shown: Offer | None) -> dict | None:
+    """The datasheet row of the GPU the offer shown uses: its model, else a model of its memory, else the first."""
     if not rows:
         return None
-    cheapest = [r for r in kb.offers(pricing="on_demand", **filters) if whole(r) and r["gpu_model"]][:1]
-    model = cheapest[0]["gpu_model"] if cheapest else None
-    return next((r for r in rows if r["model"] == model), rows[0])
+    if shown is None:
+        return rows[0]
+    return (next((r for r in rows if shown.gpu_model and r["model"] == shown.gpu_model), None)
+            or next((r for r in rows if shown.gpu_memory_gb and r["memory_gb"] == shown.gpu_memory_gb), None)
+            or rows[0])
 
 
 def _throughput(spec: dict | None) -> tuple[float, str]:

@@ -8,6 +8,7 @@ from handlers.models import Answer, Query
 EXAMPLES_ZH = {
     "cheapest": "最便宜的H100按需实例 / aws上最便宜的8卡A100竞价",
     "price": "g5.xlarge 一小时多少钱 / 腾讯云 GN10Xp 多少钱",
+    "work": "8B模型每百万token成本 / 70B模型用竞价跑推理每百万token多少钱",
 }
 
 

@@ -208,7 +208,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "spec.row": {
         "en": (
             "{model}: {memory:g} GB {mtype}, {bandwidth} GB/s; FP64 {fp64}, FP32 {fp32}, TF32 {tf32}, BF16 {bf16},"
-            " FP16 {fp16}, FP8 {fp8} TFLOPS (tensor figures dense), INT8 {int8} TOPS; {nvlink}; {tdp} W"
+            " FP16 {fp16}, FP8 {fp8} TFLOPS (tensor: dense), INT8 {int8} TOPS; {nvlink}; {tdp} W"
         ),
         "zh": (
             "{model}：{memory:g} GB {mtype}，{bandwidth} GB/s；FP64 {fp64}、FP32 {fp32}、TF32 {tf32}、BF16 {bf16}、FP16 {"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from handlers import brief, cheapest
-from handlers.common import money, name_notes, offer, pricing_label, sources
+from handlers.common import money, name_notes, offer, place, pricing_label, sources
 from handlers.i18n import t
 from handlers.models import PRICINGS, Answer, Offer, Query
 from handlers.offer_notes import other_price_notes
@@ -58,7 +58,7 @@ def _verdict(query: Query, rows: list[Offer], what: str) -> str | None:
     for pricing in PRICINGS:
         best = next((o for o in first if o.pricing == pricing), None)  # rows are cheapest first per pricing
         if best:
-            where = t("zone", lang, region=best.region, zone=best.zone) if best.zone else best.region
+            where = place(best, lang)
             parts.append(t("verdict.price_part", lang, pricing=pricing_label(pricing, lang),
                            price=money(best.price_per_hour, best.currency), unit=t("unit.per_hour", lang),
                            where=where))

@@ -10,7 +10,7 @@ import math
 import re
 
 from handlers import brief
-from handlers.common import money, name_notes, pricing_label
+from handlers.common import money, name_notes, offer, place, pricing_label
 from handlers.i18n_rules import provider_costs, provider_name, rule_hits, t
 from handlers.models import PRICINGS, Answer, Query, Source, Tco
 from handlers.spec import errata_json, errata_lines, match_errata, whole
@@ -150,7 +150,7 @@ def _best_option(kb: KB, query: Query, cands: dict[str, list[dict]], pricing: st
         option = _option(kb, query, {"on_demand": od, pricing: row}, pricing, _instances(query, src), hours,
                          currency, fx, trial)
         if option and (best is None or option.total < best[1].total):
-            where = t("zone", lang, region=src["region"], zone=src["zone"]) if src.get("zone") else src["region"]
+            where = place(offer(src), lang)
             label = t("tco.label", lang, instance=src["instance_type"], pricing=pricing_label(pricing, lang),
                       where=where, provider=brief.provider_label(src["provider"], lang))
             best = (label, option, trial)

@@ -13,9 +13,10 @@ from bot import blocks
 from bot.cli import main
 from bot.pipeline import answer
 from bot.render import answer_json, render_text
-from tests.reference_calc import CATALOGS, distinct_ranking, per_gpu_ranking, region_offers
+from tests.reference_calc import CATALOGS, distinct_ranking, per_gpu_ranking, region_offers, rows
 
-FX = yaml.safe_load((CATALOGS.parent / "providers.yaml").read_text(encoding="utf-8"))["fx"]["usd_per_cny"]
+PROVIDERS = yaml.safe_load((CATALOGS.parent / "providers.yaml").read_text(encoding="utf-8"))
+FX = PROVIDERS["fx"]["usd_per_cny"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -300,6 +301,13 @@ TERMS = re.compile(
     r"PCIe|HBM\w*|GDDR\w*|vGPU|Tensor|token|tokens|Kaplan|Hoffmann|Slack|Azure|AWS|GCP|gpubot|Ada|RTX|HGX|aws)(?![A-Za-z])")
 
 
+# Brand names with no Chinese form, from the provider data: the Latin words a provider's own Chinese name keeps
+# ("Hyperstack云") and the clouds an aggregator resells ("[实际运行于DataCrunch]").
+BRANDS = {w for name in [*(p.get("name_zh") or "" for p in PROVIDERS["providers"]),
+                         *(r["name"] for r in rows(CATALOGS.parent / "upstream_clouds.csv"))]
+          for w in re.findall(r"[A-Za-z]{3,}", name)}
+
+
 def _english_words(line: str, regions: set[str]) -> list[str]:
     line = re.sub(r"来源：.*$", "", line)  # sources are quoted as published
     while True:  # bracketed text is a source or an identifier: (…), （…）
@@ -309,7 +317,7 @@ def _english_words(line: str, regions: set[str]) -> list[str]:
         line = stripped
     line = TERMS.sub("", line)
     line = re.sub(r"[\w.\-]*\d[\w.\-]*|[a-z]+[._-][\w.\-]+", "", line)  # instance types, regions, zones, models
-    return [w for w in re.findall(r"[A-Za-z]{3,}", line) if w not in regions]
+    return [w for w in re.findall(r"[A-Za-z]{3,}", line) if w not in regions and w not in BRANDS]
 
 
 @pytest.mark.parametrize("question", ZH)

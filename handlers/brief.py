@@ -100,7 +100,8 @@ def _families(names: Iterable[str]) -> set[str]:
 
 def concerns(pitfall: Pitfall, offers: Sequence[Offer], query: Query) -> bool:
     """A pitfall is about this answer when each dimension it is tagged with (GPUs, providers, pricing models)
-    meets the GPUs, clouds and pricing models of the offers shown (or asked for)."""
+    meets the GPUs, clouds and pricing models of the offers shown (or asked for), and a title that names GPUs names
+    one of the answer's."""
     tags = pitfall.tags or {}
     gpus = _families([*query.gpus, *(o.gpu for o in offers)])
     providers = set(query.providers) | {o.provider for o in offers}
@@ -109,6 +110,10 @@ def concerns(pitfall: Pitfall, offers: Sequence[Offer], query: Query) -> bool:
               (set(tags.get("pricing", ())), pricings - {None}))
     if not any(tagged for tagged, _ in checks):
         return False  # an untagged pitfall is general advice: behind the button
+    named = {g for g in _families(tags.get("gpus", ())) if re.search(rf"(?<![A-Za-z0-9]){re.escape(g)}(?![A-Za-z0-9])",
+                                                                   pitfall.title.upper())}
+    if named and not named & gpus:
+        return False  # its title is about other GPUs ("The A100 has no FP8" on an H100 answer)
     return all(not tagged or tagged & have for tagged, have in checks)
 
 

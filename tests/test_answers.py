@@ -290,6 +290,19 @@ def test_tco_cheapest_is_the_minimum_over_every_region_and_pricing(kb, question,
     assert f"{best.total:,.2f}" in first_line(render_text(result))
 
 
+GPU_NAMES = [r["name"] for r in rows(CATALOGS.parent / "gpus.csv")]
+
+
+@pytest.mark.parametrize("question", ["cheapest H100 NVL", "cheapest L40S", "cheapest 8 H100 on runpod",
+                                      "最便宜的H100按需实例", "cheapest H100 spot"])
+def test_the_caveat_is_about_the_gpus_in_the_answer(kb, question):
+    result = answer(question, kb)
+    caveat = [line.split(" (")[0] for line in render_text(result).splitlines() if line.startswith("⚠")]  # no source
+    families = {o.gpu for o in result.offers}
+    named = {g for g in GPU_NAMES for line in caveat if re.search(rf"(?<![\w-]){re.escape(g)}(?![\w-])", line)}
+    assert result.offers and named <= families, (named, families, caveat)
+
+
 # --- Chinese answers are Chinese -------------------------------------------------------------------------------
 
 ZH = ["最便宜的H100按需实例", "aws上最便宜的8卡A100竞价", "g5.xlarge 一小时多少钱", "A100和H100对比", "p4d.24xlarge 720小时的总成本",

@@ -310,7 +310,7 @@ ZH = ["最便宜的H100按需实例", "aws上最便宜的8卡A100竞价", "g5.xl
       "每卡每小时不超过3美元的H100", "阿里云上A10多少钱", "最便宜的Z900", "2台8卡H100跑3天多少钱，1TB存储，500GB出网流量",
       "p5.48xlarge 在 us-east-1 的竞价实例多久中断一次？", "微调70B模型用什么GPU"]
 TERMS = re.compile(
-    r"https?://\S+|--verbose|(?<![A-Za-z])(?:GPU|GPUs|GB|TB|TFLOPS|TOPS|PFLOPS|BF16|FP16|FP8|FP32|FP64|TF32|INT8|NVLink|NVSwitch|SXM\d?|"
+    r"https?://\S+|--verbose|(?<![A-Za-z])(?:GPU|GPUs|GB|TB|TFLOPS|TOPS|PFLOPS|BF16|FP16|FP8|FP32|FP64|TF32|INT8|NVLink|NVSwitch|SXM\d?|NVL|"
     r"PCIe|HBM\w*|GDDR\w*|vGPU|Tensor|token|tokens|Kaplan|Hoffmann|Slack|Azure|AWS|GCP|gpubot|Ada|RTX|HGX|aws)(?![A-Za-z])")
 
 

@@ -97,8 +97,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "unit.hours": {"en": "{hours:g} h", "zh": "{hours:g}小时"},
     "brief.also_in": {"en": "+{n} regions", "zh": "另有{n}个地域"},
     "brief.budget": {
-        "en": "Budget: at most {cap}; it removed {removed} of {total} offers.",
-        "zh": "预算：不超过{cap}；已排除{removed}/{total}条超出预算的报价。",
+        "en": "Budget: at most {cap}; {removed} of {total} offers above it hidden.",
+        "zh": "预算：不超过{cap}；已隐藏{removed}/{total}条超出预算的报价。",
     },
     "verdict.none_within": {"en": "{asked}: no offer within {cap}", "zh": "{asked}：没有不超过{cap}的报价"},
     "brief.budget_cheapest": {"en": "The cheapest above it: {offer}.", "zh": "超出预算的最低报价：{offer}。"},

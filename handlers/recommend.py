@@ -66,7 +66,7 @@ def handle(query: Query, kb: KB) -> Answer:
             row = o["offer"]
             o["run"] = run_cost.estimate(query, o["tflops"], o["instances"], row["gpu_count"], o["hourly"]) \
                 if row else None
-        options.sort(key=lambda o: (o["run"] is None, o["run"]["cost"] if o["run"] else 0.0))
+        options.sort(key=lambda o: (one and o["needed"] > 1, o["run"] is None, o["run"]["cost"] if o["run"] else 0.0))
     facts.update(_ranking_facts(kb, query, options, pricing, fired, lang))
     top = options[0]["offer"] if options and options[0]["offer"] else None
     if top:

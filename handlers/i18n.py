@@ -251,7 +251,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "help.digest": {"zh": "价格变动 [GPU] [云厂商] [竞价|按需]：与上一次快照相比的GPU价格变化"},
     "help.history": {"zh": "<GPU> 价格走势 [竞价|按需] [云厂商] [地域]：每GPU小时最低价的历史变化"},
     "help.help": {"zh": "帮助：本列表"},
-    "help.work": {"zh": "<模型> 每百万token成本 [检索增强|长上下文] [批量|交互] [竞价]：按实测基准计算的每百万输出token价格"},
+    "help.work": {"zh": "<模型> 每百万token成本 [检索增强|长上下文] [批量|交互] [竞价]："
+                        "按实测基准计算的每百万输出token价格"},
     "offer.via": {"en": "via {via}", "zh": "实际运行于{via}"},
     "cmp.col.memory": {"en": "memory", "zh": "显存"},
     "cmp.col.bandwidth": {"en": "bandwidth", "zh": "带宽"},

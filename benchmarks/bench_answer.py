@@ -40,6 +40,8 @@ QUESTIONS: dict[str, list[str]] = {
     "digest": ["digest", "what changed in gpu prices this week"],
     "history": ["price history of H100 spot on aws", "A100 price trend"],
     "help": ["help", "flibber jabber wocky"],
+    "work": ["cost per million tokens for Llama 3.1 8B", "cheapest way to serve llama 8b rag",
+             "用Llama 3.1 8B做在线推理，每百万token成本最低的是哪家？", "$/token for a 13B model"],
 }
 
 

@@ -34,7 +34,8 @@ from functools import cache
 from typing import Any
 
 from bot.render import answer_sources, gpu_label, num, offer_line, render_text
-from handlers.common import money
+from bot.render_work import work_blocks, work_buttons
+from handlers.common import money, place
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Query
 
@@ -82,6 +83,7 @@ ACTION_IDS = {
     "toggle": "gpu_toggle_pricing",
     "more": "gpu_more_results",
     "pitfalls": "gpu_show_pitfalls",
+    "why": "gpu_show_why",
     "suggest": "gpu_suggest_{n}",
     "settings_open": "gpu_settings_open",
 }
@@ -120,6 +122,9 @@ PHRASES: dict[str, dict[str, str]] = {
     "btn.on_demand": {"en": "Show on-demand prices", "zh": "看按需价格"},
     "btn.more": {"en": "More results", "zh": "更多结果"},
     "btn.pitfalls": {"en": "Show pitfalls", "zh": "注意事项"},
+    "btn.why": {"en": "Why", "zh": "原因"},
+    "pages": {"en": "Pricing pages", "zh": "官方价格页"},
+    "details": {"en": "Details", "zh": "详细说明"},
     "shared_by": {"en": "Shared by <@{user}>", "zh": "由 <@{user}> 分享"},
     "working": {"en": "Looking that up…", "zh": "正在查询…"},
     "home.title": {"en": "gpubot: where to rent GPUs", "zh": "gpubot：去哪里租GPU"},
@@ -313,12 +318,15 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: 
               if on]
     if labels:
         instance += f" [{'; '.join(labels)}]"
+    from handlers.brief import provider_label  # Chinese answers name providers in Chinese
+
     return [
         str(n),
-        item.provider,
+        provider_label(item.provider, lang),
         instance,
         f"{num(item.gpu_count)}x {gpu_label(item)}",
-        "" if item.region == "article" else item.region + (f" ({item.zone})" if item.zone else ""),
+        "" if item.region == "article" else place(item, lang)
+        + (f" · {t('brief.also_in', lang, n=item.other_regions)}" if item.other_regions else ""),
         t(f"pricing.{item.pricing}", lang),
         per_gpu,
         money(item.price_per_hour, item.currency),
@@ -420,7 +428,7 @@ def _has_content(answer: Answer) -> bool:
                 answer.specs, answer.tco, answer.tco_options, answer.pitfalls, answer.rules])
 
 
-def action_buttons(answer: Answer, *, shareable: bool) -> list[dict]:
+def action_buttons(answer: Answer, *, shareable: bool, why: bool = False) -> list[dict]:
     """Buttons that refine the answer; each carries the query, the Slack app applies the change."""
     from handlers import INTENTS
 
@@ -441,6 +449,10 @@ def action_buttons(answer: Answer, *, shareable: bool) -> list[dict]:
                                ACTION_IDS["more"]))
     if "pitfalls" in INTENTS and query.intent != "pitfalls" and (query.gpus or query.providers or query.instance_types):
         buttons.append(_button(phrase("btn.pitfalls", lang), encode_value(query, **common), ACTION_IDS["pitfalls"]))
+    if why:  # the short answer left pitfalls, rules or details out: "Why" shows them (privately)
+        buttons.append(_button(phrase("btn.why", lang), encode_value(query, **common), ACTION_IDS["why"]))
+    if query.intent == "work" and answer.extra.get("work"):  # switch the benchmark workload (bot/render_work.py)
+        buttons += work_buttons(query, common, _button, encode_value)
     for n, pick in enumerate(_suggestion_picks(answer)):
         buttons.append(_button(pick["pick"], encode_value(query, **pick, **common),
                                ACTION_IDS["suggest"].format(n=n)))
@@ -451,11 +463,22 @@ def action_buttons(answer: Answer, *, shareable: bool) -> list[dict]:
 
 
 def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = True,
-                   shared_by: str | None = None, today: dt.date | None = None) -> dict[str, Any]:
-    """`{"text", "blocks"}` for an answer; `shareable` adds "Share in channel" (ephemeral slash replies)."""
+                   shared_by: str | None = None, today: dt.date | None = None, verbose: bool = False) -> dict[str, Any]:
+    """`{"text", "blocks"}` for an answer; `shareable` adds "Share in channel" (ephemeral slash replies). The short
+    answer (one screen) keeps one caveat; `verbose` (the "Why" button) shows every pitfall, rule and detail."""
+    from handlers import brief
+
     lang = answer.query.language
     today = today or dt.date.today()
-    sources = answer_sources(answer)
+    shown = brief.view(answer)
+    full = answer
+    if not verbose:
+        listed = brief.brief_offers(answer)
+        answer = answer.model_copy(update={
+            "offers": listed, "more": answer.more + len(answer.offers) - len(listed), "rules": [],
+            "recommendations": answer.recommendations[:brief.BRIEF_RECOMMENDATIONS],
+            "pitfalls": [shown["caveat"]] if shown["caveat"] else []})
+    sources = answer_sources(answer, verbose)
     index = {(s.source, s.as_of): n for n, s in enumerate(sources, start=1)}
 
     def source_no(item: Offer) -> int | str:
@@ -467,6 +490,8 @@ def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = T
     blocks: list[dict] = _header(answer.title)
     if answer.offers:
         blocks.append(offers_table(answer.offers, source_no, lang, answer.extra.get("display_currency")))
+    if answer.extra.get("work"):  # $ per 1M tokens rows (bot/render_work.py)
+        blocks += work_blocks(answer, lambda s, a: index.get((s, a), "?"), _cell)
     if answer.more > 0:
         more = phrase("more", lang, n=answer.more)
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
@@ -475,12 +500,16 @@ def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = T
         (f"*{phrase('recommendations', lang)}*\n" + _render(
             "slack_recommendations.md.j2", lang, recommendations=answer.recommendations, offer_line=line_of,
             source_no=source_no)) if answer.recommendations else "",
-        _render("slack_tco.md.j2", lang, tcos=[x for x in [answer.tco, *answer.tco_options] if x], money=money,
-                pricing_label=lambda p: t(f"pricing.{p}", lang)) if answer.tco or answer.tco_options else "",
+        _render("slack_tco.md.j2", lang, tcos=_tcos(answer, verbose), money=money,
+                pricing_label=lambda p: (answer.extra.get("tco_labels") or {}).get(p) or t(f"pricing.{p}", lang))
+        if answer.tco or answer.tco_options else "",
         (f"*{phrase('pitfalls', lang)}*\n" + _render("slack_pitfalls.md.j2", lang, pitfalls=answer.pitfalls))
         if answer.pitfalls else "",
         _render("slack_notes.md.j2", lang, notes=answer.notes) if answer.notes else "",
+        (f"*{phrase('details', lang)}*\n" + _render("slack_notes.md.j2", lang, notes=answer.extra["details"]))
+        if verbose and answer.extra.get("details") else "",
         _render("slack_rules.md.j2", lang, rules=answer.rules) if answer.rules else "",
+        _pages_line(shown["pages"], lang),
     ]
     for text in body:
         blocks += _sections(text)
@@ -489,13 +518,32 @@ def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = T
                                                                                          user=shared_by)}]})
     blocks += _sources_context(sources, lang, today, list(answer.extra.get("settings_notes") or []))
     if buttons:
-        elements = action_buttons(answer, shareable=shareable)
+        elements = action_buttons(full, shareable=shareable, why=bool(shown["hidden"]) and not verbose)
         if elements:
             blocks.append({"type": "actions", "elements": elements})
     from bot.slack_tables import table_in_attachments  # the table goes where Slack documents it
 
-    return table_in_attachments({"text": fallback_text(answer), "blocks": blocks},
+    return table_in_attachments({"text": fallback_text(full), "blocks": blocks},
                                 fit=lambda found: fit_blocks(found, lang=lang))
+
+
+def _tcos(answer: Answer, verbose: bool) -> list:
+    """TCO options, the cheapest that can run the job first; a short answer keeps only its assumptions."""
+    from bot.render import tco_order
+
+    ordered = tco_order(answer)
+    return ordered if verbose else ordered[:1] + [x.model_copy(update={"assumptions": []}) for x in ordered[1:]]
+
+
+def _pages_line(pages: list[dict], lang: str) -> str:
+    """ "*Pricing pages:* aws https://... · azure https://..." (bare addresses: Slack links them itself, and no
+    `<...>` control syntax is ever sent)"""
+    from handlers.brief import provider_label
+
+    if not pages:
+        return ""
+    links = " · ".join(f"{slack_escape(provider_label(p['provider'], lang))} {slack_escape(p['url'])}" for p in pages)
+    return f"*{phrase('pages', lang)}:* {links}"
 
 
 def fallback_text(answer: Answer) -> str:

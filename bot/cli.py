@@ -1,6 +1,6 @@
 """The `gpubot` command line: the same engine as the Slack app, without Slack.
 
-    gpubot ask "cheapest A100 spot" [--json]      answer a question
+    gpubot ask "cheapest A100 spot" [--json] [--verbose]  answer a question (--verbose: every pitfall and rule)
     gpubot parse ["TEXT"] [--json]                 show the parsed query (no TEXT: one question per stdin line)
     gpubot kb build | stats                        (re)build or describe the knowledge base
     gpubot kb import PATH --provider NAME          add a catalog in SkyPilot's format for any cloud
@@ -46,7 +46,7 @@ def _open_kb():
 _APOLOGIES = ("Sorry", "抱歉", "The knowledge base is unavailable", "知识库不可用")  # never kept
 
 
-def _answer_cache_file(text: str, as_json: bool):
+def _answer_cache_file(text: str, as_json: bool | str):
     """Where the printed answer to `text` is kept for the current knowledge base, or None when there is none.
 
     People ask the same question many times a day; the answer is a pure function of the question and the
@@ -90,7 +90,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     text = " ".join(args.text).strip()
     flags = [f"{key}={getattr(args, key)}" for key in PREF_FLAGS if getattr(args, key, None)]
     key_text = "\0".join([text, *flags])
-    cached = _answer_cache_file(key_text, args.json)
+    mode = f"{args.json}{'v' if args.verbose else ''}"  # the verbose text is another printed answer
+    cached = _answer_cache_file(key_text, mode)
     if cached is not None and cached.exists():
         sys.stdout.write(cached.read_text(encoding="utf-8"))
         return 0
@@ -106,10 +107,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     result = answer_text_with(text, kb, prefs)
     from knowledge.numbers import finite  # never Infinity/NaN in the JSON (a derived value that overflowed: null)
 
-    output = json.dumps(finite(answer_json(result)), ensure_ascii=False, indent=2, allow_nan=False) + "\n" \
-        if args.json else render_text(result)
+    output = (json.dumps(finite(answer_json(result, args.verbose)), ensure_ascii=False, indent=2, allow_nan=False)
+              + "\n" if args.json else render_text(result, args.verbose))
     sys.stdout.write(output)
-    kept = _answer_cache_file(key_text, args.json)  # the knowledge base may have been (re)built just now
+    kept = _answer_cache_file(key_text, mode)  # the knowledge base may have been (re)built just now
     if kept is not None and result.query.intent in CACHEABLE and not result.title.startswith(_APOLOGIES):
         try:
             kept.parent.mkdir(parents=True, exist_ok=True)
@@ -199,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask = sub.add_parser("ask", help="answer a question (English or Chinese)")
     ask.add_argument("text", nargs="+", help='the question, e.g. "cheapest A100 spot"')
     ask.add_argument("--json", action="store_true", help="print the JSON contract instead of text")
+    ask.add_argument("--verbose", action="store_true",
+                     help="also print every pitfall, rule and detail (the short answer keeps one caveat)")
     ask.add_argument("--providers", help="only these clouds, e.g. aws,gcp (like `/gpu set providers`)")
     ask.add_argument("--regions", help="only these regions, e.g. us-east-1,eu-west-1")
     ask.add_argument("--pricing", help="on_demand, spot, reserved_1y or reserved_3y when the question names none")

@@ -9,7 +9,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from handlers.common import money
+from bot.render_work import work_line
+from handlers.common import money, place
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
 from handlers.offer_notes import where_and_what
@@ -18,7 +19,7 @@ LABELS = {
     "rules": {"en": "Rules applied", "zh": "应用的规则"},
     "suggestions": {"en": "Did you mean", "zh": "您是不是指"},
     "article": {"en": "seed article", "zh": "种子文章"},
-    "more": {"en": "more (ask for more results, e.g. 'top 20')", "zh": "条未显示（可加“前20”查看更多）"},
+    "more": {"en": "more (e.g. 'top 20')", "zh": "条未显示（可加“前20”查看更多）"},
     "as_of": {"en": "as of", "zh": "截至"},
     "date_unknown": {"en": "date unknown, bundled", "zh": "数据日期未知，打包于"},
 }
@@ -31,6 +32,14 @@ def dated(source: Source | Offer, lang: str = "en") -> str:
 
 def _label(key: str, lang: str) -> str:
     return LABELS[key].get(lang) or LABELS[key]["en"]
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, with "…" and any bracket the cut left open closed again."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rstrip() + "…"
+    return cut + ")" * max(0, cut.count("(") - cut.count(")"))
 
 
 def num(value: float | None) -> str:
@@ -53,32 +62,51 @@ def offer_line(item: Offer, lang: str = "en") -> str:
     if item.vgpu:
         labels.append("vGPU")
     if item.via:
-        labels.append(f"via {item.via}")
+        labels.append(t("offer.via", lang, via=item.via))
     if item.kind == "article":
         labels.append(f"{_label('article', lang)}, {item.status}")
     labels += where_and_what(item, lang)
     label = f" [{'; '.join(labels)}]" if labels else ""
     region = "" if item.region == "article" else f" · {item.region}"
     if item.zone_label:  # a Local / Wavelength Zone is its own place, never shown as its parent region
-        region = f" · {item.zone} {item.zone_label} of {item.region}"
+        region = f" · {place(item, lang)}"
+    note = f" · {t('brief.also_in', lang, n=item.other_regions)}" if item.other_regions else ""
+    provider = item.provider
+    if lang == "zh":
+        from handlers.brief import provider_label
+
+        provider = provider_label(item.provider, lang)
+        per_gpu = per_gpu.replace("/GPU-h", t("unit.per_gpu_hour", lang))
+        per_hour = per_hour[:-2] + t("unit.per_hour", lang)
+        usd = usd.replace("/GPU-h", t("unit.per_gpu_hour", lang))
     return (
-        f"{item.provider} {item.instance_type} · {num(item.gpu_count)}x {gpu_label(item)}{region} · {t('pricing.' + item.pricing, lang)}"
-        f" · {per_gpu} ({per_hour}){usd}{label}"
+        f"{provider} {item.instance_type} · {num(item.gpu_count)}x {gpu_label(item)}{region}"
+        f" · {t('pricing.' + item.pricing, lang)}"
+        f" · {per_gpu} ({per_hour}){usd}{label}{note}"
     )
 
 
-def tco_block(tco: Tco) -> str:
-    lines = [
-        f"TCO {tco.hours:g} h, {tco.pricing}: compute {money(tco.compute, tco.currency)} + storage "
-        f"{money(tco.storage, tco.currency)} + egress {money(tco.egress, tco.currency)} = {money(tco.total, tco.currency)}"
-    ]
-    lines += [f"  - {a}" for a in tco.assumptions]
+def tco_order(answer: Answer) -> list[Tco]:
+    """TCO options, the cheapest that can run the job first (`extra["tco_best"]`), then by total."""
+    options = sorted([x for x in [answer.tco, *answer.tco_options] if x], key=lambda x: x.total)
+    best = answer.extra.get("tco_best")
+    return sorted(options, key=lambda x: x.pricing != best) if best else options
+
+
+def tco_block(tco: Tco, lang: str = "en", assumptions: bool = True, label: str | None = None) -> str:
+    """One TCO option: its breakdown and (unless `assumptions` is off) the assumptions behind it."""
+    lines = [t("tco.block", lang, hours=tco.hours, pricing=label or t("pricing." + tco.pricing, lang),
+               compute=money(tco.compute, tco.currency), storage=money(tco.storage, tco.currency),
+               egress=money(tco.egress, tco.currency), total=money(tco.total, tco.currency))]
+    if assumptions:
+        lines += [f"  - {a}" for a in tco.assumptions]
     return "\n".join(lines)
 
 
-def answer_sources(answer: Answer) -> list[Source]:
+def answer_sources(answer: Answer, verbose: bool = True) -> list[Source]:
     seen: dict[tuple[str, str], Source] = {}
-    figures = [*answer.offers, *answer.context, *(r.offer for r in answer.recommendations if r.offer)]
+    context = answer.context if verbose else []  # dated seed figures are details: shown with --verbose
+    figures = [*answer.offers, *context, *(r.offer for r in answer.recommendations if r.offer)]
     for item in [*answer.sources, *(Source(source=o.source, as_of=o.as_of, as_of_known=o.as_of_known)
                                     for o in figures)]:
         seen.setdefault((item.source, item.as_of), item)
@@ -109,28 +137,53 @@ def _environment():  # jinja2 is imported only when text is rendered
 TEXT_OFFER_ROWS = 40  # longer lists (every region of an instance type) are cut, saying how many more
 
 
-def render_text(answer: Answer) -> str:
-    """The answer as plain text, in the question's language."""
+def render_text(answer: Answer, verbose: bool = False) -> str:
+    """The answer as plain text, in the question's language: the verdict, the options, at most one caveat, the
+    pricing pages and the sources; `verbose` adds every pitfall, rule and detail (the JSON always has them)."""
+    from handlers import brief
+
     lang = answer.query.language
+    if not verbose:
+        listed = brief.brief_offers(answer)
+        if len(answer.recommendations) > brief.BRIEF_RECOMMENDATIONS:
+            answer = answer.model_copy(update={"recommendations": answer.recommendations[:brief.BRIEF_RECOMMENDATIONS]})
+        if len(listed) < len(answer.offers):
+            hidden = len(answer.offers) - len(listed)
+            answer = answer.model_copy(update={"offers": listed, "more": answer.more + hidden})
     if len(answer.offers) > TEXT_OFFER_ROWS:
         answer = answer.model_copy(update={
             "offers": answer.offers[:TEXT_OFFER_ROWS],
             "more": answer.more + len(answer.offers) - TEXT_OFFER_ROWS,
         })
-    found = answer_sources(answer)
+    found = answer_sources(answer, verbose)
     index = {(s.source, s.as_of): n for n, s in enumerate(found, start=1)}
+    shown = brief.view(answer)
     text = _environment().get_template("answer.txt.j2").render(
         a=answer,
+        verbose=verbose,
+        caveat=shown["caveat"],
+        pages=shown["pages"],
+        hidden=t("brief.hidden", lang, n=shown["hidden"]) if shown["hidden"] and not verbose else "",
+        details=answer.extra.get("details") or [],
+        caveat_label=t("brief.caveat", lang),
+        caveat_source=_cut(shown["caveat"].source, 90) if shown["caveat"] else "",
+        severity=lambda s: brief.severity_label(s, lang),
+        colon=t("colon", lang),
+        provider=lambda p: brief.provider_label(p, lang),
+        pages_label=t("brief.pages", lang),
+        details_label=t("brief.details", lang),
         sources=found,
         offer_line=lambda o: offer_line(o, lang),
         source_no=lambda o: index.get((o.source, o.as_of), "?"),
-        tco_block=tco_block,
+        tcos=tco_order(answer),
+        tco_block=lambda x, full=True: tco_block(x, lang, full, (answer.extra.get("tco_labels") or {}).get(x.pricing)),
         rules_label=_label("rules", lang),
         suggestions_label=_label("suggestions", lang),
         sources_label=t("sources", lang),
         more_label=_label("more", lang),
         as_of_label=_label("as_of", lang),
         dated=lambda s: dated(s, lang),
+        work_line=lambda r, d: work_line(r, d, lang, lambda s, a: index.get((s, a), "?")),  # bot/render_work.py
     )
     lines = [line.rstrip() for line in text.splitlines()]
     out: list[str] = []
@@ -142,13 +195,15 @@ def render_text(answer: Answer) -> str:
     return "\n".join(out).strip() + "\n"
 
 
-def answer_json(answer: Answer) -> dict[str, Any]:
-    """The JSON contract of `gpubot ask --json` (documented in README)."""
+def answer_json(answer: Answer, verbose: bool = False) -> dict[str, Any]:
+    """The JSON contract of `gpubot ask --json` (documented in README): every field, whatever `text` shows."""
+    from handlers import brief
+
     data = answer.model_dump(mode="json")
     return {
         "query": data["query"],
         "offers": data["offers"],
-        "text": render_text(answer),
+        "text": render_text(answer, verbose),
         "title": data["title"],
         "context": data["context"],
         "notes": data["notes"],
@@ -161,5 +216,6 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         "tco": data["tco"],
         "tco_options": data["tco_options"],
         "pitfalls": data["pitfalls"],
+        "pricing_pages": brief.pricing_pages(brief.shown_offers(answer)),
         **data["extra"],
     }

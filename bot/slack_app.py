@@ -106,7 +106,7 @@ log = logging.getLogger("gpubot.slack")
 ACK_BUDGET_SECONDS = 2.0  # answer inside the ack when ready by then; Slack's deadline is 3 s (1 s for the network)
 MAX_TOP = 90  # "more results" never asks for more rows than one table can hold
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_REFINE_ACTIONS = re.compile(r"^gpu_(toggle_pricing|more_results|show_pitfalls|suggest_\d+)$")
+_REFINE_ACTIONS = re.compile(r"^gpu_(toggle_pricing|more_results|show_pitfalls|suggest_\d+|work_\d+)$")
 _NAME_FIELDS = {"gpu": "gpus", "provider": "providers", "region": "regions", "instance_type": "instance_types"}
 
 
@@ -164,6 +164,11 @@ def refine(action_id: str, query: Query, extra: dict[str, Any]) -> Query:
         return query.model_copy(update={"top_n": min(shown + 10, MAX_TOP)})
     if action_id == blocks.ACTION_IDS["pitfalls"]:
         return query.model_copy(update={"intent": "pitfalls"})
+    if action_id.startswith("gpu_work_"):  # switch the benchmark workload of a "work" answer (bot/render_work.py)
+        return query.model_copy(update={k: extra[k] for k in ("bench_workload", "bench_step") if extra.get(k)})
+    if action_id.startswith("gpu_suggest_") and extra.get("kind") == "model":  # a benchmarked model picked
+        issues = [i for i in query.issues if i.kind != "model"]
+        return query.model_copy(update={"model": str(extra["pick"]), "issues": issues, "intent": "work"})
     if action_id.startswith("gpu_suggest_"):
         kind, pick, replaces = extra.get("kind", "gpu"), str(extra["pick"]), extra.get("replaces", "")
         field = _NAME_FIELDS.get(kind, "gpus")
@@ -518,6 +523,24 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             message = message_for_query(query, shareable=True, **here)
             respond_checked(respond, where, response_type="ephemeral", replace_original=False, **thread_of(body),
                             **message)
+
+    @app.action(blocks.ACTION_IDS["why"])
+    def on_why(ack, body: dict, action: dict, respond) -> None:
+        """"Why": the same answer with every pitfall, rule and detail the short one left out, to whoever clicked."""
+        ack()
+        where = _context_of(body)
+        parsed = button_query(action, where, respond)
+        if parsed is None:
+            return
+        query, extra = parsed
+        team, channel = where_clicked(body)
+        try:
+            message = blocks.answer_message(answer_in(asked(query, extra), team, channel), verbose=True,
+                                            buttons=False)
+        except Exception:
+            log.exception("internal error answering a button in Slack (%s)", where)
+            message = blocks.error_message(query.language)
+        respond_checked(respond, where, response_type="ephemeral", replace_original=False, **message)
 
     # --- App Home: what gpubot does, digests, and the workspace defaults' form -----------------------------
 

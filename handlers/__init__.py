@@ -27,6 +27,7 @@ HANDLERS: dict[str, str] = {
     "digest": "handlers.digest:handle",
     "history": "handlers.history:handle",
     "help": "handlers.help:handle",
+    "work": "handlers.work:handle",
 }
 
 
@@ -63,5 +64,14 @@ class _Registry(MutableMapping[str, Handler]):
 INTENTS: MutableMapping[str, Handler] = _Registry(dict(HANDLERS))
 
 
+# (intent, topic) -> "module:function": a topic that routing gave its own handler (handlers.routing)
+TOPIC_HANDLERS: dict[tuple[str, str], str] = {
+    ("tco", "spot_vs_on_demand"): "handlers.spot_choice:handle",  # "spot or on-demand for a 3-day job"
+}
+
+
 def route(query: Query) -> Handler:
+    if target := TOPIC_HANDLERS.get((query.intent, query.topic or "")):
+        module, _, function = target.partition(":")
+        return getattr(importlib.import_module(module), function)
     return INTENTS[query.intent] if query.intent in INTENTS else INTENTS["help"]

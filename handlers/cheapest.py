@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from handlers.common import money, name_notes, offer, pricing_label, sources
+from handlers import brief
+from handlers.common import money, name_notes, offer, place, pricing_label, sources
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Query
 from handlers.offer_notes import excluded_note
@@ -44,26 +45,57 @@ def handle(query: Query, kb: KB) -> Answer:
     if note := excluded_note(excluded, pricing, lang):
         notes.append(note)
     whole = [r for r in rows if "GPU only" not in r["instance_type"]]
+    details: list[str] = []
     if len(whole) < len(rows):  # a GPU-only figure (host VM price unknown) is not what a user pays
-        notes.append(t("cheapest.gpu_only_excluded", lang, count=len(rows) - len(whole)))
-    ranked, context = _with_articles(kb, query, refs, pricing, whole, notes)
-    title = t("cheapest.title", lang, what=what, pricing=pricing_label(pricing, lang))
+        details.append(t("cheapest.gpu_only_excluded", lang, count=len(rows) - len(whole)))
+    before = whole
+    whole, budget_note = brief.apply_budget(whole, query, kb.fx()["usd_per_cny"])
+    if budget_note:
+        notes.insert(0, budget_note)
+        if before and not whole:  # nothing within the cap: say what the cheapest costs
+            notes.insert(1, t("brief.budget_cheapest", lang, offer=offer_phrase(kb, offer(before[0]), lang)))
+    ranked, context = _with_articles(kb, query, refs, pricing, whole, notes, details)
     if not ranked:
         notes.insert(0, t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)))
-    shown = [_as_offer(item) for item in ranked[:top]]  # only what is shown becomes a model (hundreds may match)
+    # every region when the question is about regions, else one line per provider + instance type (best region)
+    picked = [(item, 0) for item in ranked] if brief.asks_regions(query) else brief.distinct(ranked)
+    shown = [_as_offer(item).model_copy(update={"other_regions": n}) for item, n in picked[:top]]
     if any(o.vgpu for o in shown):
         notes.append(t("cheapest.vgpu", lang))
     return Answer(
         query=query,
-        title=title,
+        title=_verdict(kb, query, what, pricing, shown),
         offers=shown,
         context=context,
         notes=notes,
         suggestions=suggestions,
-        sources=sources([*shown, *context]),
-        more=max(0, len(ranked) - top),
-        extra={"excluded": excluded},
+        sources=sources(shown),
+        more=max(0, len(picked) - top),
+        extra={"excluded": excluded, **({"details": details} if details else {})},
     )
+
+
+def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) -> str:
+    """Line one: what to rent, where, at what price."""
+    lang = query.language
+    asked = t("cheapest.what", lang, what=what, pricing=pricing_label(pricing, lang))
+    if not shown and query.budget and query.budget.per != "total":
+        return t("verdict.none_within", lang, asked=asked, cap=brief.budget_label(query.budget, lang))
+    if not shown:
+        return t("cheapest.title", lang, what=what, pricing=pricing_label(pricing, lang))
+    best = shown[0]
+    return t("verdict.cheapest", lang, asked=asked, offer=offer_phrase(kb, best, lang))
+
+
+def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
+    """ "aws p4d.24xlarge in us-east-1 (use1-az1) at $0.3082/GPU-h ($2.47/h)" """
+    where = place(item, lang)
+    provider = brief.provider_label(item.provider, lang)
+    price = f"{money(item.price_per_gpu_hour, item.currency)}{t('unit.per_gpu_hour', lang)}"
+    hourly = f"{money(item.price_per_hour, item.currency)}{t('unit.per_hour', lang)}"
+    usd = f", ≈ {money(item.price_per_gpu_hour_usd)}{t('unit.per_gpu_hour', lang)}" if item.currency != "USD" else ""
+    return t("verdict.offer", lang, provider=provider, instance=item.instance_type, where=where, price=price,
+             hourly=hourly, usd=usd, vgpu=" [vGPU]" if item.vgpu else "")
 
 
 def _as_offer(item: dict | Offer) -> Offer:
@@ -71,7 +103,7 @@ def _as_offer(item: dict | Offer) -> Offer:
 
 
 def _with_articles(
-    kb: KB, query: Query, refs: list[GpuRef], pricing: str, ranked: list[dict], notes: list[str]
+    kb: KB, query: Query, refs: list[GpuRef], pricing: str, ranked: list[dict], notes: list[str], details: list[str]
 ) -> tuple[list[dict | Offer], list[Offer]]:
     """Rank catalog offers (rows, cheapest first); seed-article figures rank only for providers without a catalog
     that were asked for (or when nothing else is known), and are otherwise shown as dated context beside the
@@ -96,7 +128,7 @@ def _with_articles(
         cheapest = best.get(item.provider)
         if cheapest:
             cheapest = offer(cheapest)
-            notes.append(t(
+            details.append(t(  # dated context: shown on request (--verbose, "Why")
                 "cheapest.article_context", lang, as_of=item.as_of, provider=_provider_name(kb, item.provider, lang),
                 status=STATUS_WORDS.get(item.status, {}).get(lang, item.status),
                 subject=item.instance_type, price=_per_gpu(item),

@@ -30,6 +30,18 @@ def money(value: float, currency: str = "USD") -> str:
     return f"{symbol}{amount}" if symbol else f"{amount} {currency}"
 
 
+def place(item: Offer, lang: str = "en") -> str:
+    """Where an offer is: "us-east-1 (use1-az1)", or a Local / Wavelength Zone by its own name, never as its region
+    ("use1-atl2-az1 Atlanta (Local Zone, opt-in) of us-east-1")."""
+    from knowledge.zones import label
+
+    if not item.zone:
+        return item.region
+    if item.zone_label:
+        return t("zone.local", lang, zone=item.zone, label=label(item.zone, lang), region=item.region)
+    return t("zone", lang, region=item.region, zone=item.zone)
+
+
 def pricing_label(pricing: str, lang: str) -> str:
     return t(f"pricing.{pricing}", lang)
 

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from handlers import brief
 from handlers.common import money, name_notes, offer, pricing_label, sources
-from handlers.i18n_rules import provider_name, rule_hits, t
+from handlers.i18n_rules import rule_hits, t
 from handlers.models import Answer, Offer, Query
-from handlers.spec import errata_json, errata_lines, instance_specs, match_errata, row_line, spec_rows_for, whole
+from handlers.spec import (
+    errata_json,
+    errata_lines,
+    instance_specs,
+    match_errata,
+    row_line,
+    spec_rows_for,
+    split_errata,
+    whole,
+)
 from knowledge import rules as R
 from knowledge.kb import KB, GpuRef
 
@@ -22,36 +32,50 @@ def handle(query: Query, kb: KB) -> Answer:
     facts = {**R.query_facts(query), "erratum_ids": [e["id"] for e in errata]}
     if len(subjects) < 2 and not errata:
         return Answer(query=query, title=t("cmp.which", lang), notes=notes, suggestions=suggestions,
+                      lines=[t("cmp.try", lang, items=t("word.list", lang).join(f"`{x}`" for x in comparisons(query)))],
                       rules=rule_hits(R.evaluate(facts, lang, groups=("spec",))))
     pricings = [query.pricing] if query.pricing else ["on_demand", "spot", "reserved_1y"]
     specs, lines, shown = [], [], []
-    ratios = []
+    ratios, firsts, other_prices = [], [], []
     for name, rows, filters in subjects:
-        main = _main_spec(kb, rows, {"providers": query.providers, "regions": query.regions, **filters})
+        cheapest = {pricing: _cheapest(kb, query, filters, pricing) for pricing in pricings}
+        main = _main_spec(rows, cheapest[pricings[0]])
         specs += [r for r in rows if r not in specs]
-        if main:
+        if main and row_line(main, lang) not in lines:  # the same GPU on two clouds: its datasheet once
             lines.append(row_line(main, lang))
         tflops, precision = _throughput(main)
         if tflops:
             facts["throughput_precision"] = "BF16/FP16"
         for pricing in pricings:
-            best = _cheapest(kb, query, filters, pricing)
+            best = cheapest[pricing]
+            if pricing == pricings[0]:
+                firsts.append((name, best, tflops))
             if best is None:
-                lines.append(t("cmp.no_price", lang, name=name, pricing=pricing_label(pricing, lang)))
+                missing = t("cmp.no_price", lang, name=name, pricing=pricing_label(pricing, lang))
+                (lines if pricing == pricings[0] else other_prices).append(missing)
                 continue
             ppf = t("cmp.ppf", lang, value=money(best.price_per_gpu_hour_usd / (tflops / 1000)), precision=precision) \
                 if tflops else ""
-            lines.append(t("cmp.price", lang, name=name, pricing=pricing_label(pricing, lang),
-                           price=money(best.price_per_gpu_hour_usd), provider=provider_name(kb, best.provider, lang),
-                           instance=best.instance_type, region=best.region, ppf=ppf))
+            line = t("cmp.price", lang, name=name, pricing=pricing_label(pricing, lang),
+                     price=money(best.price_per_gpu_hour_usd), provider=brief.provider_label(best.provider, lang),
+                     instance=best.instance_type, region=best.region, ppf=ppf)
+            (lines if pricing == pricings[0] else other_prices).append(line)  # other pricings: on request
             if pricing == pricings[0]:
                 shown.append(best)
         ratios.append((name, main))
     lines += _ratio_lines(ratios, lang) + errata_lines(errata, lang)
+    from handlers.work import serving_lines  # measured $ per 1M tokens when serving is compared (#15)
+
+    lines += serving_lines(kb, query)
     fired = R.evaluate(facts, lang, groups=("cost", "spec"))
+    what = " vs ".join(s[0] for s in subjects) or ", ".join(e["id"] for e in errata)
+    if query.budget and query.budget.per != "total":
+        notes.insert(0, t("cmp.budget", lang, cap=brief.budget_label(query.budget, lang)))
+    errata_shown, errata_other = split_errata(errata, lines, lang, shown, query)
+    lines = [line for line in lines if line not in errata_other]
     return Answer(
         query=query,
-        title=t("cmp.title", lang, what=" vs ".join(s[0] for s in subjects) or ", ".join(e["id"] for e in errata)),
+        title=winner_line(what, firsts, pricing_label(pricings[0], lang), lang) or t("cmp.title", lang, what=what),
         offers=shown,
         specs=specs,
         lines=lines,
@@ -59,8 +83,50 @@ def handle(query: Query, kb: KB) -> Answer:
         suggestions=suggestions,
         rules=rule_hits(fired),
         sources=sources(shown),
-        extra={"errata": errata_json(errata, lang)},
+        extra={"errata": errata_json(errata, lang),
+               **({"details": other_prices + errata_other} if other_prices or errata_other else {})},
     )
+
+
+PEERS = {"A100": ("H100", "L40S"), "H100": ("H200", "A100"), "H200": ("H100", "B200"), "B200": ("H200", "H100"),
+         "L4": ("T4", "A10G"), "T4": ("L4", "A10"), "A10": ("L4", "A10G"), "A10G": ("L4", "A10"),
+         "L40S": ("A100", "H100"), "V100": ("A100", "T4")}
+DEFAULT_COMPARISONS = {"training": ("A100", "H100"), "fine_tuning": ("A100", "H100"), "inference": ("L4", "T4")}
+
+
+def comparisons(query: Query) -> list[str]:
+    """Comparisons to suggest, built from what the question named (one GPU, instance type, provider, workload)."""
+    vs = t("cmp.vs", query.language)
+    out = []
+    for name in query.gpus[:1]:
+        family = GpuRef.parse(name).family
+        out += [f"{name}{vs}{peer}" for peer in PEERS.get(family, ("H100", "A100")) if peer != family]
+    for instance in query.instance_types[:1]:
+        out.append(f"{instance}{vs}{'p5.48xlarge' if instance != 'p5.48xlarge' else 'p4d.24xlarge'}")
+    for provider in query.providers[:1]:
+        other = "gcp" if provider != "gcp" else "aws"
+        out.append(t("cmp.try_providers", query.language, a=provider, b=other, gpu=(query.gpus or ["H100"])[0]))
+    if not out:
+        a, b = DEFAULT_COMPARISONS.get(query.workload or "", ("A100", "H100"))
+        out = [f"{a}{vs}{b}", f"L4{vs}T4", t("cmp.try_providers", query.language, a="aws", b="gcp", gpu="H100")]
+    return list(dict.fromkeys(out))[:3]
+
+
+def winner_line(what: str, firsts: list[tuple[str, Offer | None, float]], pricing: str, lang: str) -> str | None:
+    """Line one of a comparison: the winner per GPU-hour and by how much (and per PFLOPS-hour when that differs)."""
+    priced = sorted([(b.price_per_gpu_hour_usd, n, b, f) for n, b, f in firsts if b], key=lambda x: x[0])
+    if not priced:
+        return None
+    if len(priced) == 1:
+        missing = ", ".join(n for n, b, _ in firsts if b is None)
+        return t("verdict.cmp_only", lang, what=what, pricing=pricing, name=priced[0][1],
+                 price=money(priced[0][0]), missing=missing)
+    (p1, n1, _, f1), (p2, n2, _, f2) = priced[0], priced[1]
+    line = t("verdict.cmp", lang, what=what, pricing=pricing, winner=n1, price=money(p1), other=n2,
+             other_price=money(p2), pct=100 * (1 - p1 / p2) if p2 else 0.0)
+    if f1 and f2 and p2 / f2 < p1 / f1:  # the dearer one does more per dollar at datasheet peak
+        line += t("verdict.cmp_ppf", lang, name=n2, pct=100 * (1 - (p2 / f2) / (p1 / f1)))
+    return line
 
 
 def _subjects(query: Query, kb: KB) -> list[tuple[str, list[dict], dict]]:
@@ -75,7 +141,7 @@ def _subjects(query: Query, kb: KB) -> list[tuple[str, list[dict], dict]]:
         for provider in query.providers[:MAX_SUBJECTS]:
             for family in families:
                 ref = GpuRef.parse(family)
-                subjects.append((f"{provider_name(kb, provider, query.language)} {ref}", spec_rows_for(kb, ref),
+                subjects.append((f"{brief.provider_label(provider, query.language)} {ref}", spec_rows_for(kb, ref),
                                  {"gpus": [ref], "providers": [provider]}))
         return subjects
     for name in query.gpus[:MAX_SUBJECTS]:
@@ -85,20 +151,22 @@ def _subjects(query: Query, kb: KB) -> list[tuple[str, list[dict], dict]]:
 
 
 def _cheapest(kb: KB, query: Query, filters: dict, pricing: str) -> Offer | None:
+    """The cheapest whole offer of one subject, within the question's hourly budget when it says one."""
     merged = {"providers": query.providers, "regions": query.regions, **filters}
-    for row in kb.offers(pricing=pricing, **merged):
-        if whole(row):
-            return offer(row)
-    return None
+    rows = [row for row in kb.offers(pricing=pricing, **merged) if whole(row)]
+    rows, _ = brief.apply_budget(rows, query, kb.fx()["usd_per_cny"])
+    return offer(rows[0]) if rows else None
 
 
-def _main_spec(kb: KB, rows: list[dict], filters: dict) -> dict | None:
-    """The datasheet row of the model the cheapest on-demand offer uses (else the first row)."""
+def _main_spec(rows: list[dict], shown: Offer | None) -> dict | None:
+    """The datasheet row of the GPU the offer shown uses: its model, else a model of its memory, else the first."""
     if not rows:
         return None
-    cheapest = [r for r in kb.offers(pricing="on_demand", **filters) if whole(r) and r["gpu_model"]][:1]
-    model = cheapest[0]["gpu_model"] if cheapest else None
-    return next((r for r in rows if r["model"] == model), rows[0])
+    if shown is None:
+        return rows[0]
+    return (next((r for r in rows if shown.gpu_model and r["model"] == shown.gpu_model), None)
+            or next((r for r in rows if shown.gpu_memory_gb and r["memory_gb"] == shown.gpu_memory_gb), None)
+            or rows[0])
 
 
 def _throughput(spec: dict | None) -> tuple[float, str]:
@@ -118,7 +186,8 @@ def _ratio_lines(pairs: list[tuple[str, dict | None]], lang: str) -> list[str]:
     for name, other in rest:
         if not first or not other:
             continue
-        items = [f"{label} {first[c] / other[c]:.2f}x" for c, label in columns if first.get(c) and other.get(c)]
+        items = [f"{t('cmp.col.' + label, lang)} {first[c] / other[c]:.2f}x" for c, label in columns
+                 if first.get(c) and other.get(c)]
         if items:
-            lines.append(t("cmp.ratio", lang, a=first_name, b=name, items=", ".join(items)))
+            lines.append(t("cmp.ratio", lang, a=first_name, b=name, items=t("word.list", lang).join(items)))
     return lines

@@ -29,7 +29,7 @@ from typing import Any
 
 from handlers.common import sources
 from handlers.i18n import t
-from handlers.models import Answer, Query
+from handlers.models import Answer, Budget, Query
 
 __all__ = [
     "BUDGET_FETCH",
@@ -172,10 +172,17 @@ def undo_defaults(query: Query, fields: Iterable[str], *, unless_changed_from: Q
 
 
 def widen_for_budget(query: Query, settings: Mapping[str, Any]) -> Query:
-    """With a budget, a "cheapest" question asks for every offer so that the list cut by `apply_budget` is full."""
-    if settings.get("budget") and query.intent == "cheapest":
-        return query.model_copy(update={"top_n": BUDGET_FETCH})
-    return query
+    """With a budget, a "cheapest" question asks for every offer so that the list cut by `apply_budget` is full,
+    and a question without a budget of its own is answered within the setting's (so that line one, the ranking
+    and the count of offers removed respect it: per GPU-hour)."""
+    budget = settings.get("budget")
+    if not budget:
+        return query
+    update: dict[str, Any] = {"top_n": BUDGET_FETCH} if query.intent == "cheapest" else {}
+    if query.budget is None and query.intent in BUDGET_INTENTS:
+        update["budget"] = Budget(amount=float(budget["amount"]), currency=budget["currency"], per="gpu_hour",
+                                  text=budget_text(budget))
+    return query.model_copy(update=update) if update else query
 
 
 def apply_budget(

@@ -208,7 +208,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "spec.row": {
         "en": (
             "{model}: {memory:g} GB {mtype}, {bandwidth} GB/s; FP64 {fp64}, FP32 {fp32}, TF32 {tf32}, BF16 {bf16},"
-            " FP16 {fp16}, FP8 {fp8} TFLOPS (tensor figures dense), INT8 {int8} TOPS; {nvlink}; {tdp} W"
+            " FP16 {fp16}, FP8 {fp8} TFLOPS (tensor: dense), INT8 {int8} TOPS; {nvlink}; {tdp} W"
         ),
         "zh": (
             "{model}：{memory:g} GB {mtype}，{bandwidth} GB/s；FP64 {fp64}、FP32 {fp32}、TF32 {tf32}、BF16 {bf16}、FP16 {"
@@ -258,6 +258,11 @@ MESSAGES: dict[str, dict[str, str]] = {
 
 
 def t(key: str, lang: str = "en", **values: object) -> str:
+    """A phrase of this table, else of the shared one (`handlers.i18n`)."""
+    if key not in MESSAGES:
+        from handlers import i18n
+
+        return i18n.t(key, lang, **values)
     phrases = MESSAGES[key]
     return (phrases.get(lang) or phrases["en"]).format(**values)
 

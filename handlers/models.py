@@ -25,12 +25,15 @@ Intent = Literal[
     "history",
     "help",
     "unknown",
+    "work",
 ]
 Pricing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 Workload = Literal["training", "fine_tuning", "inference", "hpc", "rendering", "general"]
 Priority = Literal["cost", "performance", "ecosystem", "compliance"]
 Language = Literal["en", "zh"]
 Currency = Literal["USD", "CNY"]
+BenchWorkload = Literal["chat-256-128", "rag-1024-256", "long-4096-512"]
+BenchStep = Literal["max_throughput", "synchronous", "single_stream"]
 
 PRICINGS: tuple[Pricing, ...] = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 
@@ -44,10 +47,20 @@ class Model(BaseModel):
 class NameIssue(Model):
     """A name in the question that could not be resolved to exactly one thing in the knowledge base."""
 
-    kind: Literal["gpu", "provider", "region", "instance_type"]
+    kind: Literal["gpu", "provider", "region", "instance_type", "model"]
     text: str
     status: Literal["unknown", "ambiguous"]
     candidates: list[str] = Field(default_factory=list)
+
+
+class Budget(Model):
+    """A spending cap said in the question: per GPU-hour, per instance-hour, or a total (over `hours`, if said)."""
+
+    amount: float
+    currency: Currency = "USD"
+    per: Literal["gpu_hour", "instance_hour", "total"] = "gpu_hour"
+    hours: float | None = None  # the period of a total budget ("$5,000 for the month": 730)
+    text: str = ""  # the words it was read from
 
 
 class Query(Model):
@@ -74,6 +87,12 @@ class Query(Model):
     topic: str | None = None
     issues: list[NameIssue] = Field(default_factory=list)
     gpu_variants: list[str] = Field(default_factory=list)  # form factors named: "H100 PCIe" (issue 14)
+    budget: Budget | None = None
+    machines: int | None = None  # "2 nodes of 8 H100": machines, with `gpu_count` GPUs each
+    # the "work" intent ($ per 1M tokens): benchmarked model, benchmark workload and step (handlers/parse_work.py)
+    model: str | None = None
+    bench_workload: BenchWorkload | None = None
+    bench_step: BenchStep | None = None
 
 
 class Offer(Model):
@@ -108,6 +127,7 @@ class Offer(Model):
     via: str | None = None  # an aggregator's offer: the cloud it runs on ("Lambda")
     as_of_known: bool = True  # False: `as_of` is only the day the catalog was bundled (upstream date unknown)
     gpu_vendor: str | None = None  # NVIDIA, AMD, Intel, ... (None: the accelerator name was not recognised)
+    other_regions: int = 0  # a short answer's one line per instance type: how many more regions offer it
     # Whether it can be ordered at this pricing model (knowledge.availability), where it is (knowledge.zones), and
     # what a second source says of its price (knowledge.crosscheck).
     availability: Literal["orderable", "spot_only", "reservation_only", "preview", "unknown"] = "orderable"

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 from rapidfuzz import fuzz, process
 
+from handlers import parse_budget, parse_cluster, routing
 from handlers.models import NameIssue, Query
 from knowledge import names as nm
 
@@ -1113,6 +1114,13 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     body = _MENTION.sub("", text, count=1).strip()
     body = _MENTION.sub("", body, count=1).strip()[:MAX_CHARS]  # "@gpubot /gpu ..."
     st = _State(text=body, low=_lower(body))
+    budget, budget_span = parse_budget.find(st.low)  # "under $2/GPU-h": read first, so "$2" is no count or size
+    if budget_span:
+        st.take(*budget_span)
+        st.currency = budget.currency  # "$2/GPU-h" still says the question is in dollars
+    machines, machines_span = parse_cluster.find(st.low)  # "2 nodes of 8 H100": 2 machines, 8 GPUs each
+    if machines_span:
+        st.take(*machines_span)
     for extract in _EXTRACTORS:
         extract(st, vocab)
     empty = not re.search(r"[a-z0-9]", body.lower()) and not _is_cjk(body)
@@ -1121,7 +1129,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         st.durations.remove(term_years * 8760.0)  # "3-year reserved": a pricing term, not how long it runs
     intent = _intent(st, empty)
     duration = st.durations[0] if st.durations else (term_years * 8760.0 if term_years and intent == "tco" else None)
-    return Query(
+    query = Query(
         text=typed,
         intent=intent,
         gpus=st.ordered("gpus"),
@@ -1143,7 +1151,12 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         topic=_topic(st) if intent in {"pitfalls", "checklist"} else None,
         issues=st.issues,
         gpu_variants=st.gpu_variants,
+        budget=budget,
+        machines=machines,
     )
+    from handlers.parse_work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
+
+    return routing.reroute(refine(query, body))  # routing: break-even, spot-or-on-demand and off-topic questions
 
 
 def _pricing(st: _State) -> tuple[str | None, int | None]:

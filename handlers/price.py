@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from handlers import cheapest
-from handlers.common import money, name_notes, offer, pricing_label, sources
+from handlers import brief, cheapest
+from handlers.common import money, name_notes, offer, place, pricing_label, sources
 from handlers.i18n import t
 from handlers.models import PRICINGS, Answer, Offer, Query
 from handlers.offer_notes import other_price_notes
 from knowledge.kb import KB
 
+BY_PROVIDER_TOP = 3  # "A100 price": the cheapest offer of the three cheapest providers ("top 10" for more)
 _RESERVED_TERM_NAMES = ("yrTerm1Standard", "yrTerm1Convertible", "yrTerm3Standard", "yrTerm3Convertible")
 
 
@@ -29,6 +30,9 @@ def handle(query: Query, kb: KB) -> Answer:
         if r["pricing"] in pricings
     ]
     rows.sort(key=lambda o: (o.instance_type, PRICINGS.index(o.pricing), o.price_per_hour_usd, o.region))
+    rows, budget_note = brief.apply_budget(rows, query, kb.fx()["usd_per_cny"])
+    if budget_note:
+        notes.insert(0, budget_note)
     what = ", ".join(query.instance_types[:3]) + (" …" if len(query.instance_types) > 3 else "")
     where = (t("word.in", lang) + ", ".join(query.regions)) if query.regions else ""
     if query.pricing and not rows:
@@ -38,12 +42,29 @@ def handle(query: Query, kb: KB) -> Answer:
     notes += other_price_notes(rows, lang)  # where two sources disagree: both figures, and which one ranks
     return Answer(
         query=query,
-        title=t("price.title", lang, what=what),
+        title=_verdict(query, rows, what) or t("price.title", lang, what=what),
         offers=rows,  # every known price; renderers show the first ones and say how many more
         notes=notes,
         suggestions=suggestions,
         sources=sources(rows),
     )
+
+
+def _verdict(query: Query, rows: list[Offer], what: str) -> str | None:
+    """Line one: the lowest price of each pricing model (cheapest region and zone), for the first type asked."""
+    lang = query.language
+    first = [o for o in rows if o.instance_type == rows[0].instance_type] if rows else []
+    parts = []
+    for pricing in PRICINGS:
+        best = next((o for o in first if o.pricing == pricing), None)  # rows are cheapest first per pricing
+        if best:
+            where = place(best, lang)
+            parts.append(t("verdict.price_part", lang, pricing=pricing_label(pricing, lang),
+                           price=money(best.price_per_hour, best.currency), unit=t("unit.per_hour", lang),
+                           where=where))
+    if not parts:
+        return None
+    return t("verdict.price", lang, what=first[0].instance_type, parts=t("word.sep", lang).join(parts))
 
 
 def _missing_term(kb: KB, query: Query, what: str, where: str) -> str:
@@ -78,10 +99,12 @@ def _by_provider(query: Query, kb: KB) -> Answer:
     best: dict[str, Offer] = {}
     for item in answer.offers:
         best.setdefault(item.provider, item)
-    offers = list(best.values())
+    ranked = list(best.values())
+    offers = ranked[: query.top_n or BY_PROVIDER_TOP]  # a short answer: the cheapest providers
+    title = answer.title  # the cheapest answer's verdict line
     return answer.model_copy(update={
-        "title": t("price.title", query.language, what=" / ".join(query.gpus)) + f" ({pricing_label(query.pricing or 'on_demand', query.language)})",
+        "title": title,
         "offers": offers,
-        "sources": sources([*offers, *answer.context]),
-        "more": 0,
+        "sources": sources(offers),  # the seed figures' sources come with them (--verbose)
+        "more": len(ranked) - len(offers),
     })

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from handlers import brief, run_cost
 from handlers.common import money, name_notes, offer, pricing_label, sources
 from handlers.i18n_rules import provider_name, provider_notes, rule_hits, t
 from handlers.models import Answer, Query, Recommendation
@@ -47,7 +48,10 @@ def handle(query: Query, kb: KB) -> Answer:
                      largest_gb=largest[1])
     nvlink = any("nvlink" in f.then.require for f in R.evaluate(facts, lang, groups=("hardware", "interconnect")))
     providers, regions = _scope(kb, query, fired, facts)
-    options = [_option(kb, v, counts[v], pricing, providers, regions, nvlink) for v in variants]
+    cap = _hourly_cap(query, kb)
+    options = [_option(kb, v, counts[v], pricing, providers, regions, nvlink, cap) for v in variants]
+    if cap:
+        notes.append(t("rec.budget_cap", lang, cap=brief.budget_label(query.budget, lang)))
     # offers of these GPUs that cannot be ordered at this pricing model were left out: say how many, and why
     excluded = kb.excluded(gpus=[GpuRef(*v) for v in variants], pricing=pricing, providers=providers, regions=regions)
     if note := excluded_note(excluded, pricing, lang):
@@ -56,6 +60,13 @@ def handle(query: Query, kb: KB) -> Answer:
     by = _rank_key(rank.then.rank_by if rank else "price")
     one = any(o["needed"] == 1 and o["offer"] for o in options)  # what fits on one GPU is not split across two
     options.sort(key=lambda o: (one and o["needed"] > 1, *by(o)))
+    by_run = run_cost.applies(query, max(counts.values(), default=1))
+    if by_run:  # multi-GPU training: what the run costs, not the cluster's $/hour
+        for o in options:
+            row = o["offer"]
+            o["run"] = run_cost.estimate(query, o["tflops"], o["instances"], row["gpu_count"], o["hourly"]) \
+                if row else None
+        options.sort(key=lambda o: (one and o["needed"] > 1, o["run"] is None, o["run"]["cost"] if o["run"] else 0.0))
     facts.update(_ranking_facts(kb, query, options, pricing, fired, lang))
     top = options[0]["offer"] if options and options[0]["offer"] else None
     if top:
@@ -71,18 +82,66 @@ def handle(query: Query, kb: KB) -> Answer:
     fired = R.evaluate(facts, lang)
     recs = [_recommendation(o, required, pricing, lang, kb) for o in options[: query.top_n or TOP]]
     lines = _provider_lines(kb, fired, providers, lang) + errata_lines(errata, lang)
+    if by_run:
+        n_tokens, said = run_cost.tokens(query)
+        lines.insert(0, t("rec.run_basis", lang, params=query.model_size_b, tokens=n_tokens / 1e9,
+                          said="" if said else t("rec.run_default_tokens", lang), mfu=run_cost.MFU * 100))
+    budget_line = _total_budget(query, options, pricing, kb)
+    if budget_line:
+        notes.insert(0, budget_line)
     if nvlink and any(c > 1 for c in counts.values()):
         notes.append(t("rec.nvlink", lang))
     notes.append(t("rec.vgpu", lang))
     if not query.workload and not query.gpus:
         notes.insert(0, t("rec.ask", lang))
+    from handlers.work import serving_lines  # measured $ per 1M tokens for inference; training: estimated (#15)
+
+    lines += serving_lines(kb, query, gpus=list(dict.fromkeys(r.gpu for r in recs)), pricing=pricing)
     what = " ".join(x for x in (f"{query.model_size_b:g}B" if query.model_size_b else "",
                                 t(f"workload.{query.workload}", lang) if query.workload else "",
                                 t(f"priority.{query.priority}", lang) if query.priority else "") if x)
     what = what or ", ".join(query.gpus) or "?"
-    return Answer(query=query, title=t("rec.title", lang, what=what), recommendations=recs, rules=rule_hits(fired),
+    if recs and recs[0].offer:
+        title = _verdict(options[0], recs[0], pricing, by_run, rank.then.rank_by if rank else "price", lang, kb)
+    elif cap:
+        title = t("rec.none_within", lang, what=what, cap=brief.budget_label(query.budget, lang))
+    else:
+        title = t("rec.title", lang, what=what)
+    return Answer(query=query, title=title, recommendations=recs, rules=rule_hits(fired),
                   lines=lines, notes=notes, suggestions=suggestions,
                   sources=sources([r.offer for r in recs if r.offer]), extra={"errata": errata_json(errata, lang)})
+
+
+def _verdict(option: dict, rec: Recommendation, pricing: str, by_run: bool, rank_by: str, lang: str, kb: KB) -> str:
+    """Line one: the pick and the one reason that decided it."""
+    row = option["offer"]
+    pick = t("rec.pick", lang, gpu=rec.gpu, n=option["needed"], instances=option["instances"],
+             instance=row["instance_type"], provider=brief.provider_label(row["provider"], lang), region=row["region"],
+             pricing=pricing_label(pricing, lang), hourly=money(option["hourly"]))
+    if by_run and option.get("run"):
+        run = option["run"]
+        reason = t("rec.why_run", lang, cost=money(run["cost"]), hours=run["wall_hours"], gpus=run["gpus"])
+    else:
+        reason = t(f"rec.why_{rank_by}" if rank_by in ("throughput", "fp64_price") else "rec.why_price", lang)
+    return f"{pick}{t('word.dash', lang)}{reason}"
+
+
+def _total_budget(query: Query, options: list[dict], pricing: str, kb: KB) -> str | None:
+    """A total budget ("$5,000 for the month"): how many hours the pick runs for it, or whether the run fits."""
+    budget = query.budget
+    if not budget or budget.per != "total" or not options or not options[0]["offer"]:
+        return None
+    cap = brief.cap_usd(budget, kb.fx()["usd_per_cny"])
+    top = options[0]
+    if top.get("run"):
+        key = "rec.budget_run_ok" if top["run"]["cost"] <= cap else "rec.budget_run_over"
+        return t(key, query.language, cap=money(cap), cost=money(top["run"]["cost"]))
+    hours = query.duration_hours or budget.hours
+    spend = top["hourly"] * hours if hours else None
+    if spend is None:
+        return t("rec.budget_hours", query.language, cap=money(cap), hours=cap / top["hourly"])
+    key = "rec.budget_ok" if spend <= cap else "rec.budget_over"
+    return t(key, query.language, cap=money(cap), cost=money(spend), hours=hours)
 
 
 def _advised(fired: list[R.Fired]) -> str | None:
@@ -143,18 +202,28 @@ def _nvlinked(kb: KB, row: dict) -> bool:
     return "SXM" in form.upper()  # NVL/PCIe cards are bridged in pairs at most: no 8-GPU NVLink fabric
 
 
+def _hourly_cap(query: Query, kb: KB) -> tuple[str, float] | None:
+    """(what it caps, USD) for an hourly budget in the question: per GPU-hour, or the cluster's hour."""
+    budget = query.budget
+    if not budget or budget.per == "total":
+        return None
+    return budget.per, brief.cap_usd(budget, kb.fx()["usd_per_cny"]) + 1e-9
+
+
 def _option(kb: KB, variant: tuple[str, float], needed: int, pricing: str, providers: list[str], regions: list[str],
-            nvlink: bool) -> dict:
-    """The cheapest way to rent `needed` GPUs of one variant: instances x hourly price (USD)."""
+            nvlink: bool, cap: tuple[str, float] | None = None) -> dict:
+    """The cheapest way to rent `needed` GPUs of one variant: instances x hourly price (USD), within `cap`."""
     family, memory = variant
     rows = [r for r in kb.offers(gpus=[GpuRef(family, memory)], pricing=pricing, providers=providers, regions=regions)
-            if whole(r)]
+            if whole(r) and (not cap or cap[0] != "gpu_hour" or r["price_per_gpu_hour_usd"] <= cap[1])]
     if nvlink and needed > 1:
         rows = [r for r in rows if r["gpu_count"] >= min(needed, 8) and _nvlinked(kb, r)]
     best, hourly, instances = None, math.inf, 0
     for row in rows:
         count = math.ceil(needed / row["gpu_count"])
         cost = count * row["price_per_hour_usd"]
+        if cap and cap[0] == "instance_hour" and cost > cap[1]:  # "budget $10/hour": the whole cluster's hour
+            continue
         if cost < hourly - 1e-9:
             best, hourly, instances = row, cost, count
     peak = kb.rows("SELECT MAX(COALESCE(bf16_tflops_dense, fp16_tflops_dense)) t, MAX(fp64_tflops) f FROM gpu_specs "
@@ -196,6 +265,10 @@ def _recommendation(option: dict, required: float | None, pricing: str, lang: st
                        region=row["region"], hourly=money(option["hourly"])))
     else:
         parts.append(t("rec.no_offer", lang, pricing=pricing_label(pricing, lang)))
+    if option.get("run"):
+        run = option["run"]
+        parts.append(t("rec.run", lang, gpu_hours=run["gpu_hours"], hours=run["wall_hours"], gpus=run["gpus"],
+                       cost=money(run["cost"])))
     return Recommendation(gpu=f"{option['family']} {option['memory']:g}GB", gpu_memory_gb=option["memory"],
                           gpu_count=option["needed"], offer=offer(row) if row else None, reason="; ".join(parts))
 

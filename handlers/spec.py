@@ -10,7 +10,7 @@ import unicodedata
 
 from handlers.common import name_notes, scan_text
 from handlers.i18n_rules import rule_hits, t
-from handlers.models import Answer, Query
+from handlers.models import Answer, Offer, Query
 from knowledge.availability import orderable
 from knowledge.kb import KB, GpuRef
 from knowledge.rules import evaluate, query_facts
@@ -91,9 +91,13 @@ def with_errata(answer: Answer, query: Query, kb: KB) -> Answer:
         return answer
     facts = {**query_facts(query), "erratum_ids": [e["id"] for e in errata]}
     hits = [h for h in rule_hits(evaluate(facts, query.language, groups=("spec",))) if h.id == "spec.seed-erratum"]
-    return answer.model_copy(update={"lines": [*answer.lines, *errata_lines(errata, query.language)],
-                                     "rules": [*answer.rules, *hits],
-                                     "extra": {**answer.extra, "errata": errata_json(errata, query.language)}})
+
+    near, far = split_errata(errata, [], query.language, answer.offers, query)
+    extra = {**answer.extra, "errata": errata_json(errata, query.language)}
+    if far:
+        extra["details"] = [*(answer.extra.get("details") or []), *far]
+    return answer.model_copy(update={"lines": [*answer.lines, *near], "rules": [*answer.rules, *hits],
+                                     "extra": extra})
 
 
 def whole(row: dict) -> bool:
@@ -313,3 +317,18 @@ def errata_lines(errata: list[dict], lang: str) -> list[str]:
 def errata_json(errata: list[dict], lang: str) -> list[dict]:
     return [{"id": e["id"], "severity": e["severity"], "correct": e["correct_zh"] if lang == "zh" else e["correct_en"],
              "sources": json.loads(e["sources"])} for e in errata]
+
+
+def split_errata(errata: list[dict], lines: list[str], lang: str, offers: list[Offer], query: Query
+                 ) -> tuple[list[str], list[str]]:
+    """(lines of corrections about the GPUs and clouds compared, lines of the others: shown on request)."""
+    texts = errata_lines(errata, lang)
+    gpus = {g.split()[0].lower() for g in query.gpus} | {o.gpu.lower() for o in offers}
+    providers = set(query.providers) | {o.provider for o in offers}
+    near, far = [], []
+    for erratum, text in zip(errata, texts, strict=True):
+        tagged_gpus = {g.lower() for g in json.loads(erratum.get("gpus") or "[]")}
+        tagged_providers = set(json.loads(erratum.get("providers") or "[]"))
+        about = (not tagged_gpus or tagged_gpus & gpus) and (not tagged_providers or tagged_providers & providers)
+        (near if about else far).append(text)
+    return near, far

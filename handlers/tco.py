@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 import re
 
-from handlers.common import money, name_notes, pricing_label
+from handlers import brief
+from handlers.common import money, name_notes, offer, place, pricing_label
 from handlers.i18n_rules import provider_costs, provider_name, rule_hits, t
 from handlers.models import PRICINGS, Answer, Query, Source, Tco
 from handlers.spec import errata_json, errata_lines, match_errata, whole
@@ -24,6 +25,8 @@ SEED_RESERVED_DISCOUNT = 0.40  # low end of the seeds' 40-60% (S0 §三.1), used
 def handle(query: Query, kb: KB) -> Answer:
     """tco <instance type | gpu> [xN] [hours] [pricing] [storage/egress GB] [CNY]: cost breakdown, break-even"""
     facts = R.query_facts(query)
+    if _no_interruptions(query):  # "the job cannot be interrupted": a constraint, not a question about interruptions
+        facts["topic"] = None
     if facts["topic"] == "interruption":
         return interruptions(query, kb, facts)
     if facts["topic"] == "break_even":
@@ -35,46 +38,129 @@ def handle(query: Query, kb: KB) -> Answer:
         key = "tco.none" if query.instance_types or query.gpus else "tco.which"
         what = ", ".join(query.instance_types or query.gpus)
         return Answer(query=query, title=t(key, lang, what=what), notes=notes, suggestions=suggestions)
-    hours = query.duration_hours or DEFAULT_HOURS
+    hours = query.duration_hours or _budget_hours(query) or DEFAULT_HOURS
     fx = kb.fx()
     options, lines = [], []
-    for index, (rows, instances) in enumerate(subjects):
-        base = rows["on_demand"] or next(r for r in rows.values() if r)
+    first = None
+    no_spot = _no_interruptions(query)
+    for index, cands in enumerate(subjects):
+        base = (cands["on_demand"] or next(c for c in cands.values() if c))[0]
         currency = query.currency or base["currency"]
         local = facts if index == 0 else {}
-        label = f"{base['instance_type']} ({base['region']})"
         for pricing in PRICINGS:
-            option = _option(kb, query, rows, pricing, instances, hours, currency, fx, local)
-            if option:
-                options.append((label, option))
+            picked = _best_option(kb, query, cands, pricing, hours, currency, fx, local)
+            if picked:
+                options.append(picked)
+                if index == 0 and first is None and pricing == (query.pricing or "on_demand"):
+                    first = picked[1]
         be = break_even(kb, base["instance_type"], base["region"], "reserved_1y")
         if be:
             lines.append(_break_even_line(be, lang))
         if index == 0:
             facts.update(saving_facts(kb, base["instance_type"], base["region"], lang))
             facts.update(_break_even_facts(be) if be else {})
-    asked = query.pricing or "on_demand"
-    first = next((o for _, o in options if o.pricing == asked), options[0][1])
+    if not options:
+        what = ", ".join(query.instance_types or query.gpus)
+        return Answer(query=query, title=t("tco.none", lang, what=what), notes=notes, suggestions=suggestions)
+    first = first or options[0][1]
     ranked = sorted(options, key=lambda item: item[1].total)
-    label, best = ranked[0]
-    lines.append(t("tco.best", lang, option=f"{label} {pricing_label(best.pricing, lang)}",
-                   total=money(best.total, best.currency)))
+    eligible = [item for item in ranked if _fits(item[1], query, no_spot)] or ranked
+    label, best = eligible[0]
+    if no_spot:
+        lines.append(t("tco.no_spot", lang))
+    if query.duration_hours and any(not _fits(o, query, False) for _, o in ranked):
+        lines.append(t("tco.term_too_long", lang, hours=hours))
+    budget_line = _budget_line(query, best, fx)
+    if budget_line:
+        notes.insert(0, budget_line)
     errata = match_errata(query, kb)
     facts["erratum_ids"] = [e["id"] for e in errata]
     fired = R.evaluate(facts, lang, groups=("cost", "spot", "spec"))
     what = ", ".join(query.instance_types[:3]) or " / ".join(query.gpus)
+    if query.gpu_count and not query.instance_types:
+        what = f"{query.gpu_count:g}x {what}"
+    if query.machines:  # "2 nodes of 8 H100": 2x 8x H100
+        what = f"{query.machines}x {what}"
     return Answer(
         query=query,
-        title=t("tco.title", lang, what=what, hours=hours),
-        tco=first,
+        title=t("verdict.tco", lang, what=what, hours=hours, option=label, total=money(best.total, best.currency)),
+        tco=first,  # the pricing asked for (on-demand when none): the JSON contract's "tco"
         tco_options=[o for _, o in ranked if o is not first],
-        lines=lines + errata_lines(errata, lang),
+        lines=lines,
         notes=notes,
         suggestions=suggestions,
         rules=rule_hits(fired),
         sources=_sources(subjects),
-        extra={"errata": errata_json(errata, lang)},
+        extra={"errata": errata_json(errata, lang), "tco_best": best.pricing,
+               "tco_labels": {o.pricing: lab for lab, o in ranked},
+               **({"details": errata_lines(errata, lang)} if errata else {})},
     )
+
+
+MAX_CANDIDATES = 12  # cheapest regions (or instance types) of each pricing model priced in full per question
+_NO_INTERRUPTIONS = re.compile(r"(can ?not|can't|cannot|must not|mustn't|never) be interrupted|no interruptions?|"
+                               r"uninterrupt|without interruption|不能中断|不可中断|不能被中断|不允许中断|不能停")
+
+
+def _no_interruptions(query: Query) -> bool:
+    return bool(_NO_INTERRUPTIONS.search((query.text or "")[:2000].lower()))
+
+
+def _fits(option: Tco, query: Query, no_spot: bool) -> bool:
+    """Can this option run the job: spot only where the job tolerates interruption, reserved only where the job
+    lasts the term (a shorter job would pay for the rest of the term)."""
+    if option.pricing == "spot":
+        return not no_spot
+    if option.pricing in TERMS and query.duration_hours:
+        return query.duration_hours >= TERMS[option.pricing][1] * R.HOURS_PER_YEAR - 1e-6
+    return True
+
+
+def _budget_hours(query: Query) -> float | None:
+    return query.budget.hours if query.budget and query.budget.per == "total" else None
+
+
+def _budget_line(query: Query, best: Tco, fx: dict) -> str | None:
+    """A total budget ("$5,000 for the month"): does the cheapest option fit, and by how much."""
+    budget = query.budget
+    if budget is None or budget.per != "total":
+        return None
+    cap = _convert(budget.amount, budget.currency, best.currency, fx)
+    key = "tco.budget_ok" if best.total <= cap + 1e-9 else "tco.budget_over"
+    return t(key, query.language, cap=money(cap, best.currency), total=money(best.total, best.currency),
+             diff=money(abs(cap - best.total), best.currency))
+
+
+def _best_option(kb: KB, query: Query, cands: dict[str, list[dict]], pricing: str, hours: float, currency: str,
+                 fx: dict, facts: dict) -> tuple[str, Tco] | None:
+    """The lowest total of one pricing model over every region, zone (a region's row is its cheapest zone) and
+    instance type that can run the job, with the label naming where."""
+    lang = query.language
+    on_demand = {(r["instance_type"], r["region"]): r for r in cands["on_demand"]}
+    rows = cands[pricing][:MAX_CANDIDATES] or ([None] if pricing in TERMS and cands["on_demand"] else [])
+    best = None
+    for row in rows:
+        od = on_demand.get((row["instance_type"], row["region"])) if row else cands["on_demand"][0]
+        src = row or od
+        trial: dict = dict(facts) if facts else {}
+        option = _option(kb, query, {"on_demand": od, pricing: row}, pricing, _instances(query, src), hours,
+                         currency, fx, trial)
+        if option and (best is None or option.total < best[1].total):
+            where = place(offer(src), lang)
+            label = t("tco.label", lang, instance=src["instance_type"], pricing=pricing_label(pricing, lang),
+                      where=where, provider=brief.provider_label(src["provider"], lang))
+            best = (label, option, trial)
+    if best is None:
+        return None
+    if facts:
+        facts.update(best[2])
+    return best[0], best[1]
+
+
+def _instances(query: Query, row: dict) -> int:
+    """Instances needed: the GPUs asked (per machine, times the machines asked) over the GPUs per instance."""
+    per_machine = max(1, math.ceil(query.gpu_count / row["gpu_count"] - 1e-9)) if query.gpu_count else 1
+    return per_machine * (query.machines or 1)
 
 
 def price_or_tco(query: Query, kb: KB) -> Answer:
@@ -89,28 +175,23 @@ def price_or_tco(query: Query, kb: KB) -> Answer:
     return spec.with_errata(price.handle(query, kb), query, kb)
 
 
-def _subjects(query: Query, kb: KB) -> list[tuple[dict[str, dict | None], int]]:
-    """Per instance type asked (or the cheapest instance of the GPU asked): its offer per pricing, and instances."""
-    picks = []
+def _subjects(query: Query, kb: KB) -> list[dict[str, list[dict]]]:
+    """Per instance type asked (or the GPU asked): its offers per pricing model, every region, cheapest first."""
     filters = dict(providers=query.providers, regions=query.regions)
+    subjects = []
     if query.instance_types:
         for instance_type in query.instance_types[:3]:
-            rows = kb.offers(instance_types=[instance_type], pricing="on_demand", **filters) or kb.offers(
-                instance_types=[instance_type], **filters)
-            if rows:
-                picks.append(rows[0])
+            cands = {p: kb.offers(instance_types=[instance_type], pricing=p, **filters) for p in PRICINGS}
+            if any(cands.values()):
+                subjects.append(cands)
     elif query.gpus:
         refs = [GpuRef.parse(g) for g in query.gpus]
-        for pricing in dict.fromkeys([query.pricing or "on_demand", "on_demand"]):  # no such term: on-demand
-            for count in (query.gpu_count, None):  # no instance of that size: several smaller ones
-                picks = picks or [r for r in kb.offers(gpus=refs, pricing=pricing, gpu_count=count, **filters)
-                                  if whole(r)][:1]
-    subjects = []
-    for pick in picks:
-        rows = {p: next(iter(kb.offers(instance_types=[pick["instance_type"]], regions=[pick["region"]],
-                                       providers=[pick["provider"]], pricing=p, limit=1)), None) for p in PRICINGS}
-        instances = math.ceil(query.gpu_count / pick["gpu_count"]) if query.gpu_count else 1
-        subjects.append((rows, max(1, instances)))
+        for count in (query.gpu_count, None):  # no instance of that size: several smaller ones
+            cands = {p: [r for r in kb.offers(gpus=refs, pricing=p, gpu_count=count, **filters) if whole(r)]
+                     for p in PRICINGS}
+            if any(cands.values()):
+                subjects.append(cands)
+                break
     return subjects
 
 
@@ -295,6 +376,30 @@ def _exact(value: float) -> str:
     return f"${value:.8g}"
 
 
+_PER_MONTH = re.compile(r"a month|per month|/\s*mo(nth)?\b|monthly|每月|每个月|一个月")
+
+
+def _break_even_verdict(query: Query, be: dict, term: str, instance_type: str, region: str) -> str:
+    """Line one: where the reservation starts to pay, and which option is cheaper for the usage asked about."""
+    lang = query.language
+    pct = be["utilisation_pct"]
+    head = t("verdict.be", lang, term=term, instance=instance_type, region=region, pct=pct,
+             hours=pct / 100 * R.HOURS_PER_MONTH)
+    if pct >= 100:
+        return head + t("verdict.be_never", lang)
+    hours = query.duration_hours
+    if not hours:
+        return head
+    monthly = hours if _PER_MONTH.search((query.text or "").lower()) or hours <= R.HOURS_PER_MONTH else None
+    used = (monthly / R.HOURS_PER_MONTH) if monthly else hours / (TERMS[query.pricing if query.pricing in TERMS
+                                                                     else "reserved_1y"][1] * R.HOURS_PER_YEAR)
+    used = min(used, 1.0)
+    reserved_month = be["reserved_rate"] * R.HOURS_PER_MONTH
+    od_month = be["on_demand_rate"] * R.HOURS_PER_MONTH * used
+    cheaper = "verdict.be_reserved" if used * 100 > pct else "verdict.be_on_demand"
+    return head + t(cheaper, lang, used=used * 100, reserved=money(reserved_month), on_demand=money(od_month))
+
+
 def _break_even_line(be: dict, lang: str) -> str:
     verdict = t("tco.be.above" if be["utilisation_pct"] < 100 else "tco.be.never", lang)
     return t("tco.break_even", lang, subject=f"{be['instance_type']} {be['region']} {be['term']}",
@@ -304,9 +409,9 @@ def _break_even_line(be: dict, lang: str) -> str:
 
 def _sources(subjects: list) -> list[Source]:
     seen: dict[tuple[str, str], Source] = {}
-    for rows, _ in subjects:
-        for row in rows.values():
-            if row:
+    for cands in subjects:
+        for rows in cands.values():
+            for row in rows[:MAX_CANDIDATES]:
                 seen.setdefault((row["source"], row["as_of"]), Source(source=row["source"], as_of=row["as_of"]))
     return list(seen.values())
 
@@ -369,6 +474,8 @@ def break_even_answer(query: Query, kb: KB, facts: dict) -> Answer:
     others = [break_even(kb, instance_type, region, pricing, r["term"]) for r in terms
               if r["term"].startswith(prefix) and (not main or r["term"] != main["term"])]
     lines = [_break_even_line(main, lang)] if main else []
+    if main:
+        title = _break_even_verdict(query, main, term_label, instance_type, region)
     if any(others):
         lines.append(t("tco.be.others", lang, terms=", ".join(
             f"{be['term']} {_exact(be['reserved_rate'])}/h = {be['utilisation_pct']:.1f}%" for be in others if be)))

@@ -134,6 +134,9 @@ def build(target: Path | None = None) -> dict:
     for offer in all_offers + extra.get("article_offers", []):  # figures from dated price files and seeds
         offer.setdefault("as_of_known", True)
         offer.setdefault("gpu_recognised", True)
+    from knowledge import benchmarks
+
+    extra |= benchmarks.tables()  # measured LLM inference, for $ per 1M tokens (knowledge/benchmarks.py)
 
     fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".db", dir=target.parent)
     os.close(fd)

@@ -235,7 +235,7 @@ class KB:
         min_memory_gb: float | None = None,
         kinds: Iterable[str] = ("catalog", "pricing"),
         limit: int | None = None,
-        order: str = "price_per_gpu_hour_usd, provider, instance_type, region",
+        order: str = "price_per_gpu_hour_usd, provider, instance_type, region, zone_label IS NOT NULL, zone",
         orderable: bool | None = None,
     ) -> list[dict]:
         """Offers matching every given filter, cheapest per GPU-hour (USD) first.

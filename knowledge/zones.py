@@ -19,6 +19,7 @@ LOCATIONS_CSV = DATA_DIR / "aws_zone_locations.csv"
 _LOCAL = re.compile(r"^(?P<region>[a-z]+\d)-(?P<code>[a-z]{3}\d)-az\d+$")
 _WAVELENGTH = re.compile(r"^(?P<region>[a-z]+\d)-wl\d+-(?P<code>[a-z]{3})-wlz\d+$")
 KIND_WORDS = {"local_zone": "Local Zone", "wavelength_zone": "Wavelength Zone"}
+KIND_WORDS_ZH = {"local_zone": "本地区域", "wavelength_zone": "5G边缘区域（Wavelength）"}
 
 
 @cache
@@ -38,6 +39,17 @@ def classify(zone: str | None) -> tuple[str | None, str | None]:
             city = place["city"] if place else f"location {match.group('code')} (not in {LOCATIONS_CSV.name})"
             return kind, f"{city} ({KIND_WORDS[kind]}, opt-in)"
     return "availability_zone", None
+
+
+def label(zone: str | None, lang: str = "en") -> str | None:
+    """`classify`'s label in the answer's language ("亚特兰大（本地区域，需申请开通）"); None for other zones."""
+    kind, english = classify(zone)
+    if lang != "zh" or not english:
+        return english
+    match = (_LOCAL if kind == "local_zone" else _WAVELENGTH).match(zone or "")
+    place = locations().get((kind, match.group("code"))) if match else None
+    city = (place.get("city_zh") or place["city"]) if place else english.split(" (")[0]
+    return f"{city}（{KIND_WORDS_ZH[kind]}，需申请开通）"
 
 
 def zone_group(zone: str | None) -> str | None:

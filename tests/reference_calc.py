@@ -106,3 +106,14 @@ def gcp_billed_ranking(accelerators: set[str], column: str) -> list[tuple[float,
             price = other
         ranked.append((price, itype, region))
     return sorted(ranked)
+
+
+def distinct_ranking(ranking: list[tuple[float, str, str]]) -> list[tuple[float, str, str]]:
+    """One entry per instance type, at its cheapest region (what a short answer lists; issue 16)."""
+    seen: set[str] = set()
+    out = []
+    for price, itype, region in sorted(ranking):
+        if itype not in seen:
+            seen.add(itype)
+            out.append((price, itype, region))
+    return out

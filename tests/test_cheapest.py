@@ -7,7 +7,13 @@ import json
 import pytest
 
 from bot.cli import main
-from tests.reference_calc import CATALOGS, gcp_billed_ranking, per_gpu_ranking, per_gpu_ranking_by_place
+from tests.reference_calc import (
+    CATALOGS,
+    distinct_ranking,
+    gcp_billed_ranking,
+    per_gpu_ranking,
+    per_gpu_ranking_by_place,
+)
 
 PRICING_DIR = CATALOGS.parent / "pricing"
 
@@ -34,7 +40,8 @@ def test_cheapest_a100_spot_on_aws(ask):
     assert result["query"]["intent"] == "cheapest"
     assert result["query"]["pricing"] == "spot"
     assert result["query"]["providers"] == ["aws"]
-    expected = per_gpu_ranking(CATALOGS / "aws_vms.csv", {"A100", "A100-80GB"}, "SpotPrice")[:5]
+    # one line per instance type at its cheapest region (issue 16: distinct options)
+    expected = distinct_ranking(per_gpu_ranking(CATALOGS / "aws_vms.csv", {"A100", "A100-80GB"}, "SpotPrice"))[:5]
     assert _triples(result["offers"]) == _rounded(expected)
     for offer in result["offers"]:
         assert offer["provider"] == "aws" and offer["pricing"] == "spot" and offer["gpu"] == "A100"
@@ -46,7 +53,7 @@ def test_cheapest_a100_spot_on_aws(ask):
 def test_cheapest_h100_on_demand_across_clouds(ask):
     # the three hyperscalers; every bundled cloud's spelling is in tests/test_clouds.py (issue 14)
     result = ask("cheapest H100 on demand on aws, azure or gcp")
-    expected = sorted(  # issue 14: orderable offers only, Local Zones apart, ND96isr 8 GPUs, GCP billed prices
+    expected = distinct_ranking(  # issue 14: orderable only, Local Zones apart, ND96isr 8 GPUs, GCP billed prices
         per_gpu_ranking_by_place(CATALOGS / "aws_vms.csv", {"H100"}, "Price")
         + per_gpu_ranking_by_place(CATALOGS / "azure_vms.csv", {"H100"}, "Price")
         + gcp_billed_ranking({"H100", "H100-MEGA"}, "Price")
@@ -116,7 +123,7 @@ def _alibaba_ranking(accelerator_prefix: str, column: str) -> list[tuple[float, 
 def test_cheapest_on_alibaba_in_cny(ask, question, accelerator, column, pricing):
     result = ask(question)
     assert result["query"]["providers"] == ["alibaba"]
-    expected = _alibaba_ranking(accelerator, column)[:5]
+    expected = distinct_ranking(_alibaba_ranking(accelerator, column))[:5]
     assert _triples(result["offers"]) == _rounded(expected)
     for offer in result["offers"]:
         assert offer["currency"] == "CNY"  # shown as the vendor returned it
@@ -145,7 +152,7 @@ def test_vendor_code_names_are_not_mapped_to_nvidia(kb):
 def test_gcp_offers_include_the_host_vm(ask):
     result = ask("cheapest 8x A100 on gcp")
     expected = gcp_billed_ranking({"A100", "A100-80GB"}, "Price")  # a bare family covers 40 GB and 80 GB
-    expected = [e for e in expected if e[1] in ("a2-highgpu-8g", "a2-ultragpu-8g")][:5]
+    expected = distinct_ranking([e for e in expected if e[1] in ("a2-highgpu-8g", "a2-ultragpu-8g")])[:5]
     assert _triples(result["offers"]) == _rounded(expected)
 
 

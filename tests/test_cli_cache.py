@@ -39,7 +39,8 @@ def test_a_rebuilt_knowledge_base_is_never_answered_from_old_output(home, capsys
         kept.write_text("stale answer\n", encoding="utf-8")
     assert main(["kb", "build"]) == 0
     capsys.readouterr()
-    assert "per GPU-hour" in ask(capsys, "cheapest A100 spot")
+    fresh = ask(capsys, "cheapest A100 spot")
+    assert "stale" not in fresh and fresh.startswith("Cheapest A100 spot: ") and "/GPU-h" in fresh  # issue 16 shape
 
 
 def test_history_and_digest_are_never_kept(home, capsys, monkeypatch, tmp_path):

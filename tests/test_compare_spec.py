@@ -117,7 +117,7 @@ def test_compare_two_gpus_on_aws(kb):
 
 def test_compare_every_pricing_model_when_none_is_asked(kb):
     answer = run_compare(kb, "A100 vs H100", gpus=["A100", "H100"])
-    text = "\n".join(answer.lines)
+    text = "\n".join(answer.lines + answer.extra.get("details", []))  # pricings after the first: on request
     for label in ("on-demand", "spot", "1-year reserved"):
         assert f"A100, {label}:" in text and f"H100, {label}:" in text
     assert all("GPU only" not in o.instance_type for o in answer.offers)  # host VM price unknown: not compared
@@ -127,7 +127,8 @@ def test_compare_instance_types(kb):
     answer = run_compare(kb, "p4d.24xlarge vs p5.48xlarge", instance_types=["p4d.24xlarge", "p5.48xlarge"])
     assert [o.instance_type for o in answer.offers] == ["p4d.24xlarge", "p5.48xlarge"]
     assert {r["model"] for r in answer.specs} == {"A100 40GB SXM4", "H100 SXM5 80GB"}
-    assert "p5.48xlarge, 1-year reserved: no offer" in answer.lines  # AWS has no 1-year Standard p5 term there
+    # AWS has no 1-year Standard p5 term there (pricings after the first are details, shown on request)
+    assert "p5.48xlarge, 1-year reserved: no offer" in answer.lines + answer.extra.get("details", [])
 
 
 def test_compare_providers_for_one_gpu(kb):
@@ -140,7 +141,9 @@ def test_compare_providers_for_one_gpu(kb):
 
 def test_compare_in_chinese(kb):
     answer = run_compare(kb, "A100 和 H100 对比", gpus=["A100", "H100"], language="zh")
-    assert answer.title == "A100 vs H100对比"
+    # line one names the winner and by how much, in Chinese (issue 16)
+    winner = min(answer.offers, key=lambda o: o.price_per_gpu_hour_usd)
+    assert answer.title.startswith("A100 vs H100（按需）：") and f"{winner.gpu}更便宜" in answer.title
     assert all(re.search(r"[\u4e00-\u9fff]", r.explain) for r in answer.rules)
 
 

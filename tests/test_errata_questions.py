@@ -42,7 +42,8 @@ CASES = [
     (4, "S1-04", ["Does Azure NCv3 have A100 GPUs?", "Azure NCv3是A100吗？"],
      [r"V100"], [rf"NC\d+r?s_v3{STOP}{{0,20}}A100"]),
     (5, "X-01", ["Is AWS A100 on-demand $3.06 per hour?", "AWS A100按需价格是3.26美元每小时吗？"],
-     [r"p4d\.24xlarge", r"\$2\.74/GPU-h"], [r"aws [^\n]*A100[^\n]*\$3\.(06|26)/GPU-h"]),
+     # Chinese answers say "/GPU·小时" and name AWS "亚马逊云科技" (issue 16)
+     [r"p4d\.24xlarge", r"\$2\.74/GPU(-h|·小时)"], [r"(aws|亚马逊云科技) [^\n]*A100[^\n]*\$3\.(06|26)/GPU(-h|·小时)"]),
     (6, "S0-11", ["Kubernetes: can I set requests nvidia.com/gpu: 0.25 to share a GPU?",
                   "K8s里requests写nvidia.com/gpu: 0.25能分配1/4卡吗？"],
      [r"limits", r"time-slicing|时间片", r"0\.25 is rejected|0\.25会被拒绝"], [r"0\.25[^\n]{0,20}(is allowed|works|可以分配)"]),

@@ -33,7 +33,7 @@ SECRET = "fuzz-signing-secret"
 BOT_USER = SlackStandIn.bot_user_id
 APOLOGIES = {t("error.internal", "en"), t("error.internal", "zh")}
 INTENTS = {"cheapest", "price", "compare", "spec", "recommend", "tco", "pitfalls", "checklist", "digest", "history",
-           "help", "unknown"}
+           "help", "unknown", "work"}
 FAST = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                    HealthCheck.function_scoped_fixture])
 

@@ -181,6 +181,8 @@ def ask(kb, capsys):
     ("cheapest A100 in us-west top 20", WEST),
     ("cheapest T4 in Osaka", OSAKA),
     ("大阪最便宜的T4", OSAKA),
+    ("cheapest A100 in Osaka top 20", OSAKA),  # no seed-article figure: it has no region
+    ("大阪最便宜的A100", OSAKA),
     ("cheapest H100 in Europe top 20", None),
     ("在欧洲最便宜的H100 前20", None),
     ("cheapest A100 in Tokyo top 20", TOKYO),

@@ -41,7 +41,7 @@ from tests.slack_standin import SlackStandIn, check_message, validate_blocks
 SECRET = "test-signing-secret"
 BOT_USER = SlackStandIn.bot_user_id
 INTENTS = ["cheapest", "price", "compare", "spec", "recommend", "tco", "pitfalls", "checklist", "digest", "history",
-           "help", "unknown"]
+           "help", "unknown", "work"]
 
 
 # --- harness -----------------------------------------------------------------------------------------------------

@@ -232,4 +232,5 @@ def test_cli_tco_question(ask_json):
     assert got["total"] == pytest.approx(p4d_on_demand() * 720 + 1000 * 0.12 * 720 / 730 + 500 * 0.02)
     totals = sorted(o["total"] for o in [got, *data["tco_options"]])
     assert [o["total"] for o in data["tco_options"]] == sorted(o["total"] for o in data["tco_options"])
-    assert "Cheapest option for this job" in data["text"] and f"{totals[0]:,.2f}" in data["text"]
+    # line one names the cheapest option and its total (issue 16)
+    assert data["text"].startswith("Cheapest way to run") and f"{totals[0]:,.2f}" in data["text"].splitlines()[0]

@@ -146,3 +146,9 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**overrides)
     except ValidationError as exc:
         raise SettingsError(error_text(exc, Settings.env_name)) from None
+
+
+if __name__ == "__main__":  # python -m bot.settings: the README's table of every variable
+    from knowledge.config_model import markdown_table
+
+    print(markdown_table(Settings))

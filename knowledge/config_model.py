@@ -109,19 +109,28 @@ def error_text(exc: ValidationError, env_name: Callable[[str], str] = str.upper)
     return "invalid setting " + "; ".join(problems)
 
 
-def describe() -> list[tuple[str, str, str]]:
-    """(variable, meaning, default) of every variable, for README and `--help`."""
-    rows = []
-    for name, field in Config.model_fields.items():
+def describe(model: type[BaseSettings] = Config) -> list[tuple[str, str, str]]:
+    """(variable, meaning, default) of every variable of `model` (the first field of a variable wins), and the
+    GPUBOT_CATALOG_URL_<NAME> family; for README and `--help`."""
+    env_name: Callable[[str], str] = getattr(model, "env_name", str.upper)
+    rows, seen = [], set()
+    for name, field in model.model_fields.items():
+        variable = env_name(name)
+        if variable in seen:
+            continue
+        seen.add(variable)
         default = "" if field.default is None else str(field.default)
-        rows.append((name.upper(), field.description or "", default))
-    rows.append((CATALOG_URL_PREFIX + "<NAME>", "Catalog URL the clock downloads for provider NAME (e.g. "
-                 "GPUBOT_CATALOG_URL_NEBIUS).", "the provider's published catalog"))
+        rows.append((variable, field.description or "", default))
+    rows.append((CATALOG_URL_PREFIX + "<NAME>", "Catalog URL the clock downloads for provider NAME, e.g. "
+                 "GPUBOT_CATALOG_URL_NEBIUS (default: the provider's published catalog, "
+                 "knowledge/data/catalog_urls.csv).", ""))
     return rows
 
 
-def markdown_table(rows: list[tuple[str, str, str]] | None = None) -> str:
-    lines = ["| Variable | Meaning | Default |", "|---|---|---|"]
-    for name, meaning, default in rows if rows is not None else describe():
-        lines.append(f"| `{name}` | {meaning.replace('|', '/')} | {default or '(unset)'} |")
+def markdown_table(model: type[BaseSettings] = Config) -> str:
+    """The README table of `model`'s variables (README.md holds the one of `bot.settings.Settings`)."""
+    lines = ["| variable | meaning | default |", "|---|---|---|"]
+    for name, meaning, default in describe(model):
+        shown = f"`{default}`" if default else "unset"
+        lines.append(f"| `{name}` | {meaning.replace('|', '/')} | {shown} |")
     return "\n".join(lines)

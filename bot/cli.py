@@ -244,16 +244,16 @@ class _Brief(logging.Formatter):
 
 def _configure_logging() -> None:
     from bot.log_redaction import SECRET_VARIABLES, install
-    from knowledge.config import config, raw
+    from knowledge.config import check, get, raw
 
     install(raw(name) for name in SECRET_VARIABLES)  # no token, code or secret in any log line
+    check()  # a bad variable stops every command at once (validated, with pydantic, only when one is set)
     root = logging.getLogger()
     if not root.handlers:  # a host application (or a test) may have configured logging already
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(_Brief())
         root.addHandler(handler)
-        # validated (pydantic) only when set: the start-up of a plain `gpubot ask` stays without it
-        root.setLevel((raw("GPUBOT_LOG_LEVEL") and config().gpubot_log_level) or "WARNING")
+        root.setLevel(get("GPUBOT_LOG_LEVEL") or "WARNING")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

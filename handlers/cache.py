@@ -35,9 +35,9 @@ stats = {"hits": 0, "misses": 0}
 
 
 def size() -> int:
-    from knowledge.config import config
+    from knowledge.config import get
 
-    return config().gpubot_answer_cache
+    return int(get("GPUBOT_ANSWER_CACHE"))
 
 
 def clear() -> None:

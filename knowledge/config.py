@@ -5,29 +5,34 @@ The typed model is `knowledge.config_model.Config` (pydantic-settings: name, typ
 changed (the cache is keyed on their current values), so a test's `monkeypatch.setenv` is seen at the next call
 and a steady process validates once. An invalid value raises `ConfigError` naming the variable.
 
-pydantic is imported only by `config()`: the few reads on the CLI's start-up path (where the knowledge base is,
-whether answers are cached, the log level, the secrets to redact) use `raw(name)`, the plain string of one of the
-model's variables, so a repeated `gpubot ask` or `gpubot history` starts without pydantic.
+pydantic is imported only by `config()`, so the CLI's start-up stays without it: reads on that path use `raw(name)`
+(the plain string of a variable: where the knowledge base is, the secrets to redact) or `get(name)` (the typed
+value: the default, from `DEFAULTS`, while the variable is unset; else the model's), and `check()` validates the
+environment only when a variable that can be invalid is set.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from knowledge.config_model import Config
 
-__all__ = ["CATALOG_URL_PREFIX", "NAMES", "ConfigError", "catalog_url", "config", "raw"]
+__all__ = ["CATALOG_URL_PREFIX", "DEFAULTS", "NAMES", "ConfigError", "catalog_url", "check", "config", "get", "raw"]
 
-# every variable of `Config` (a test checks this list against the model's fields)
-NAMES = (
-    "GPUBOT_HOME", "XDG_DATA_HOME", "DATABASE_URL", "GPUBOT_DB_BUSY_TIMEOUT", "GPUBOT_KB_REFRESH_SECONDS",
-    "GPUBOT_ANSWER_CACHE", "GPUBOT_LOG_LEVEL", "GPUBOT_REFRESH_SOURCES", "GPUBOT_REFRESH_HOUR",
-    "GPUBOT_DIGEST_MINUTE", "GPUBOT_SECRET_KEY", "GPUBOT_HTTP_READ_TIMEOUT", "GPUBOT_HTTP_MAX_CONNECTIONS",
-    "GPUBOT_CLAIM_LEASE_SECONDS", "GPUBOT_CLAIM_TIMEOUT", "GPUBOT_IMPORT_MAX_ROWS",
-)
+# every variable of `Config` -> its default (the model's field defaults are these; a test checks the two agree)
+DEFAULTS: dict[str, object] = {
+    "GPUBOT_HOME": None, "XDG_DATA_HOME": None, "DATABASE_URL": None, "GPUBOT_DB_BUSY_TIMEOUT": 30.0,
+    "GPUBOT_KB_REFRESH_SECONDS": 30.0, "GPUBOT_ANSWER_CACHE": 512, "GPUBOT_LOG_LEVEL": None,
+    "GPUBOT_REFRESH_SOURCES": None, "GPUBOT_REFRESH_HOUR": 5, "GPUBOT_DIGEST_MINUTE": 5, "GPUBOT_SECRET_KEY": None,
+    "GPUBOT_HTTP_READ_TIMEOUT": 10.0, "GPUBOT_HTTP_MAX_CONNECTIONS": 1000, "GPUBOT_CLAIM_LEASE_SECONDS": 60.0,
+    "GPUBOT_CLAIM_TIMEOUT": 0.5, "GPUBOT_IMPORT_MAX_ROWS": 100_000,
+}
+NAMES = tuple(DEFAULTS)
+# variables any text is valid for (paths, URLs, keys, lists): `check()` need not look at them
+FREE_TEXT = frozenset({"GPUBOT_HOME", "XDG_DATA_HOME", "DATABASE_URL", "GPUBOT_REFRESH_SOURCES", "GPUBOT_SECRET_KEY"})
 CATALOG_URL_PREFIX = "GPUBOT_CATALOG_URL_"  # + a provider name, upper case: that provider's catalog URL
 
 _lock = threading.Lock()
@@ -45,6 +50,17 @@ def raw(name: str) -> str | None:
         raise KeyError(f"{name} is not one of gpubot's variables (knowledge.config.NAMES)")
     value = os.environ.get(name, "").strip()
     return value or None
+
+
+def get(name: str) -> Any:
+    """The typed value of one of gpubot's variables: its default while unset (no pydantic), else the model's."""
+    return DEFAULTS[name] if raw(name) is None else getattr(config(), name.lower())
+
+
+def check() -> None:
+    """`ConfigError` when a variable holds an invalid value; validates only if one that can be invalid is set."""
+    if any(raw(name) is not None for name in NAMES if name not in FREE_TEXT):
+        config()
 
 
 def catalog_url(provider: str) -> str | None:

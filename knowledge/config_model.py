@@ -14,6 +14,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from knowledge.config import CATALOG_URL_PREFIX, ConfigError
+from knowledge.config import DEFAULTS as D
 
 __all__ = ["Config", "describe", "load", "markdown_table"]
 
@@ -37,14 +38,17 @@ class Config(BaseSettings):
         "between machines; postgres:// is accepted).",
     )
     gpubot_db_busy_timeout: float = Field(
-        30.0, ge=0, description="Seconds a write waits for another process's lock on the SQLite state database.",
+        D["GPUBOT_DB_BUSY_TIMEOUT"], ge=0,
+        description="Seconds a write waits for another process's lock on the SQLite state database.",
     )
     gpubot_kb_refresh_seconds: float = Field(
-        30.0, ge=0, description="How often a server checks whether its knowledge base is behind the stored imports, "
+        D["GPUBOT_KB_REFRESH_SECONDS"], ge=0,
+        description="How often a server checks whether its knowledge base is behind the stored imports, "
         "in seconds.",
     )
     gpubot_answer_cache: int = Field(
-        512, ge=0, description="Answers kept per knowledge base in a server (0: none, and the CLI keeps no printed "
+        D["GPUBOT_ANSWER_CACHE"], ge=0,
+        description="Answers kept per knowledge base in a server (0: none, and the CLI keeps no printed "
         "answers).",
     )
     gpubot_log_level: LogLevel | None = Field(
@@ -54,26 +58,35 @@ class Config(BaseSettings):
     gpubot_refresh_sources: str | None = Field(
         None, description="Comma-separated sources the clock refreshes daily (default: every bundled cloud).",
     )
-    gpubot_refresh_hour: int = Field(5, ge=0, le=23, description="UTC hour of the clock's daily price refresh.")
-    gpubot_digest_minute: int = Field(5, ge=0, le=59, description="Minute of each hour the clock posts due digests.")
+    gpubot_refresh_hour: int = Field(
+        D["GPUBOT_REFRESH_HOUR"], ge=0, le=23,
+        description="UTC hour of the clock's daily price refresh.")
+    gpubot_digest_minute: int = Field(
+        D["GPUBOT_DIGEST_MINUTE"], ge=0, le=59,
+        description="Minute of each hour the clock posts due digests.")
     gpubot_secret_key: SecretStr | None = Field(
         None, description="Fernet key that encrypts workspaces' bot tokens in the state database (OAuth mode).",
     )
     gpubot_http_read_timeout: float = Field(
-        10.0, gt=0, description="Seconds a client has to send a request's headers, and then its body.",
+        D["GPUBOT_HTTP_READ_TIMEOUT"], gt=0,
+        description="Seconds a client has to send a request's headers, and then its body.",
     )
     gpubot_http_max_connections: int = Field(
-        1000, gt=0, description="Open connections per HTTP worker; more are closed at once.",
+        D["GPUBOT_HTTP_MAX_CONNECTIONS"], gt=0,
+        description="Open connections per HTTP worker; more are closed at once.",
     )
     gpubot_claim_lease_seconds: float = Field(
-        60.0, gt=0, description="How long a worker's claim on a Slack event lasts before another may take it over.",
+        D["GPUBOT_CLAIM_LEASE_SECONDS"], gt=0,
+        description="How long a worker's claim on a Slack event lasts before another may take it over.",
     )
     gpubot_claim_timeout: float = Field(
-        0.5, gt=0, description="Seconds the ack waits for the state database to claim an event before answering "
+        D["GPUBOT_CLAIM_TIMEOUT"], gt=0,
+        description="Seconds the ack waits for the state database to claim an event before answering "
         "without it.",
     )
     gpubot_import_max_rows: int = Field(
-        100_000, ge=1, description="Most lines a catalog file may have (`gpubot kb import`, refreshes).",
+        D["GPUBOT_IMPORT_MAX_ROWS"], ge=1,
+        description="Most lines a catalog file may have (`gpubot kb import`, refreshes).",
     )
 
     @field_validator("gpubot_log_level", mode="before")

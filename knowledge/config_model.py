@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from knowledge.config import CATALOG_URL_PREFIX, ConfigError
-from knowledge.config import DEFAULTS as D
+from knowledge.config_defaults import CATALOG_URL_PREFIX, ConfigError
+from knowledge.config_defaults import DEFAULTS as D
 
 __all__ = ["Config", "describe", "load", "markdown_table"]
 

@@ -56,10 +56,11 @@ def _answer_cache_file(text: str, as_json: bool | str):
     """
     import hashlib
 
+    from knowledge.config import raw
     from knowledge.kb import _identity, fingerprint
     from knowledge.paths import home, kb_path
 
-    if os.environ.get("GPUBOT_ANSWER_CACHE", "").strip() == "0" or not kb_path().exists():
+    if raw("GPUBOT_ANSWER_CACHE") == "0" or not kb_path().exists():
         return None
     from knowledge.imports import current_version
 
@@ -246,18 +247,26 @@ class _Brief(logging.Formatter):
 
 def _configure_logging() -> None:
     from bot.log_redaction import SECRET_VARIABLES, install
+    from knowledge.config import check, get, raw
 
-    install(os.environ.get(name) for name in SECRET_VARIABLES)  # no token, code or secret in any log line
+    install(raw(name) for name in SECRET_VARIABLES)  # no token, code or secret in any log line
+    check()  # a bad variable stops every command at once (validated, with pydantic, only when one is set)
     root = logging.getLogger()
     if not root.handlers:  # a host application (or a test) may have configured logging already
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(_Brief())
         root.addHandler(handler)
-        root.setLevel(os.environ.get("GPUBOT_LOG_LEVEL", "WARNING").upper())
+        root.setLevel(get("GPUBOT_LOG_LEVEL") or "WARNING")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    _configure_logging()
+    from knowledge.config import ConfigError
+
+    try:
+        _configure_logging()
+    except ConfigError as exc:
+        print(f"gpubot: {exc}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -266,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: a clear message, never a traceback
         from knowledge.kb import KnowledgeBaseError
 
-        if isinstance(exc, KnowledgeBaseError):
+        if isinstance(exc, (KnowledgeBaseError, ConfigError)):
             print(f"gpubot: {exc}", file=sys.stderr)
             return 2
         logging.getLogger("gpubot").debug("unexpected error", exc_info=True)

@@ -19,23 +19,14 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import logging
-import os
+
+from knowledge.config import catalog_url, config
 
 __all__ = ["add_arguments", "build_scheduler", "check_alerts", "post_due", "refresh_all", "run"]
 
 log = logging.getLogger("gpubot.clock")
 
 SKYPILOT_CATALOG = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/{}/vms.csv"
-
-
-def _int_env(name: str, default: int, low: int, high: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    value = int(raw)
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be between {low} and {high}, not {value}")
-    return value
 
 
 def refresh_all(client=None) -> dict[str, dict | str]:
@@ -47,7 +38,7 @@ def refresh_all(client=None) -> dict[str, dict | str]:
 
     known = refresh_sources()
     results: dict[str, dict | str] = {}
-    names = os.environ.get("GPUBOT_REFRESH_SOURCES", "").strip() or default_names()
+    names = config().gpubot_refresh_sources or default_names()
     for name in [s.strip().lower() for s in names.split(",")]:
         if not name:
             continue
@@ -56,7 +47,7 @@ def refresh_all(client=None) -> dict[str, dict | str]:
             if row is not None and row.kind == "azure_api":
                 results[name] = refresh_azure(update_kb=True, client=client)
             else:
-                url = (os.environ.get(f"GPUBOT_CATALOG_URL_{name.upper()}") or (row.url if row else None)
+                url = (catalog_url(name) or (row.url if row else None)
                        or SKYPILOT_CATALOG.format(name))
                 source = f"{row.source} ({url}, refreshed {dt.date.today().isoformat()})" if row and \
                     url == row.url else None
@@ -103,8 +94,7 @@ def build_scheduler():
     from apscheduler.schedulers.blocking import BlockingScheduler
     from apscheduler.triggers.cron import CronTrigger
 
-    refresh_hour = _int_env("GPUBOT_REFRESH_HOUR", 5, 0, 23)
-    digest_minute = _int_env("GPUBOT_DIGEST_MINUTE", 5, 0, 59)
+    refresh_hour, digest_minute = config().gpubot_refresh_hour, config().gpubot_digest_minute
     scheduler = BlockingScheduler(
         timezone="UTC", job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600}
     )
@@ -120,7 +110,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=os.environ.get("GPUBOT_LOG_LEVEL", "INFO").upper(),
+    logging.basicConfig(level=config().gpubot_log_level or "INFO",
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.once:
         results = refresh_all()

@@ -19,9 +19,10 @@ __all__ = ["cache_file", "keep"]
 
 def _state_version() -> str | None:
     """What identifies the recorded snapshots now, or None when it cannot be read cheaply (no cache then)."""
+    from knowledge.config import raw
     from knowledge.paths import home
 
-    url = os.environ.get("DATABASE_URL", "").strip()
+    url = raw("DATABASE_URL") or ""
     sql = "SELECT COUNT(*), COALESCE(MAX(id), 0), MAX(recorded_at) FROM snapshots"
     try:
         if not url or url.startswith("sqlite:///"):
@@ -46,10 +47,11 @@ def _state_version() -> str | None:
 
 def cache_file(argv: list[str]) -> Path | None:
     """Where the output for these arguments is kept now, or None when there is nothing to key it on."""
+    from knowledge.config import raw
     from knowledge.kb import _identity, fingerprint
     from knowledge.paths import home, kb_path
 
-    if os.environ.get("GPUBOT_ANSWER_CACHE", "").strip() == "0" or not kb_path().exists():
+    if raw("GPUBOT_ANSWER_CACHE") == "0" or not kb_path().exists():
         return None
     version = _state_version()
     if version is None:

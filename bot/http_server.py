@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import io
 import logging
-import os
 import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,25 +25,19 @@ from concurrent.futures import ThreadPoolExecutor
 from gunicorn.asgi import protocol as _protocol
 from gunicorn.workers import gasgi
 
+from knowledge.config import config
+
 log = logging.getLogger("gpubot.http")
 DEFAULT_READ_TIMEOUT = 10.0
 DEFAULT_MAX_CONNECTIONS = 1000
 
 
-def _number(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, "") or default)
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
 def read_timeout() -> float:
-    return _number("GPUBOT_HTTP_READ_TIMEOUT", DEFAULT_READ_TIMEOUT)
+    return config().gpubot_http_read_timeout
 
 
 def max_connections() -> int:
-    return int(_number("GPUBOT_HTTP_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS))
+    return config().gpubot_http_max_connections
 
 
 def wsgi_bridge(wsgi: Callable, *, threads: int, max_body: int, timeout: float | None = None) -> Callable:

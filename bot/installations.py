@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 from functools import cache
 
 import sqlalchemy as sa
@@ -47,7 +46,9 @@ def _fernet(key: str):
 
 def cipher():
     """The Fernet of GPUBOT_SECRET_KEY, or None when it is not set."""
-    key = os.environ.get("GPUBOT_SECRET_KEY", "").strip()
+    from knowledge.config import config
+
+    key = (config().secret("gpubot_secret_key") or "").strip()
     return _fernet(key) if key else None
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -103,7 +102,7 @@ def _check_secrets_at_rest(settings) -> None:
     log = logging.getLogger("gpubot")
     for warning in loose_modes():
         log.warning("state files should be private: %s", warning)
-    if settings.oauth_enabled and not os.environ.get("GPUBOT_SECRET_KEY"):
+    if settings.oauth_enabled and not settings.secret("gpubot_secret_key"):
         log.warning("GPUBOT_SECRET_KEY is not set: workspaces' bot tokens are stored unencrypted in the state "
                     "database")
 

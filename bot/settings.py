@@ -17,11 +17,12 @@ To add settings, add a field with a description and, if a mode needs it, list it
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from knowledge.config_model import Config, error_text
 
 __all__ = ["REQUIRED", "MissingSettingError", "Settings", "SettingsError", "load_settings"]
 
@@ -47,8 +48,9 @@ class MissingSettingError(SettingsError):
     """A setting the chosen mode needs is not set; the message names the variable."""
 
 
-class Settings(BaseSettings):
-    """gpubot's settings, from environment variables of the same name."""
+class Settings(Config):
+    """gpubot's settings, from environment variables of the same name: the Slack credentials and server options
+    here, and every variable of `knowledge.config_model.Config` (validated at start-up, so a bad one stops it)."""
 
     model_config = SettingsConfigDict(
         frozen=True, case_sensitive=False, extra="ignore", env_ignore_empty=True, populate_by_name=True
@@ -84,12 +86,6 @@ class Settings(BaseSettings):
     slack_api_url: str = Field(
         "https://slack.com/api/",
         description="Base URL of the Slack Web API (a stand-in or proxy for tests); always ends with a slash.",
-    )
-    gpubot_home: Path | None = Field(
-        None, description="Folder for the knowledge base and state (default: $XDG_DATA_HOME/gpubot)."
-    )
-    database_url: SecretStr | None = Field(
-        None, description="State database URL (default: SQLite state.db in GPUBOT_HOME; postgresql://... to share)."
     )
     port: int = Field(3000, ge=1, le=65535, description="HTTP port for `gpubot serve --http` (Heroku sets PORT).")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
@@ -138,13 +134,6 @@ class Settings(BaseSettings):
             raise MissingSettingError(f"missing setting {', '.join(missing)} (needed for {mode} mode) -- {helps}")
         return self
 
-    def secret(self, name: str) -> str | None:
-        """The plain value of a setting, secret or not (None when unset)."""
-        value = getattr(self, name)
-        if value is None or isinstance(value, str):
-            return value
-        return value.get_secret_value() if isinstance(value, SecretStr) else str(value)
-
     @classmethod
     def describe(cls) -> dict[str, str]:
         """Environment variable -> help string, for docs and `--help`."""
@@ -156,9 +145,10 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            field = str(error["loc"][0]) if error["loc"] else "?"
-            name = Settings.env_name(field) if field in Settings.model_fields else field.upper()
-            problems.append(f"{name}: {error['msg']}")
-        raise SettingsError("invalid setting " + "; ".join(problems)) from None
+        raise SettingsError(error_text(exc, Settings.env_name)) from None
+
+
+if __name__ == "__main__":  # python -m bot.settings: the README's table of every variable
+    from knowledge.config_model import markdown_table
+
+    print(markdown_table(Settings))

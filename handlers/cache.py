@@ -20,7 +20,6 @@ answer between requests is safe. A handler that raises is not cached. `GPUBOT_AN
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -37,10 +36,9 @@ stats = {"hits": 0, "misses": 0}
 
 
 def size() -> int:
-    try:
-        return max(0, int(os.environ.get("GPUBOT_ANSWER_CACHE", DEFAULT_SIZE)))
-    except ValueError:
-        return DEFAULT_SIZE
+    from knowledge.config import get
+
+    return int(get("GPUBOT_ANSWER_CACHE"))
 
 
 def clear() -> None:

@@ -136,10 +136,9 @@ def read_catalog(path: str | Path) -> Catalog:
 
 def max_rows() -> int:
     """Most lines a catalog may have (GPUBOT_IMPORT_MAX_ROWS; default 100,000, ~30x the largest bundled one)."""
-    try:
-        return max(1, int(os.environ.get("GPUBOT_IMPORT_MAX_ROWS", "") or DEFAULT_MAX_ROWS))
-    except ValueError:
-        return DEFAULT_MAX_ROWS
+    from knowledge.config import config
+
+    return config().gpubot_import_max_rows
 
 
 def read_bounded(path: Path) -> bytes:

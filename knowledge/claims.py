@@ -26,6 +26,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
+from knowledge.config import config
 from knowledge.state import engine, metadata
 
 log = logging.getLogger("gpubot.claims")
@@ -55,19 +56,11 @@ _owner_pid = os.getpid()
 
 
 def lease_seconds() -> float:
-    return _env_seconds("GPUBOT_CLAIM_LEASE_SECONDS", 60.0)
+    return config().gpubot_claim_lease_seconds
 
 
 def claim_timeout() -> float:
-    return _env_seconds("GPUBOT_CLAIM_TIMEOUT", 0.5)
-
-
-def _env_seconds(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, "") or default)
-    except ValueError:
-        return default
-    return value if value > 0 else default
+    return config().gpubot_claim_timeout
 
 
 def claim(key: str, *, retry_num: int = 0, hold: bool = True) -> bool:

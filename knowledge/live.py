@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import fcntl
 import logging
-import os
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from knowledge.config import config
 from knowledge.kb import KB, KnowledgeBaseError, damage_marker, fingerprint, marked_damaged
 from knowledge.paths import home, kb_path
 
@@ -51,9 +51,7 @@ class LiveKB:
                 raise
             self._kb, self._error = None, exc
             log.error("no knowledge base (%s); answers say so until it can be built", exc)
-        self.interval = interval if interval is not None else float(
-            os.environ.get("GPUBOT_KB_REFRESH_SECONDS", DEFAULT_INTERVAL)
-        )
+        self.interval = interval if interval is not None else config().gpubot_kb_refresh_seconds
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()

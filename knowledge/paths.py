@@ -7,8 +7,9 @@ folder (`$XDG_DATA_HOME/gpubot`, else `~/.local/share/gpubot`).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from knowledge.config import raw
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 CATALOG_DIR = DATA_DIR / "catalogs"
@@ -17,11 +18,11 @@ PRICING_DIR = DATA_DIR / "pricing"
 
 def home() -> Path:
     """The folder gpubot writes to (created on demand)."""
-    configured = os.environ.get("GPUBOT_HOME")
+    configured = raw("GPUBOT_HOME")
     if configured:
         path = Path(configured).expanduser()
     else:
-        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        base = raw("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
         path = Path(base) / "gpubot"
     from knowledge.private_files import private_dir
 

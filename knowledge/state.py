@@ -13,7 +13,6 @@ tables on it. "Once" is enforced by the database (unique keys), never by in-proc
 from __future__ import annotations
 
 import fcntl
-import os
 import sqlite3
 import threading
 import time
@@ -41,7 +40,9 @@ MIGRATION_LOCK_KEY = 7_227_001  # pg_advisory_lock key for schema migrations
 
 
 def database_url() -> str:
-    url = os.environ.get("DATABASE_URL", "").strip()
+    from knowledge.config import raw
+
+    url = raw("DATABASE_URL")
     if not url:
         return f"sqlite:///{home() / 'state.db'}"
     if url.startswith("postgres://"):  # Heroku-style scheme
@@ -59,10 +60,9 @@ class StateBusyError(RuntimeError):
 
 def busy_timeout() -> float:
     """Seconds a write waits for another process's lock on the SQLite state database (GPUBOT_DB_BUSY_TIMEOUT)."""
-    try:
-        return max(0.0, float(os.environ.get("GPUBOT_DB_BUSY_TIMEOUT", "30")))
-    except ValueError:
-        return 30.0
+    from knowledge.config import config
+
+    return config().gpubot_db_busy_timeout
 
 
 @cache

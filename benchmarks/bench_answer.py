@@ -25,23 +25,43 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 QUESTIONS: dict[str, list[str]] = {
-    "cheapest": ["cheapest A100 spot", "cheapest 8x H100 on aws", "最便宜的H100按需实例", "cheapest L4 on gcp",
-                 "cheapest A10 on alibaba", "cheapest T4 spot on alibaba"],
-    "price": ["price of p4d.24xlarge", "price of p4d.24xlarge reserved 1 year in us-east-1", "g5.xlarge 一小时多少钱",
-              "price of Standard_NC80adis_H100_v5"],
+    "cheapest": [
+        "cheapest A100 spot",
+        "cheapest 8x H100 on aws",
+        "最便宜的H100按需实例",
+        "cheapest L4 on gcp",
+        "cheapest A10 on alibaba",
+        "cheapest T4 spot on alibaba",
+    ],
+    "price": [
+        "price of p4d.24xlarge",
+        "price of p4d.24xlarge reserved 1 year in us-east-1",
+        "g5.xlarge 一小时多少钱",
+        "price of Standard_NC80adis_H100_v5",
+    ],
     "compare": ["a100 vs h100", "compare p4d.24xlarge and p5.48xlarge", "H100 和 H200 对比"],
     "spec": ["spec of H100", "A100 80GB fp8 tflops", "H200 显存多大"],
-    "recommend": ["recommend a gpu for 70B inference", "which gpu should we use to fine-tune a 7B model",
-                  "训练70B模型推荐什么卡"],
-    "tco": ["tco 8x h100 for 1 month on aws", "total cost of 4x A100 spot for 720 hours with 500 GB storage",
-            "8卡A100一个月总成本"],
+    "recommend": [
+        "recommend a gpu for 70B inference",
+        "which gpu should we use to fine-tune a 7B model",
+        "训练70B模型推荐什么卡",
+    ],
+    "tco": [
+        "tco 8x h100 for 1 month on aws",
+        "total cost of 4x A100 spot for 720 hours with 500 GB storage",
+        "8卡A100一个月总成本",
+    ],
     "pitfalls": ["pitfalls spot on aws", "hidden costs of egress", "竞价实例有什么坑"],
     "checklist": ["checklist 8x A100 spot on aws", "checklist before buying H100 on azure"],
     "digest": ["digest", "what changed in gpu prices this week"],
     "history": ["price history of H100 spot on aws", "A100 price trend"],
     "help": ["help", "flibber jabber wocky"],
-    "work": ["cost per million tokens for Llama 3.1 8B", "cheapest way to serve llama 8b rag",
-             "用Llama 3.1 8B做在线推理，每百万token成本最低的是哪家？", "$/token for a 13B model"],
+    "work": [
+        "cost per million tokens for Llama 3.1 8B",
+        "cheapest way to serve llama 8b rag",
+        "用Llama 3.1 8B做在线推理，每百万token成本最低的是哪家？",
+        "$/token for a 13B model",
+    ],
 }
 
 
@@ -97,9 +117,11 @@ def main() -> None:
         return
     print(f"{'intent':10} {'questions':>9} {'uncached p50':>13} {'p99':>7} {'cached p50':>11} {'p99':>7}   (ms)")
     for intent, row in results.items():
-        print(f"{intent:10} {len(QUESTIONS[intent]):9} {row['uncached'][0]:13.2f} {row['uncached'][1]:7.2f} "
-              f"{row['cached'][0]:11.3f} {row['cached'][1]:7.3f}"
-              + (f"   misparsed: {row['misparsed']}" if row["misparsed"] else ""))
+        print(
+            f"{intent:10} {len(QUESTIONS[intent]):9} {row['uncached'][0]:13.2f} {row['uncached'][1]:7.2f} "
+            f"{row['cached'][0]:11.3f} {row['cached'][1]:7.3f}"
+            + (f"   misparsed: {row['misparsed']}" if row["misparsed"] else "")
+        )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Print how long the command line takes: knowledge-base build, and `gpubot ask` cold starts (new processes).
 
-    .venv/bin/python benchmarks/bench_cli.py [--runs 10]
+.venv/bin/python benchmarks/bench_cli.py [--runs 10]
 """
 
 from __future__ import annotations

@@ -24,12 +24,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 ARGS = ["history", "H100", "--provider", "gcp", "--pricing", "spot", "--json"]
-TIMED = ("import time, sys; t = time.perf_counter()\n"
-         "from bot.cli import main\n"
-         "code = main(sys.argv[1:])\n"
-         "sys.stdout.flush()\n"
-         "print(f'IN_PROCESS_MS {(time.perf_counter() - t) * 1000:.1f}', file=sys.stderr)\n"
-         "sys.exit(code)\n")
+TIMED = (
+    "import time, sys; t = time.perf_counter()\n"
+    "from bot.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "sys.stdout.flush()\n"
+    "print(f'IN_PROCESS_MS {(time.perf_counter() - t) * 1000:.1f}', file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
 
 
 def build_cost(runs: int) -> dict:
@@ -57,8 +59,9 @@ def build_cost(runs: int) -> dict:
 
 def _run(env: dict) -> tuple[float, float, int]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", TIMED, *ARGS], env=env, capture_output=True, text=True,
-                          cwd=ROOT, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", TIMED, *ARGS], env=env, capture_output=True, text=True, cwd=ROOT, check=True
+    )
     wall = time.perf_counter() - started
     inside = float(next(line.split()[1] for line in done.stderr.splitlines() if line.startswith("IN_PROCESS_MS")))
     return wall * 1000, inside, len(json.loads(done.stdout)["history"])
@@ -76,8 +79,11 @@ def cli(runs: int, home: str) -> dict:
             wall, inside, _points = _run({**env, **extra})
             walls.append(wall)
             insides.append(inside)
-        out[name] = {"wall_p50_ms": statistics.median(walls), "in_process_p50_ms": statistics.median(insides),
-                     "in_process_max_ms": max(insides)}
+        out[name] = {
+            "wall_p50_ms": statistics.median(walls),
+            "in_process_p50_ms": statistics.median(insides),
+            "in_process_max_ms": max(insides),
+        }
     return out
 
 
@@ -87,8 +93,13 @@ def measure(runs: int = 10, home: str | None = None) -> dict:
         figures["cli"] = cli(runs, home)
         return figures
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "bot.cli", "kb", "build"], env={**os.environ, "GPUBOT_HOME": tmp},
-                       check=True, capture_output=True, cwd=ROOT)
+        subprocess.run(
+            [sys.executable, "-m", "bot.cli", "kb", "build"],
+            env={**os.environ, "GPUBOT_HOME": tmp},
+            check=True,
+            capture_output=True,
+            cwd=ROOT,
+        )
         figures["cli"] = cli(runs, tmp)
     return figures
 
@@ -104,12 +115,16 @@ def main() -> int:
         print(json.dumps(figures))
         return 0
     b, c = figures["build"], figures["cli"]
-    print(f"bundled history at KB build: first {b['first_s']:.2f} s, later {b['median_s']:.2f} s "
-          f"({b['intervals']} intervals)")
+    print(
+        f"bundled history at KB build: first {b['first_s']:.2f} s, later {b['median_s']:.2f} s "
+        f"({b['intervals']} intervals)"
+    )
     for name in ("computed", "repeated"):
         r = c[name]
-        print(f"gpubot {' '.join(ARGS)} ({name}, {c['points']} points): in-process p50 {r['in_process_p50_ms']:.0f} ms "
-              f"(max {r['in_process_max_ms']:.0f}), whole process p50 {r['wall_p50_ms']:.0f} ms")
+        print(
+            f"gpubot {' '.join(ARGS)} ({name}, {c['points']} points): in-process p50 {r['in_process_p50_ms']:.0f} ms "
+            f"(max {r['in_process_max_ms']:.0f}), whole process p50 {r['wall_p50_ms']:.0f} ms"
+        )
     return 0
 
 

@@ -47,12 +47,25 @@ def free_port() -> int:
 
 def signed_slash(slack: SlackStandIn, text: str) -> tuple[bytes, dict[str, str], str]:
     hook = f"bench-{uuid.uuid4().hex[:10]}"
-    body = urlencode({"team_id": "T0001", "channel_id": "C0BENCH", "channel_name": "bench", "user_id": "U_BENCH",
-                      "command": "/gpu", "text": text, "response_url": slack.hook_url(hook), "trigger_id": "1"})
+    body = urlencode(
+        {
+            "team_id": "T0001",
+            "channel_id": "C0BENCH",
+            "channel_name": "bench",
+            "user_id": "U_BENCH",
+            "command": "/gpu",
+            "text": text,
+            "response_url": slack.hook_url(hook),
+            "trigger_id": "1",
+        }
+    )
     ts = str(int(time.time()))
     sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    headers = {"Content-Type": "application/x-www-form-urlencoded", "X-Slack-Request-Timestamp": ts,
-               "X-Slack-Signature": sig}
+    headers = {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": sig,
+    }
     return body.encode(), headers, hook
 
 
@@ -102,8 +115,7 @@ def client_loop(port: int, slack: SlackStandIn, jobs: list[str], results: list, 
         acked = time.time()
         in_ack = WORKING not in raw.decode()  # the ack carried the answer, not "Looking that up…"
         with lock:
-            results.append({"status": response.status, "start": started, "ack": acked, "hook": hook,
-                            "in_ack": in_ack})
+            results.append({"status": response.status, "start": started, "ack": acked, "hook": hook, "in_ack": in_ack})
     conn.close()
 
 
@@ -113,8 +125,11 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--threads", type=int, default=8, help="gunicorn threads per worker")
     parser.add_argument("--workers", type=int, default=1, help="gunicorn worker processes")
-    parser.add_argument("--postgres", action="store_true",
-                        help="keep the state (handled events, settings) in a throwaway PostgreSQL server")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="keep the state (handled events, settings) in a throwaway PostgreSQL server",
+    )
     args = parser.parse_args()
     database = None
     if args.postgres:
@@ -128,10 +143,18 @@ def main() -> int:
             database.stop()
 
 
-def measure(*, requests: int = 400, clients: int = 4, threads: int = 8, workers: int = 1,
-            database_url: str | None = None, questions: list[str] | None = None,
-            warm_questions: list[str] | None = None, server_cmd: list[str] | None = None,
-            env_extra: dict[str, str] | None = None) -> dict:
+def measure(
+    *,
+    requests: int = 400,
+    clients: int = 4,
+    threads: int = 8,
+    workers: int = 1,
+    database_url: str | None = None,
+    questions: list[str] | None = None,
+    warm_questions: list[str] | None = None,
+    server_cmd: list[str] | None = None,
+    env_extra: dict[str, str] | None = None,
+) -> dict:
     """Start the server, fire the signed requests, stop it; return the figures (latencies in ms).
 
     `questions` are asked round-robin (default QUESTIONS); `server_cmd` replaces `gpubot serve ...` (everything
@@ -140,15 +163,31 @@ def measure(*, requests: int = 400, clients: int = 4, threads: int = 8, workers:
     gpubot = str(Path(sys.executable).with_name("gpubot"))
     with tempfile.TemporaryDirectory() as home, SlackStandIn() as slack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
-        env.update(GPUBOT_HOME=home, SLACK_SIGNING_SECRET=SECRET, SLACK_BOT_TOKEN="xoxb-bench",
-                   SLACK_API_URL=slack.base_url, GPUBOT_LOG_LEVEL="WARNING", **(env_extra or {}))
+        env.update(
+            GPUBOT_HOME=home,
+            SLACK_SIGNING_SECRET=SECRET,
+            SLACK_BOT_TOKEN="xoxb-bench",
+            SLACK_API_URL=slack.base_url,
+            GPUBOT_LOG_LEVEL="WARNING",
+            **(env_extra or {}),
+        )
         if database_url:
             env["DATABASE_URL"] = database_url
         subprocess.run([gpubot, "kb", "build"], env=env, check=True, capture_output=True)
         port = free_port()
         started = time.time()
-        command = [*(server_cmd or [gpubot, "serve"]), "--http", "--host", "127.0.0.1", "--port", str(port),
-                   "--workers", str(workers), "--threads", str(threads)]
+        command = [
+            *(server_cmd or [gpubot, "serve"]),
+            "--http",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+        ]
         server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             while True:
@@ -170,8 +209,9 @@ def measure(*, requests: int = 400, clients: int = 4, threads: int = 8, workers:
             per_client = [jobs[i::clients] for i in range(clients)]
             results: list[dict] = []
             lock = threading.Lock()
-            pool = [threading.Thread(target=client_loop, args=(port, slack, chunk, results, lock))
-                    for chunk in per_client]
+            pool = [
+                threading.Thread(target=client_loop, args=(port, slack, chunk, results, lock)) for chunk in per_client
+            ]
             cpu_before = cpu_seconds(server.pid)
             begin = time.time()
             for thread in pool:
@@ -199,10 +239,17 @@ def measure(*, requests: int = 400, clients: int = 4, threads: int = 8, workers:
         return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
     return {
-        "startup_s": startup, "p50": statistics.median(latencies), "p90": pct(latencies, 90),
-        "p99": pct(latencies, 99), "max": latencies[-1], "ack_p50": statistics.median(acks), "ack_p99": pct(acks, 99),
-        "in_ack": len(results) - len(deferred), "requests": len(results),
-        "errors": sum(1 for r in results if r["status"] != 200), "rps": len(results) / (end - begin),
+        "startup_s": startup,
+        "p50": statistics.median(latencies),
+        "p90": pct(latencies, 90),
+        "p99": pct(latencies, 99),
+        "max": latencies[-1],
+        "ack_p50": statistics.median(acks),
+        "ack_p99": pct(acks, 99),
+        "in_ack": len(results) - len(deferred),
+        "requests": len(results),
+        "errors": sum(1 for r in results if r["status"] != 200),
+        "rps": len(results) / (end - begin),
         "server_cpu_ms_per_request": 1000 * cpu_used / max(1, len(results)),
         "rss_mb": {("master" if pid == server.pid else f"worker {pid}"): kb / 1024 for pid, kb in sorted(rss.items())},
     }
@@ -210,15 +257,22 @@ def measure(*, requests: int = 400, clients: int = 4, threads: int = 8, workers:
 
 def _run(args: argparse.Namespace, database_url: str | None) -> int:
     try:
-        m = measure(requests=args.requests, clients=args.clients, threads=args.threads, workers=args.workers,
-                    database_url=database_url)
+        m = measure(
+            requests=args.requests,
+            clients=args.clients,
+            threads=args.threads,
+            workers=args.workers,
+            database_url=database_url,
+        )
     except RuntimeError as exc:
         print(exc, file=sys.stderr)
         return 1
     state = "PostgreSQL" if database_url else "SQLite"
-    print(f"gpubot serve --http, {args.workers} worker(s) x {args.threads} threads, state in {state}; "
-          f"{args.requests} signed /gpu requests from {args.clients} keep-alive clients; "
-          f"questions: {', '.join(QUESTIONS)}")
+    print(
+        f"gpubot serve --http, {args.workers} worker(s) x {args.threads} threads, state in {state}; "
+        f"{args.requests} signed /gpu requests from {args.clients} keep-alive clients; "
+        f"questions: {', '.join(QUESTIONS)}"
+    )
     print(f"{'metric':38} {'value':>12}")
     rows = [
         ("server start-up to /healthz (s)", f"{m['startup_s']:.2f}"),

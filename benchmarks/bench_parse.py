@@ -78,12 +78,16 @@ def main() -> None:
     slowest = sorted(per_text.items(), key=lambda item: -item[1])[:5]
 
     print(f"knowledge base  {kb.path}  (opened/built in {opened * 1000:.0f} ms)")
-    print(f"vocabulary      {built * 1000:.0f} ms once per KB: {len(vocab.words)} word keys, {len(vocab.cjk)} "
-          f"Chinese phrases, {len(vocab.instance_types)} instance-type keys, {len(vocab.regions)} regions")
+    print(
+        f"vocabulary      {built * 1000:.0f} ms once per KB: {len(vocab.words)} word keys, {len(vocab.cjk)} "
+        f"Chinese phrases, {len(vocab.instance_types)} instance-type keys, {len(vocab.regions)} regions"
+    )
     print(f"phrasings       {len(texts)} x {args.repeat} = {len(samples)} parses")
     for label, values in (("parse+resolve", samples), ("  (CPU time)", cpu)):
-        print(f"{label:<15} p50 {percentile(values, 50):.0f} µs   p99 {percentile(values, 99):.0f} µs   "
-              f"mean {statistics.fmean(values):.0f} µs   max {max(values):.0f} µs")
+        print(
+            f"{label:<15} p50 {percentile(values, 50):.0f} µs   p99 {percentile(values, 99):.0f} µs   "
+            f"mean {statistics.fmean(values):.0f} µs   max {max(values):.0f} µs"
+        )
     print("slowest (median µs):")
     for text, micros in slowest:
         print(f"  {micros:6.0f}  {text}")

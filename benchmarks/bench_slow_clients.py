@@ -29,8 +29,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.bench_http import QUESTIONS, SECRET, client_loop, free_port  # noqa: E402
 from tests.slack_standin import SlackStandIn  # noqa: E402
 
-SLOW_BODY = (b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-             b"Content-Length: 1000\r\n\r\n{\"a")
+SLOW_BODY = (
+    b'POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"a'
+)
 SLOW_HEADERS = b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: appl"
 
 
@@ -82,8 +83,10 @@ def run_requests(port: int, slack: SlackStandIn, requests: int, clients: int = 4
     jobs = [QUESTIONS[n % len(QUESTIONS)] for n in range(requests)]
     results: list[dict] = []
     lock = threading.Lock()
-    pool = [threading.Thread(target=client_loop, args=(port, slack, jobs[i::clients], results, lock))
-            for i in range(clients)]
+    pool = [
+        threading.Thread(target=client_loop, args=(port, slack, jobs[i::clients], results, lock))
+        for i in range(clients)
+    ]
     begin = time.time()
     for thread in pool:
         thread.start()
@@ -91,9 +94,12 @@ def run_requests(port: int, slack: SlackStandIn, requests: int, clients: int = 4
         thread.join()
     end = max(r["ack"] for r in results)
     latencies = sorted((r["ack"] - r["start"]) * 1000 for r in results)
-    return {"rps": len(results) / (end - begin), "p50": statistics.median(latencies),
-            "p99": latencies[min(len(latencies) - 1, int(0.99 * (len(latencies) - 1)))],
-            "errors": sum(1 for r in results if r["status"] != 200)}
+    return {
+        "rps": len(results) / (end - begin),
+        "p50": statistics.median(latencies),
+        "p99": latencies[min(len(latencies) - 1, int(0.99 * (len(latencies) - 1)))],
+        "errors": sum(1 for r in results if r["status"] != 200),
+    }
 
 
 def main() -> int:
@@ -105,14 +111,22 @@ def main() -> int:
     gpubot = str(Path(sys.executable).with_name("gpubot"))
     with tempfile.TemporaryDirectory() as home, SlackStandIn() as slack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
-        env.update(GPUBOT_HOME=home, SLACK_SIGNING_SECRET=SECRET, SLACK_BOT_TOKEN="xoxb-bench",
-                   SLACK_API_URL=slack.base_url, GPUBOT_LOG_LEVEL="WARNING",
-                   GPUBOT_HTTP_READ_TIMEOUT=str(args.read_timeout))
+        env.update(
+            GPUBOT_HOME=home,
+            SLACK_SIGNING_SECRET=SECRET,
+            SLACK_BOT_TOKEN="xoxb-bench",
+            SLACK_API_URL=slack.base_url,
+            GPUBOT_LOG_LEVEL="WARNING",
+            GPUBOT_HTTP_READ_TIMEOUT=str(args.read_timeout),
+        )
         subprocess.run([gpubot, "kb", "build"], env=env, check=True, capture_output=True)
         port = free_port()
-        server = subprocess.Popen([gpubot, "serve", "--http", "--host", "127.0.0.1", "--port", str(port),
-                                   "--workers", "1", "--threads", "8"], env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [gpubot, "serve", "--http", "--host", "127.0.0.1", "--port", str(port), "--workers", "1", "--threads", "8"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             while True:
                 try:
@@ -134,12 +148,18 @@ def main() -> int:
         finally:
             server.terminate()
             server.wait(timeout=15)
-    print(f"without slow clients: {quiet['rps']:.0f} req/s, p50 {quiet['p50']:.1f} ms, p99 {quiet['p99']:.1f} ms, "
-          f"/healthz {quiet['healthz_ms']:.1f} ms, errors {quiet['errors']}")
-    print(f"with {args.slow} slow clients held open: {loaded['rps']:.0f} req/s, p50 {loaded['p50']:.1f} ms, "
-          f"p99 {loaded['p99']:.1f} ms, /healthz max {max(health):.1f} ms, errors {loaded['errors']}")
-    print(f"slow connections held open: {min(attack.samples)}-{max(attack.samples)}; cut off by the server: "
-          f"{attack.cut_off} (read timeout {args.read_timeout:g} s)")
+    print(
+        f"without slow clients: {quiet['rps']:.0f} req/s, p50 {quiet['p50']:.1f} ms, p99 {quiet['p99']:.1f} ms, "
+        f"/healthz {quiet['healthz_ms']:.1f} ms, errors {quiet['errors']}"
+    )
+    print(
+        f"with {args.slow} slow clients held open: {loaded['rps']:.0f} req/s, p50 {loaded['p50']:.1f} ms, "
+        f"p99 {loaded['p99']:.1f} ms, /healthz max {max(health):.1f} ms, errors {loaded['errors']}"
+    )
+    print(
+        f"slow connections held open: {min(attack.samples)}-{max(attack.samples)}; cut off by the server: "
+        f"{attack.cut_off} (read timeout {args.read_timeout:g} s)"
+    )
     return 0
 
 

@@ -42,8 +42,15 @@ import bench_http  # noqa: E402
 
 PYTHON = sys.executable
 GPUBOT = str(Path(sys.executable).with_name("gpubot"))
-TARGETS = {"http_p99_ms": 25.0, "http_rps": 300.0, "cli_s": 0.25, "build_s": 5.0, "rss_mb": 200.0,
-           "history_ms": 200.0, "history_build_s": 0.5}
+TARGETS = {
+    "http_p99_ms": 25.0,
+    "http_rps": 300.0,
+    "cli_s": 0.25,
+    "build_s": 5.0,
+    "rss_mb": 200.0,
+    "history_ms": 200.0,
+    "history_build_s": 0.5,
+}
 
 # The patches behind --what-if, applied at server start-up (not how gpubot ships; evidence for the changes
 # recommended in BENCHMARKS.md):
@@ -89,7 +96,7 @@ _SERVE = "from bot.cli import main\nsys.exit(main(['serve', *sys.argv[1:]]))\n"
 
 
 def what_if_code(variant: str) -> str:
-    """"pbr", "memo" (the message memo and Jinja without auto-reload alone) or "pbr+" (both)."""
+    """ "pbr", "memo" (the message memo and Jinja without auto-reload alone) or "pbr+" (both)."""
     code = (WHAT_IF["pbr"] if variant in ("pbr", "pbr+") else "") + (WHAT_IF["pbr+"] if variant != "pbr" else "")
     return "import sys\n" + code + _SERVE
 
@@ -101,13 +108,30 @@ def env_without_pyc_ban(**extra: str) -> dict[str, str]:
 
 
 def machine() -> dict[str, str]:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor() or "?")
-    mem = next((int(line.split()[1]) // 1024 for line in Path("/proc/meminfo").read_text().splitlines()
-                if line.startswith("MemTotal")), 0)
-    return {"cpu": cpu, "cores": str(os.cpu_count()), "memory": f"{mem / 1024:.1f} GiB",
-            "python": platform.python_version(), "os": f"{platform.system()} {platform.release()}",
-            "load average": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or "?",
+    )
+    mem = next(
+        (
+            int(line.split()[1]) // 1024
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        ),
+        0,
+    )
+    return {
+        "cpu": cpu,
+        "cores": str(os.cpu_count()),
+        "memory": f"{mem / 1024:.1f} GiB",
+        "python": platform.python_version(),
+        "os": f"{platform.system()} {platform.release()}",
+        "load average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
 
 
 def kb_build(runs: int) -> dict:
@@ -115,14 +139,27 @@ def kb_build(runs: int) -> dict:
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as home:
             started = time.perf_counter()
-            done = subprocess.run([GPUBOT, "kb", "build"], env=env_without_pyc_ban(GPUBOT_HOME=home), check=True,
-                                  capture_output=True, text=True)
+            done = subprocess.run(
+                [GPUBOT, "kb", "build"],
+                env=env_without_pyc_ban(GPUBOT_HOME=home),
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             times.append(time.perf_counter() - started)
     clouds = len(_bundled_clouds())
-    print(f"kb build ({clouds} bundled clouds): {statistics.median(times):.2f} s median of {runs}; last: "
-          f"{done.stdout.strip()}", flush=True)
-    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times), "runs": runs,
-            "clouds": clouds}
+    print(
+        f"kb build ({clouds} bundled clouds): {statistics.median(times):.2f} s median of {runs}; last: "
+        f"{done.stdout.strip()}",
+        flush=True,
+    )
+    return {
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "max_s": max(times),
+        "runs": runs,
+        "clouds": clouds,
+    }
 
 
 def _bundled_clouds() -> list[str]:
@@ -133,8 +170,13 @@ def _bundled_clouds() -> list[str]:
 
 
 def answers(repeat: int, home: str) -> dict:
-    done = subprocess.run([PYTHON, str(ROOT / "benchmarks" / "bench_answer.py"), "--repeat", str(repeat), "--json"],
-                          env=env_without_pyc_ban(GPUBOT_HOME=home), check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        [PYTHON, str(ROOT / "benchmarks" / "bench_answer.py"), "--repeat", str(repeat), "--json"],
+        env=env_without_pyc_ban(GPUBOT_HOME=home),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -149,8 +191,13 @@ def cli_cold_start(runs: int, home: str, question: str = "cheapest A100 spot") -
         walls.append(time.perf_counter() - started)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return {"p50_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls),
-            "cpu_p50_s": statistics.median(cpus), "runs": runs}
+    return {
+        "p50_s": statistics.median(walls),
+        "min_s": min(walls),
+        "max_s": max(walls),
+        "cpu_p50_s": statistics.median(cpus),
+        "runs": runs,
+    }
 
 
 def distinct_questions(n: int = 400) -> list[str]:
@@ -158,19 +205,34 @@ def distinct_questions(n: int = 400) -> list[str]:
     gpus = ["A100", "H100", "L4", "T4", "V100", "A10G", "H200", "L40S", "A10", "B200"]
     pricing = ["spot", "on demand", "reserved 1 year"]
     where = ["", "on aws", "on gcp", "on azure", "on alibaba", "on tencent"]
-    out = [f"cheapest {count}x {gpu} {p} {w}".strip()
-           for count in (1, 8) for gpu in gpus for p in pricing for w in where]
-    out += [f"最便宜的{gpu}竞价实例" for gpu in gpus] + [f"price of {i}" for i in (
-        "p4d.24xlarge", "p5.48xlarge", "g5.xlarge", "g5.12xlarge", "g6.xlarge", "p3.2xlarge", "g4dn.xlarge",
-        "a2-highgpu-1g", "a3-highgpu-8g", "Standard_NC24ads_A100_v4", "Standard_ND96asr_v4")]
+    out = [
+        f"cheapest {count}x {gpu} {p} {w}".strip() for count in (1, 8) for gpu in gpus for p in pricing for w in where
+    ]
+    out += [f"最便宜的{gpu}竞价实例" for gpu in gpus] + [
+        f"price of {i}"
+        for i in (
+            "p4d.24xlarge",
+            "p5.48xlarge",
+            "g5.xlarge",
+            "g5.12xlarge",
+            "g6.xlarge",
+            "p3.2xlarge",
+            "g4dn.xlarge",
+            "a2-highgpu-1g",
+            "a3-highgpu-8g",
+            "Standard_NC24ads_A100_v4",
+            "Standard_ND96asr_v4",
+        )
+    ]
     return out[:n]
 
 
 def http(requests: int, clients: int, questions: list[str] | None, what_if: str | None = None) -> dict:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the server inherits this process's environment
     server_cmd = [PYTHON, "-c", what_if_code(what_if)] if what_if else None
-    return bench_http.measure(requests=requests, clients=clients, threads=8, workers=1, questions=questions,
-                              server_cmd=server_cmd)
+    return bench_http.measure(
+        requests=requests, clients=clients, threads=8, workers=1, questions=questions, server_cmd=server_cmd
+    )
 
 
 def main() -> int:
@@ -185,8 +247,9 @@ def main() -> int:
 
     figures["build"] = kb_build(1 if quick else 3)
     with tempfile.TemporaryDirectory() as home:
-        subprocess.run([GPUBOT, "kb", "build"], env=env_without_pyc_ban(GPUBOT_HOME=home), check=True,
-                       capture_output=True)
+        subprocess.run(
+            [GPUBOT, "kb", "build"], env=env_without_pyc_ban(GPUBOT_HOME=home), check=True, capture_output=True
+        )
         figures["answer"] = answers(5 if quick else 30, home)
         figures["cli"] = cli_cold_start(5 if quick else 15, home)
         figures["history"] = bench_history.measure(3 if quick else 10, home)
@@ -211,51 +274,93 @@ def print_table(f: dict) -> None:
 
     rows: list[tuple[str, str, str, str]] = []
     b = f["build"]
-    rows.append((f"knowledge-base build (gpubot kb build, {b.get('clouds', '?')} clouds)", f"{b['median_s']:.2f} s",
-                 "<= 5 s",
-                 met(b["median_s"] <= TARGETS["build_s"])))
+    rows.append(
+        (
+            f"knowledge-base build (gpubot kb build, {b.get('clouds', '?')} clouds)",
+            f"{b['median_s']:.2f} s",
+            "<= 5 s",
+            met(b["median_s"] <= TARGETS["build_s"]),
+        )
+    )
     for intent, r in f["answer"].items():
-        rows.append((f"answer '{intent}' uncached p50 / p99", f"{r['uncached'][0]:.2f} / {r['uncached'][1]:.2f} ms",
-                     "", ""))
+        rows.append(
+            (f"answer '{intent}' uncached p50 / p99", f"{r['uncached'][0]:.2f} / {r['uncached'][1]:.2f} ms", "", "")
+        )
         rows.append((f"answer '{intent}' cached p50 / p99", f"{r['cached'][0]:.2f} / {r['cached'][1]:.2f} ms", "", ""))
     c = f["cli"]
-    rows.append(('CLI cold start: gpubot ask "cheapest A100 spot"',
-                 f"{c['p50_s']:.3f} s (min {c['min_s']:.3f}, CPU {c['cpu_p50_s']:.3f})", "<= 0.25 s",
-                 met(c["p50_s"] <= TARGETS["cli_s"])))
+    rows.append(
+        (
+            'CLI cold start: gpubot ask "cheapest A100 spot"',
+            f"{c['p50_s']:.3f} s (min {c['min_s']:.3f}, CPU {c['cpu_p50_s']:.3f})",
+            "<= 0.25 s",
+            met(c["p50_s"] <= TARGETS["cli_s"]),
+        )
+    )
     hist = f.get("history")
     if hist:
         hb = hist["build"]
-        rows.append(("  of which bundled GCP weekly history (first / later builds)",
-                     f"{hb['first_s']:.2f} / {hb['median_s']:.2f} s", "<= 0.5 s",
-                     met(hb["first_s"] <= TARGETS["history_build_s"])))
+        rows.append(
+            (
+                "  of which bundled GCP weekly history (first / later builds)",
+                f"{hb['first_s']:.2f} / {hb['median_s']:.2f} s",
+                "<= 0.5 s",
+                met(hb["first_s"] <= TARGETS["history_build_s"]),
+            )
+        )
         for name in ("computed", "repeated"):
             r = hist["cli"][name]
-            rows.append((f"gpubot history H100 --provider gcp --pricing spot --json ({name}, in-process)",
-                         f"{r['in_process_p50_ms']:.0f} ms (whole process {r['wall_p50_ms']:.0f} ms, "
-                         f"{hist['cli']['points']} points)", "<= 200 ms",
-                         met(r["in_process_p50_ms"] <= TARGETS["history_ms"])))
-    for key, label in (("http_same", "4 questions repeated"), ("http_distinct", "400 different questions"),
-                       ("what_if_pbr_same", "WHAT-IF pbr, 4 questions repeated"),
-                       ("what_if_pbr_distinct", "WHAT-IF pbr, 400 different questions"),
-                       ("what_if_memo_same", "WHAT-IF memo, 4 questions repeated"),
-                       ("what_if_memo_distinct", "WHAT-IF memo, 400 different questions"),
-                       ("what_if_pbr+_same", "WHAT-IF pbr+, 4 questions repeated"),
-                       ("what_if_pbr+_distinct", "WHAT-IF pbr+, 400 different questions")):
+            rows.append(
+                (
+                    f"gpubot history H100 --provider gcp --pricing spot --json ({name}, in-process)",
+                    f"{r['in_process_p50_ms']:.0f} ms (whole process {r['wall_p50_ms']:.0f} ms, "
+                    f"{hist['cli']['points']} points)",
+                    "<= 200 ms",
+                    met(r["in_process_p50_ms"] <= TARGETS["history_ms"]),
+                )
+            )
+    for key, label in (
+        ("http_same", "4 questions repeated"),
+        ("http_distinct", "400 different questions"),
+        ("what_if_pbr_same", "WHAT-IF pbr, 4 questions repeated"),
+        ("what_if_pbr_distinct", "WHAT-IF pbr, 400 different questions"),
+        ("what_if_memo_same", "WHAT-IF memo, 4 questions repeated"),
+        ("what_if_memo_distinct", "WHAT-IF memo, 400 different questions"),
+        ("what_if_pbr+_same", "WHAT-IF pbr+, 4 questions repeated"),
+        ("what_if_pbr+_distinct", "WHAT-IF pbr+, 400 different questions"),
+    ):
         h = f.get(key)
         if not h:
             continue
-        rows.append((f"HTTP /gpu p50 / p99 ({label})", f"{h['p50']:.1f} / {h['p99']:.1f} ms", "p99 <= 25 ms",
-                     met(h["p99"] <= TARGETS["http_p99_ms"])))
-        rows.append((f"HTTP requests/s, 1 worker ({label})", f"{h['rps']:.0f}", ">= 300",
-                     met(h["rps"] >= TARGETS["http_rps"])))
+        rows.append(
+            (
+                f"HTTP /gpu p50 / p99 ({label})",
+                f"{h['p50']:.1f} / {h['p99']:.1f} ms",
+                "p99 <= 25 ms",
+                met(h["p99"] <= TARGETS["http_p99_ms"]),
+            )
+        )
+        rows.append(
+            (f"HTTP requests/s, 1 worker ({label})", f"{h['rps']:.0f}", ">= 300", met(h["rps"] >= TARGETS["http_rps"]))
+        )
         rows.append((f"  server CPU per request ({label})", f"{h['server_cpu_ms_per_request']:.2f} ms", "", ""))
         rss = max(h["rss_mb"].values())
-        rows.append((f"server peak RSS, largest process ({label})",
-                     f"{rss:.0f} MB (" + ", ".join(f"{k} {v:.0f}" for k, v in h["rss_mb"].items()) + ")",
-                     "<= 200 MB", met(rss <= TARGETS["rss_mb"])))
+        rows.append(
+            (
+                f"server peak RSS, largest process ({label})",
+                f"{rss:.0f} MB (" + ", ".join(f"{k} {v:.0f}" for k, v in h["rss_mb"].items()) + ")",
+                "<= 200 MB",
+                met(rss <= TARGETS["rss_mb"]),
+            )
+        )
         if h["errors"] or h["in_ack"] < h["requests"]:
-            rows.append((f"  non-200 / answers after the ack ({label})",
-                         f"{h['errors']} / {h['requests'] - h['in_ack']}", "", ""))
+            rows.append(
+                (
+                    f"  non-200 / answers after the ack ({label})",
+                    f"{h['errors']} / {h['requests'] - h['in_ack']}",
+                    "",
+                    "",
+                )
+            )
     width = max(len(r[0]) for r in rows)
     vwidth = max(len(r[1]) for r in rows)
     print(f"\n{'benchmark':{width}}  {'result':{vwidth}}  {'target':13} met")

@@ -52,12 +52,19 @@ class AlertReport:
         return [r for r in self.results if r.status == status]
 
     def as_json(self) -> dict:
-        return {"results": [asdict(r) for r in self.results], "posted": len(self.of("posted")),
-                "due": len(self.of("due")), "failed": len(self.of("failed"))}
+        return {
+            "results": [asdict(r) for r in self.results],
+            "posted": len(self.of("posted")),
+            "due": len(self.of("due")),
+            "failed": len(self.of("failed")),
+        }
 
     def lines(self) -> list[str]:
-        return [f"#{r.alert_id} {r.team}/{r.channel} {r.status} at ${r.price:.4f} (threshold ${r.threshold:.4f})"
-                + (f": {r.detail}" if r.detail else "") for r in self.results]
+        return [
+            f"#{r.alert_id} {r.team}/{r.channel} {r.status} at ${r.price:.4f} (threshold ${r.threshold:.4f})"
+            + (f": {r.detail}" if r.detail else "")
+            for r in self.results
+        ]
 
 
 def _usd_per_cny(kb) -> float:
@@ -67,8 +74,9 @@ def _usd_per_cny(kb) -> float:
         return 0.138
 
 
-def add_alert(text: str, team: str | None, channel: str, kb, *, created_by: str | None = None,
-              now: dt.datetime | None = None):
+def add_alert(
+    text: str, team: str | None, channel: str, kb, *, created_by: str | None = None, now: dt.datetime | None = None
+):
     """Parse and store an alert: (alert, cheapest offer now). Raises AlertParseError or AlertError."""
     from handlers.alerts import parse_alert
     from handlers.parse import Vocabulary
@@ -77,11 +85,27 @@ def add_alert(text: str, team: str | None, channel: str, kb, *, created_by: str 
     parsed = parse_alert(text, Vocabulary.from_kb(kb))
     query = parsed.query
     usd = parsed.amount if parsed.currency == "USD" else parsed.amount * _usd_per_cny(kb)
-    spec = alerts.AlertSpec(tuple(query.gpus), query.pricing or "on_demand", query.gpu_count, tuple(query.providers),
-                            tuple(query.regions), parsed.allow_vgpu)
-    return alerts.create_alert(team or "default", channel, text, spec, threshold_usd=usd, amount=parsed.amount,
-                               currency=parsed.currency, language=query.language, kb=kb, created_by=created_by,
-                               now=now)
+    spec = alerts.AlertSpec(
+        tuple(query.gpus),
+        query.pricing or "on_demand",
+        query.gpu_count,
+        tuple(query.providers),
+        tuple(query.regions),
+        parsed.allow_vgpu,
+    )
+    return alerts.create_alert(
+        team or "default",
+        channel,
+        text,
+        spec,
+        threshold_usd=usd,
+        amount=parsed.amount,
+        currency=parsed.currency,
+        language=query.language,
+        kb=kb,
+        created_by=created_by,
+        now=now,
+    )
 
 
 def _posted_before(client, due) -> str | None:
@@ -91,14 +115,19 @@ def _posted_before(client, due) -> str | None:
     try:
         response = client.conversations_history(channel=due.alert.channel, limit=100, include_all_metadata=True)
     except SlackApiError as exc:
-        log.warning("cannot check %s for an earlier alert post (%s); posting", due.alert.channel,
-                    exc.response.get("error"))
+        log.warning(
+            "cannot check %s for an earlier alert post (%s); posting", due.alert.channel, exc.response.get("error")
+        )
         return None
     for message in response.get("messages") or []:
         meta = message.get("metadata") or {}
         payload = meta.get("event_payload") or {}
-        if (meta.get("event_type") == EVENT_TYPE and payload.get("alert_id") == due.alert.id
-                and payload.get("generation") == due.alert.generation and payload.get("team") == due.alert.team):
+        if (
+            meta.get("event_type") == EVENT_TYPE
+            and payload.get("alert_id") == due.alert.id
+            and payload.get("generation") == due.alert.generation
+            and payload.get("team") == due.alert.team
+        ):
             return message.get("ts")
     return None
 
@@ -108,13 +137,20 @@ def _message(due) -> dict:
     from handlers.alerts import fired_message, ranking_query
 
     value = blocks.encode_value(ranking_query(due.alert), shown=0)  # "More results": the top 10, privately
-    return fired_message(due.alert, due.offer, due.price, due.previous_price, due.previous_at, value,
-                         blocks.ACTION_IDS["more"])
+    return fired_message(
+        due.alert, due.offer, due.price, due.previous_price, due.previous_at, value, blocks.ACTION_IDS["more"]
+    )
 
 
-def check_and_post(client_for_team: Callable[[str], object] | None = None, *, kb=None, now: dt.datetime | None = None,
-                   post: bool = True, stale_after: dt.timedelta = STALE_CLAIM,
-                   on_posted: Callable[[AlertResult], None] | None = None) -> AlertReport:
+def check_and_post(
+    client_for_team: Callable[[str], object] | None = None,
+    *,
+    kb=None,
+    now: dt.datetime | None = None,
+    post: bool = True,
+    stale_after: dt.timedelta = STALE_CLAIM,
+    on_posted: Callable[[AlertResult], None] | None = None,
+) -> AlertReport:
     """Check every alert against the knowledge base and post each one that fired (once, across processes).
 
     `post=False` is a dry run: it reports what is due and writes nothing. `on_posted` is called after a post,
@@ -160,10 +196,15 @@ def check_and_post(client_for_team: Callable[[str], object] | None = None, *, kb
                 result.detail = "found in the channel (posted by an earlier attempt)"
             else:
                 response = client.chat_postMessage(  # type: ignore[attr-defined]
-                    channel=alert.channel, unfurl_links=False, unfurl_media=False, **_message(due),
-                    metadata={"event_type": EVENT_TYPE,
-                              "event_payload": {"team": alert.team, "alert_id": alert.id,
-                                                "generation": alert.generation}})
+                    channel=alert.channel,
+                    unfurl_links=False,
+                    unfurl_media=False,
+                    **_message(due),
+                    metadata={
+                        "event_type": EVENT_TYPE,
+                        "event_payload": {"team": alert.team, "alert_id": alert.id, "generation": alert.generation},
+                    },
+                )
                 result.status, result.message_ts = "posted", response.get("ts")
                 if on_posted is not None:
                     on_posted(result)
@@ -181,8 +222,13 @@ def check_and_post(client_for_team: Callable[[str], object] | None = None, *, kb
             log.warning("alert #%s to %s/%s failed: %s", alert.id, alert.team, alert.channel, error)
         except Exception as exc:  # one alert's surprise must not block the others
             log.exception("alert #%s to %s/%s failed", alert.id, alert.team, alert.channel)
-            alerts.finish_firing(claim, "failed", error=f"{type(exc).__name__}: {exc}"[:500],
-                                 retryable=claim.attempts < alerts.MAX_ATTEMPTS, now=now)
+            alerts.finish_firing(
+                claim,
+                "failed",
+                error=f"{type(exc).__name__}: {exc}"[:500],
+                retryable=claim.attempts < alerts.MAX_ATTEMPTS,
+                now=now,
+            )
             result.detail = f"{type(exc).__name__}: {exc}"
     return report
 
@@ -209,8 +255,7 @@ def alert_reply(cmd, team: str, channel: str, user: str | None, lang: str, kb) -
     try:
         alert, offer = add_alert(cmd.value, team, channel, kb, created_by=user)
     except (AlertParseError, alerts.AlertError) as exc:
-        return blocks.text_message(f"{exc}" if isinstance(exc, AlertParseError) else
-                                   f"{exc}.\n{phrase('usage', lang)}")
+        return blocks.text_message(f"{exc}" if isinstance(exc, AlertParseError) else f"{exc}.\n{phrase('usage', lang)}")
     return blocks.text_message(created_text(alert, offer) + "\n" + phrase("invite", alert.language))
 
 
@@ -273,8 +318,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         kb.close()
     if args.json:
-        sys.stdout.write(json.dumps({"alert": alert.as_json(), "offer": offer, "below_now": not alert.armed},
-                                    ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {"alert": alert.as_json(), "offer": offer, "below_now": not alert.armed}, ensure_ascii=False, indent=2
+            )
+            + "\n"
+        )
     else:
         print(created_text(alert, offer))
     return 0

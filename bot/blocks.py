@@ -143,9 +143,9 @@ PHRASES: dict[str, dict[str, str]] = {
     },
     "home.digest_hint": {
         "en": "Subscribe a channel with `/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] "
-              "[threshold 2] [quiet]` in it.",
+        "[threshold 2] [quiet]` in it.",
         "zh": "在频道中输入 `/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
-              "[quiet]` 即可订阅。",
+        "[quiet]` 即可订阅。",
     },
     "digest.line": {"en": "daily at {hour:02d}:00 {tz}", "zh": "每天 {hour:02d}:00（{tz}）"},
     "digest.gpus": {"en": "GPUs: {gpus}", "zh": "GPU：{gpus}"},
@@ -162,9 +162,9 @@ PHRASES: dict[str, dict[str, str]] = {
     "settings.overrides": {"en": "workspace: {value}", "zh": "工作区：{value}"},
     "settings.help": {
         "en": "Change with `/gpu set providers aws,alibaba` (this channel) or `/gpu set workspace providers aws` "
-              "(every channel without its own); remove with `/gpu unset providers` (`/gpu unset all`).",
+        "(every channel without its own); remove with `/gpu unset providers` (`/gpu unset all`).",
         "zh": "修改：`/gpu set providers aws,alibaba`（本频道）或 `/gpu set workspace providers aws`（所有未单独设置的"
-              "频道）；删除：`/gpu unset providers`（`/gpu unset all`）。",
+        "频道）；删除：`/gpu unset providers`（`/gpu unset all`）。",
     },
     "settings.key.providers": {"en": "providers", "zh": "云厂商"},
     "settings.key.regions": {"en": "regions", "zh": "地域"},
@@ -181,7 +181,7 @@ PHRASES: dict[str, dict[str, str]] = {
     "home.settings": {"en": "Workspace defaults", "zh": "工作区默认设置"},
     "home.settings_hint": {
         "en": "Every channel uses these unless it has its own (`/gpu set ...` in the channel; `/gpu settings` shows "
-              "them).",
+        "them).",
         "zh": "未单独设置的频道都使用这些默认值（在频道中用 `/gpu set ...` 单独设置，`/gpu settings` 查看）。",
     },
     "btn.settings": {"en": "Edit workspace defaults", "zh": "编辑工作区默认设置"},
@@ -296,8 +296,10 @@ def _sections(text: str, limit: int = LIMITS["section_text"]) -> list[dict]:
 
 def _header(title: str) -> list[dict]:
     title = " ".join(title.split()) or "gpubot"
-    head = {"type": "header", "text": {"type": "plain_text", "text": _cut(slack_plain(title), LIMITS["header_text"]),
-                                       "emoji": True}}
+    head = {
+        "type": "header",
+        "text": {"type": "plain_text", "text": _cut(slack_plain(title), LIMITS["header_text"]), "emoji": True},
+    }
     if len(title) <= LIMITS["header_text"]:
         return [head]
     return [head, *_sections(slack_escape(title))]  # the full title, too long for a header
@@ -314,8 +316,9 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: 
         rate = float((display or {}).get("per_usd") or 1.0) if shown != "USD" else 1.0
         per_gpu += f" (≈ {money(item.price_per_gpu_hour_usd * rate, shown)})"
     instance = item.instance_type
-    labels = [label for label, on in (("vGPU", item.vgpu), (f"{item.kind}, {item.status}", item.kind == "article"))
-              if on]
+    labels = [
+        label for label, on in (("vGPU", item.vgpu), (f"{item.kind}, {item.status}", item.kind == "article")) if on
+    ]
     if labels:
         instance += f" [{'; '.join(labels)}]"
     from handlers.brief import provider_label  # Chinese answers name providers in Chinese
@@ -325,8 +328,9 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: 
         provider_label(item.provider, lang),
         instance,
         f"{num(item.gpu_count)}x {gpu_label(item)}",
-        "" if item.region == "article" else place(item, lang)
-        + (f" · {t('brief.also_in', lang, n=item.other_regions)}" if item.other_regions else ""),
+        ""
+        if item.region == "article"
+        else place(item, lang) + (f" · {t('brief.also_in', lang, n=item.other_regions)}" if item.other_regions else ""),
         t(f"pricing.{item.pricing}", lang),
         per_gpu,
         money(item.price_per_hour, item.currency),
@@ -334,14 +338,16 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: 
     ]
 
 
-def offers_table(offers: list[Offer], source_no: Callable[[Offer], int | str], lang: str,
-                 display: dict | None = None) -> dict:
+def offers_table(
+    offers: list[Offer], source_no: Callable[[Offer], int | str], lang: str, display: dict | None = None
+) -> dict:
     """The one table block: a header row, then one row per offer (cut to the row limit by `fit_blocks`)."""
     rows = [[_cell(phrase(f"col.{c}", lang)) for c in TABLE_COLUMNS]]
-    rows += [[_cell(v) for v in _offer_cells(n, o, source_no(o), lang, display)]
-             for n, o in enumerate(offers, start=1)]
-    settings = [{"align": "right" if c in _RIGHT_ALIGNED else "left", "is_wrapped": c in ("instance", "gpus")}
-                for c in TABLE_COLUMNS]
+    rows += [[_cell(v) for v in _offer_cells(n, o, source_no(o), lang, display)] for n, o in enumerate(offers, start=1)]
+    settings = [
+        {"align": "right" if c in _RIGHT_ALIGNED else "left", "is_wrapped": c in ("instance", "gpus")}
+        for c in TABLE_COLUMNS
+    ]
     return {"type": "table", "column_settings": settings, "rows": rows}
 
 
@@ -404,8 +410,12 @@ def decode_value(value: str) -> tuple[Query, dict[str, Any]]:
 def _button(text: str, value: str | None, action_id: str, style: str | None = None) -> dict | None:
     if value is None:
         return None
-    button = {"type": "button", "action_id": action_id, "value": value,
-              "text": {"type": "plain_text", "text": _cut(slack_plain(text), LIMITS["button_text"]), "emoji": True}}
+    button = {
+        "type": "button",
+        "action_id": action_id,
+        "value": value,
+        "text": {"type": "plain_text", "text": _cut(slack_plain(text), LIMITS["button_text"]), "emoji": True},
+    }
     if style:
         button["style"] = style
     return button
@@ -424,8 +434,21 @@ def _suggestion_picks(answer: Answer) -> list[dict[str, str]]:
 
 
 def _has_content(answer: Answer) -> bool:
-    return any([answer.offers, answer.context, answer.lines, answer.notes, answer.suggestions, answer.recommendations,
-                answer.specs, answer.tco, answer.tco_options, answer.pitfalls, answer.rules])
+    return any(
+        [
+            answer.offers,
+            answer.context,
+            answer.lines,
+            answer.notes,
+            answer.suggestions,
+            answer.recommendations,
+            answer.specs,
+            answer.tco,
+            answer.tco_options,
+            answer.pitfalls,
+            answer.rules,
+        ]
+    )
 
 
 def action_buttons(answer: Answer, *, shareable: bool, why: bool = False) -> list[dict]:
@@ -439,14 +462,18 @@ def action_buttons(answer: Answer, *, shareable: bool, why: bool = False) -> lis
     common: dict[str, Any] = {"d": defaulted} if defaulted else {}  # fields the channel's settings filled in
     buttons: list[dict | None] = []
     if shareable:
-        buttons.append(_button(phrase("btn.share", lang), encode_value(query, **common), ACTION_IDS["share"],
-                               "primary"))
+        buttons.append(
+            _button(phrase("btn.share", lang), encode_value(query, **common), ACTION_IDS["share"], "primary")
+        )
     if query.intent in ("cheapest", "price") and (answer.offers or query.gpus or query.instance_types):
         label = phrase("btn.on_demand" if query.pricing == "spot" else "btn.spot", lang)
         buttons.append(_button(label, encode_value(query, **common), ACTION_IDS["toggle"]))
     if answer.more > 0 and query.intent in TOP_N_INTENTS:
-        buttons.append(_button(phrase("btn.more", lang), encode_value(query, shown=len(answer.offers), **common),
-                               ACTION_IDS["more"]))
+        buttons.append(
+            _button(
+                phrase("btn.more", lang), encode_value(query, shown=len(answer.offers), **common), ACTION_IDS["more"]
+            )
+        )
     if "pitfalls" in INTENTS and query.intent != "pitfalls" and (query.gpus or query.providers or query.instance_types):
         buttons.append(_button(phrase("btn.pitfalls", lang), encode_value(query, **common), ACTION_IDS["pitfalls"]))
     if why:  # the short answer left pitfalls, rules or details out: "Why" shows them (privately)
@@ -454,16 +481,22 @@ def action_buttons(answer: Answer, *, shareable: bool, why: bool = False) -> lis
     if query.intent == "work" and answer.extra.get("work"):  # switch the benchmark workload (bot/render_work.py)
         buttons += work_buttons(query, common, _button, encode_value)
     for n, pick in enumerate(_suggestion_picks(answer)):
-        buttons.append(_button(pick["pick"], encode_value(query, **pick, **common),
-                               ACTION_IDS["suggest"].format(n=n)))
+        buttons.append(_button(pick["pick"], encode_value(query, **pick, **common), ACTION_IDS["suggest"].format(n=n)))
     return [b for b in buttons if b is not None]
 
 
 # --- the message -----------------------------------------------------------------------------------------------
 
 
-def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = True,
-                   shared_by: str | None = None, today: dt.date | None = None, verbose: bool = False) -> dict[str, Any]:
+def answer_message(
+    answer: Answer,
+    *,
+    shareable: bool = False,
+    buttons: bool = True,
+    shared_by: str | None = None,
+    today: dt.date | None = None,
+    verbose: bool = False,
+) -> dict[str, Any]:
     """`{"text", "blocks"}` for an answer; `shareable` adds "Share in channel" (ephemeral slash replies). The short
     answer (one screen) keeps one caveat; `verbose` (the "Why" button) shows every pitfall, rule and detail."""
     from handlers import brief
@@ -474,10 +507,15 @@ def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = T
     full = answer
     if not verbose:
         listed = brief.brief_offers(answer)
-        answer = answer.model_copy(update={
-            "offers": listed, "more": answer.more + len(answer.offers) - len(listed), "rules": [],
-            "recommendations": answer.recommendations[:brief.BRIEF_RECOMMENDATIONS],
-            "pitfalls": [shown["caveat"]] if shown["caveat"] else []})
+        answer = answer.model_copy(
+            update={
+                "offers": listed,
+                "more": answer.more + len(answer.offers) - len(listed),
+                "rules": [],
+                "recommendations": answer.recommendations[: brief.BRIEF_RECOMMENDATIONS],
+                "pitfalls": [shown["caveat"]] if shown["caveat"] else [],
+            }
+        )
     sources = answer_sources(answer, verbose)
     index = {(s.source, s.as_of): n for n, s in enumerate(sources, start=1)}
 
@@ -497,25 +535,43 @@ def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = T
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
     body = [
         _render("slack_lines.md.j2", lang, lines=answer.lines) if answer.lines else "",
-        (f"*{phrase('recommendations', lang)}*\n" + _render(
-            "slack_recommendations.md.j2", lang, recommendations=answer.recommendations, offer_line=line_of,
-            source_no=source_no)) if answer.recommendations else "",
-        _render("slack_tco.md.j2", lang, tcos=_tcos(answer, verbose), money=money,
-                pricing_label=lambda p: (answer.extra.get("tco_labels") or {}).get(p) or t(f"pricing.{p}", lang))
-        if answer.tco or answer.tco_options else "",
+        (
+            f"*{phrase('recommendations', lang)}*\n"
+            + _render(
+                "slack_recommendations.md.j2",
+                lang,
+                recommendations=answer.recommendations,
+                offer_line=line_of,
+                source_no=source_no,
+            )
+        )
+        if answer.recommendations
+        else "",
+        _render(
+            "slack_tco.md.j2",
+            lang,
+            tcos=_tcos(answer, verbose),
+            money=money,
+            pricing_label=lambda p: (answer.extra.get("tco_labels") or {}).get(p) or t(f"pricing.{p}", lang),
+        )
+        if answer.tco or answer.tco_options
+        else "",
         (f"*{phrase('pitfalls', lang)}*\n" + _render("slack_pitfalls.md.j2", lang, pitfalls=answer.pitfalls))
-        if answer.pitfalls else "",
+        if answer.pitfalls
+        else "",
         _render("slack_notes.md.j2", lang, notes=answer.notes) if answer.notes else "",
         (f"*{phrase('details', lang)}*\n" + _render("slack_notes.md.j2", lang, notes=answer.extra["details"]))
-        if verbose and answer.extra.get("details") else "",
+        if verbose and answer.extra.get("details")
+        else "",
         _render("slack_rules.md.j2", lang, rules=answer.rules) if answer.rules else "",
         _pages_line(shown["pages"], lang),
     ]
     for text in body:
         blocks += _sections(text)
     if shared_by:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("shared_by", lang,
-                                                                                         user=shared_by)}]})
+        blocks.append(
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("shared_by", lang, user=shared_by)}]}
+        )
     blocks += _sources_context(sources, lang, today, list(answer.extra.get("settings_notes") or []))
     if buttons:
         elements = action_buttons(full, shareable=shareable, why=bool(shown["hidden"]) and not verbose)
@@ -523,8 +579,9 @@ def answer_message(answer: Answer, *, shareable: bool = False, buttons: bool = T
             blocks.append({"type": "actions", "elements": elements})
     from bot.slack_tables import table_in_attachments  # the table goes where Slack documents it
 
-    return table_in_attachments({"text": fallback_text(full), "blocks": blocks},
-                                fit=lambda found: fit_blocks(found, lang=lang))
+    return table_in_attachments(
+        {"text": fallback_text(full), "blocks": blocks}, fit=lambda found: fit_blocks(found, lang=lang)
+    )
 
 
 def _tcos(answer: Answer, verbose: bool) -> list:
@@ -570,8 +627,14 @@ def text_message(text: str) -> dict[str, Any]:
 # --- App Home ----------------------------------------------------------------------------------------------------
 
 
-def home_view(lang: str, help_lines: list[str], built_at: str | None, freshness: list[dict],
-              extra_sections: Iterable[dict] = (), settings_sections: Iterable[dict] = ()) -> dict[str, Any]:
+def home_view(
+    lang: str,
+    help_lines: list[str],
+    built_at: str | None,
+    freshness: list[dict],
+    extra_sections: Iterable[dict] = (),
+    settings_sections: Iterable[dict] = (),
+) -> dict[str, Any]:
     """The App Home tab: what gpubot answers, how fresh its data is, sections other features add (digest
     subscriptions) and the workspace defaults (`freshness` rows: `{"provider", "sources": [{"source", "as_of",
     "n"}]}`)."""
@@ -605,8 +668,9 @@ def _setting_value(key: str, value: Any, lang: str) -> str:
     return ", ".join(value) if isinstance(value, list) else str(value)
 
 
-def settings_lines(effective: dict[str, Any], origins: dict[str, str], workspace: dict[str, Any],
-                   lang: str) -> list[str]:
+def settings_lines(
+    effective: dict[str, Any], origins: dict[str, str], workspace: dict[str, Any], lang: str
+) -> list[str]:
     """One mrkdwn line per setting: its effective value and where it comes from (and a workspace value that the
     channel overrides)."""
     lines = []
@@ -615,19 +679,26 @@ def settings_lines(effective: dict[str, Any], origins: dict[str, str], workspace
         value = slack_escape(_setting_value(key, effective.get(key), lang))
         line = f"• *{phrase(f'settings.key.{key}', lang)}*: {value} — _{phrase(f'settings.from.{origin}', lang)}_"
         if origin == "channel" and workspace.get(key) is not None:
-            line += " (" + slack_escape(phrase("settings.overrides", lang,
-                                               value=_setting_value(key, workspace[key], lang))) + ")"
+            line += (
+                " ("
+                + slack_escape(phrase("settings.overrides", lang, value=_setting_value(key, workspace[key], lang)))
+                + ")"
+            )
         lines.append(line)
     return lines
 
 
-def settings_message(lang: str, effective: dict[str, Any], origins: dict[str, str], workspace: dict[str, Any], *,
-                     dm: bool = False) -> dict[str, Any]:
+def settings_message(
+    lang: str, effective: dict[str, Any], origins: dict[str, str], workspace: dict[str, Any], *, dm: bool = False
+) -> dict[str, Any]:
     """`/gpu settings`: every setting of this channel, where it comes from, and how to change it."""
     title = phrase("settings.title_dm" if dm else "settings.title", lang)
     lines = settings_lines(effective, origins, workspace, lang)
-    blocks = [{"type": "header", "text": {"type": "plain_text", "text": title}}, _section("\n".join(lines)),
-              {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("settings.help", lang)}]}]
+    blocks = [
+        {"type": "header", "text": {"type": "plain_text", "text": title}},
+        _section("\n".join(lines)),
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("settings.help", lang)}]},
+    ]
     text = title + "\n" + "\n".join(lines)
     return {"text": _cut(text, LIMITS["fallback_text"]), "blocks": fit_blocks(blocks, lang=lang)}
 
@@ -644,12 +715,18 @@ def home_settings_section(lang: str, workspace: dict[str, Any]) -> list[dict]:
     """App Home: the workspace defaults and the button that opens their form."""
     origins = {key: "workspace" if workspace.get(key) is not None else "default" for key in SETTING_KEYS}
     lines = settings_lines({k: workspace.get(k) for k in SETTING_KEYS}, origins, {}, lang)
-    button = {"type": "button", "action_id": ACTION_IDS["settings_open"], "value": "workspace",
-              "text": {"type": "plain_text", "text": phrase("btn.settings", lang)}}
-    return [_section(f"*{phrase('home.settings', lang)}*"),
-            _section("\n".join(lines)),
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("home.settings_hint", lang)}]},
-            {"type": "actions", "elements": [button]}]
+    button = {
+        "type": "button",
+        "action_id": ACTION_IDS["settings_open"],
+        "value": "workspace",
+        "text": {"type": "plain_text", "text": phrase("btn.settings", lang)},
+    }
+    return [
+        _section(f"*{phrase('home.settings', lang)}*"),
+        _section("\n".join(lines)),
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("home.settings_hint", lang)}]},
+        {"type": "actions", "elements": [button]},
+    ]
 
 
 def _option(text: str, value: str) -> dict:
@@ -660,47 +737,71 @@ def _select(key: str, lang: str, values: Iterable[str], current: str | None) -> 
     not_set = _option(phrase("modal.not_set", lang), "-")
     options = [not_set] + [_option(t(f"pricing.{v}", lang) if key == "pricing" else v, v) for v in values]
     chosen = next((o for o in options if o["value"] == current), not_set)
-    return {"type": "input", "block_id": f"setting_{key}", "optional": True,
-            "label": {"type": "plain_text", "text": phrase(f"settings.key.{key}", lang)},
-            "element": {"type": "static_select", "action_id": key, "options": options, "initial_option": chosen}}
+    return {
+        "type": "input",
+        "block_id": f"setting_{key}",
+        "optional": True,
+        "label": {"type": "plain_text", "text": phrase(f"settings.key.{key}", lang)},
+        "element": {"type": "static_select", "action_id": key, "options": options, "initial_option": chosen},
+    }
 
 
 def _text_input(key: str, lang: str, current: str, hint: str) -> dict:
     element: dict[str, Any] = {"type": "plain_text_input", "action_id": key}
     if current:
         element["initial_value"] = current
-    return {"type": "input", "block_id": f"setting_{key}", "optional": True,
-            "label": {"type": "plain_text", "text": phrase(f"settings.key.{key}", lang)},
-            "hint": {"type": "plain_text", "text": phrase(hint, lang)}, "element": element}
+    return {
+        "type": "input",
+        "block_id": f"setting_{key}",
+        "optional": True,
+        "label": {"type": "plain_text", "text": phrase(f"settings.key.{key}", lang)},
+        "hint": {"type": "plain_text", "text": phrase(hint, lang)},
+        "element": element,
+    }
 
 
 def settings_modal(lang: str, team: str, workspace: dict[str, Any], providers: Iterable[str]) -> dict[str, Any]:
     """The form that edits the workspace defaults (a modal opened from App Home)."""
     chosen = list(workspace.get("providers") or [])
     provider_options = [_option(p, p) for p in providers]
-    provider_element: dict[str, Any] = {"type": "multi_static_select", "action_id": "providers",
-                                        "options": provider_options[:100]}
+    provider_element: dict[str, Any] = {
+        "type": "multi_static_select",
+        "action_id": "providers",
+        "options": provider_options[:100],
+    }
     initial = [o for o in provider_options if o["value"] in chosen]
     if initial:
         provider_element["initial_options"] = initial
     budget = workspace.get("budget")
     blocks = [
-        {"type": "input", "block_id": "setting_providers", "optional": True,
-         "label": {"type": "plain_text", "text": phrase("settings.key.providers", lang)},
-         "hint": {"type": "plain_text", "text": phrase("modal.providers_hint", lang)}, "element": provider_element},
+        {
+            "type": "input",
+            "block_id": "setting_providers",
+            "optional": True,
+            "label": {"type": "plain_text", "text": phrase("settings.key.providers", lang)},
+            "hint": {"type": "plain_text", "text": phrase("modal.providers_hint", lang)},
+            "element": provider_element,
+        },
         _text_input("regions", lang, ", ".join(workspace.get("regions") or []), "modal.regions_hint"),
         _select("currency", lang, ("USD", "CNY"), workspace.get("currency")),
         _select("language", lang, ("en", "zh"), workspace.get("language")),
         _select("pricing", lang, ("on_demand", "spot", "reserved_1y", "reserved_3y"), workspace.get("pricing")),
-        _text_input("budget", lang, f"{float(budget['amount']):g} {budget['currency']}/GPU-hour" if budget else "",
-                    "modal.budget_hint"),
+        _text_input(
+            "budget",
+            lang,
+            f"{float(budget['amount']):g} {budget['currency']}/GPU-hour" if budget else "",
+            "modal.budget_hint",
+        ),
     ]
-    return {"type": "modal", "callback_id": SETTINGS_MODAL_ID,
-            "private_metadata": json.dumps({"team": team, "lang": lang}),
-            "title": {"type": "plain_text", "text": _cut(phrase("modal.title", lang), 24)},
-            "submit": {"type": "plain_text", "text": phrase("modal.save", lang)},
-            "close": {"type": "plain_text", "text": phrase("modal.cancel", lang)},
-            "blocks": blocks}
+    return {
+        "type": "modal",
+        "callback_id": SETTINGS_MODAL_ID,
+        "private_metadata": json.dumps({"team": team, "lang": lang}),
+        "title": {"type": "plain_text", "text": _cut(phrase("modal.title", lang), 24)},
+        "submit": {"type": "plain_text", "text": phrase("modal.save", lang)},
+        "close": {"type": "plain_text", "text": phrase("modal.cancel", lang)},
+        "blocks": blocks,
+    }
 
 
 def settings_from_view(view: dict) -> dict[str, Any]:
@@ -727,9 +828,11 @@ def digest_home_section(lang: str, subscriptions: Iterable[Any]) -> list[dict]:
     """App Home: this workspace's digest subscriptions, one line per channel."""
     lines = []
     for sub in subscriptions:
-        parts = [phrase("digest.line", lang, hour=sub.hour, tz=sub.timezone),
-                 phrase("digest.gpus", lang, gpus=", ".join(sub.gpus)) if sub.gpus else phrase("digest.all_gpus", lang),
-                 phrase("digest.threshold", lang, pct=f"{sub.threshold_pct:g}")]
+        parts = [
+            phrase("digest.line", lang, hour=sub.hour, tz=sub.timezone),
+            phrase("digest.gpus", lang, gpus=", ".join(sub.gpus)) if sub.gpus else phrase("digest.all_gpus", lang),
+            phrase("digest.threshold", lang, pct=f"{sub.threshold_pct:g}"),
+        ]
         if sub.quiet:
             parts.append(phrase("digest.quiet", lang))
         if not sub.active:
@@ -738,8 +841,10 @@ def digest_home_section(lang: str, subscriptions: Iterable[Any]) -> list[dict]:
         lines.append(f"• {channel}: " + slack_escape(" · ".join(parts)))
     if not lines:
         return []
-    return [*_sections("\n".join(lines)),
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("home.digest_hint", lang)}]}]
+    return [
+        *_sections("\n".join(lines)),
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("home.digest_hint", lang)}]},
+    ]
 
 
 # --- limits, enforced in one place ---------------------------------------------------------------------------------
@@ -791,8 +896,10 @@ def _fit_table(block: dict, lang: str) -> dict:
     if len(rows) > LIMITS["table_rows"]:
         hidden = len(rows) - LIMITS["table_rows"] + 1
         width = len(rows[0])
-        rows = [*rows[: LIMITS["table_rows"] - 1],
-                [_cell("…"), _cell(phrase("more", lang, n=hidden)), *[_cell("") for _ in range(width - 2)]]]
+        rows = [
+            *rows[: LIMITS["table_rows"] - 1],
+            [_cell("…"), _cell(phrase("more", lang, n=hidden)), *[_cell("") for _ in range(width - 2)]],
+        ]
     fitted = {**block, "rows": rows}
     if "column_settings" in block:
         fitted["column_settings"] = block["column_settings"][: LIMITS["table_cells"]]
@@ -800,11 +907,12 @@ def _fit_table(block: dict, lang: str) -> dict:
 
 
 def _fit_context(block: dict) -> dict:
-    elements = [{**e, "text": _cut(e["text"], LIMITS["context_text"])} if "text" in e else e
-                for e in block.get("elements", [])]
+    elements = [
+        {**e, "text": _cut(e["text"], LIMITS["context_text"])} if "text" in e else e for e in block.get("elements", [])
+    ]
     limit = LIMITS["context_elements"]
     if len(elements) > limit:  # fold the rest into the last element
-        rest = [e.get("text", "") for e in elements[limit - 1:]]
+        rest = [e.get("text", "") for e in elements[limit - 1 :]]
         merged = " · ".join(rest)
         elements = [*elements[: limit - 1], {"type": "mrkdwn", "text": _cut(merged, LIMITS["context_text"])}]
     return {**block, "elements": elements}
@@ -816,8 +924,10 @@ def _fit_actions(block: dict) -> dict:
         if element.get("type") == "button":
             if len(element.get("value", "")) > LIMITS["button_value"]:
                 continue
-            element = {**element, "text": {**element["text"], "text": _cut(element["text"]["text"],
-                                                                           LIMITS["button_text"])}}
+            element = {
+                **element,
+                "text": {**element["text"], "text": _cut(element["text"]["text"], LIMITS["button_text"])},
+            }
         elements.append(element)
     return {**block, "elements": elements[: LIMITS["actions_elements"]]}
 

@@ -38,11 +38,14 @@ __all__ = [
 
 WIDTH_IN, HEIGHT_IN, DPI = 10.0, 5.6, 100  # 1000 x 560 px
 MAX_MOVERS = 12
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
-           "#bcbd22")
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22")
 LINESTYLES = {"on_demand": "-", "spot": "--", "reserved_1y": "-.", "reserved_3y": ":"}
-PRICING_EN = {"on_demand": "on-demand", "spot": "spot", "reserved_1y": "1-year reserved",
-              "reserved_3y": "3-year reserved"}
+PRICING_EN = {
+    "on_demand": "on-demand",
+    "spot": "spot",
+    "reserved_1y": "1-year reserved",
+    "reserved_3y": "3-year reserved",
+}
 CHEAPER, DEARER = "#2a9d8f", "#e76f51"
 _LOCK = threading.Lock()
 _NOT_IN_FONT = re.compile(r"[\u2e80-\uffff]+")  # CJK and beyond: not in the bundled DejaVu fonts
@@ -121,9 +124,13 @@ def chart_sources(points: Sequence) -> list[str]:
         bundled = [p for p in mine if p.snapshot_id is None]  # bundled weekly history: its own source line
         if bundled:
             first, last = min(p.taken_at for p in bundled), max(p.taken_at for p in bundled)
-            out.append(_ascii(f"{provider} to {last.date()}: GCP billing catalog via Cyclenerd pricing.yml "
-                              f"(Apache-2.0), {len({p.taken_at for p in bundled})} weekly snapshots from "
-                              f"{first.date()}"))
+            out.append(
+                _ascii(
+                    f"{provider} to {last.date()}: GCP billing catalog via Cyclenerd pricing.yml "
+                    f"(Apache-2.0), {len({p.taken_at for p in bundled})} weekly snapshots from "
+                    f"{first.date()}"
+                )
+            )
             mine = [p for p in mine if p.snapshot_id is not None]
             if not mine:
                 continue
@@ -154,8 +161,7 @@ def _decorate(fig, ax, title: str, sources: Sequence[str]) -> None:
     title = _ascii(title)
     size = 13 if len(title) <= 95 else 11 if len(title) <= 115 else 9.5
     fig.text(0.01, 0.975, title, fontsize=size, fontweight="bold", ha="left", va="top", parse_math=False)
-    fig.text(0.01, 0.92, _sources_line(sources), fontsize=8.5, color="#555555", ha="left", va="top",
-             parse_math=False)
+    fig.text(0.01, 0.92, _sources_line(sources), fontsize=8.5, color="#555555", ha="left", va="top", parse_math=False)
     ax.grid(True, alpha=0.3)
     ax.spines[["top", "right"]].set_visible(False)
 
@@ -197,19 +203,40 @@ def _lines(fig, points: Sequence) -> None:
         runs = _runs(items)
         dense = len(items) > 40
         for n, run in enumerate(runs):  # one line per source: a change of source is never joined up
-            ax.plot([p.taken_at for p in run], [p.min_price_per_gpu_hour for p in run], color=color,
-                    linestyle=LINESTYLES.get(pricing, "-"), linewidth=1.6 if dense else 2.2,
-                    marker=markers[(gpus.index(gpu) + n) % len(markers)], markersize=2.5 if dense else 6,
-                    label=_ascii(label) if n == 0 else None)
+            ax.plot(
+                [p.taken_at for p in run],
+                [p.min_price_per_gpu_hour for p in run],
+                color=color,
+                linestyle=LINESTYLES.get(pricing, "-"),
+                linewidth=1.6 if dense else 2.2,
+                marker=markers[(gpus.index(gpu) + n) % len(markers)],
+                markersize=2.5 if dense else 6,
+                label=_ascii(label) if n == 0 else None,
+            )
             if n:
                 ax.axvline(run[0].taken_at, color="#888888", linestyle=":", linewidth=1.2)
-                ax.annotate(_ascii(f"source changes: {_short_source(run[0].source, 40)}"),
-                            (run[0].taken_at, 1.0), xycoords=("data", "axes fraction"), xytext=(-4, -4),
-                            textcoords="offset points", fontsize=8, color="#555555", ha="right", va="top",
-                            parse_math=False)
+                ax.annotate(
+                    _ascii(f"source changes: {_short_source(run[0].source, 40)}"),
+                    (run[0].taken_at, 1.0),
+                    xycoords=("data", "axes fraction"),
+                    xytext=(-4, -4),
+                    textcoords="offset points",
+                    fontsize=8,
+                    color="#555555",
+                    ha="right",
+                    va="top",
+                    parse_math=False,
+                )
         last = items[-1]
-        ax.annotate(_money(last.min_price_per_gpu_hour), (last.taken_at, last.min_price_per_gpu_hour),
-                    textcoords="offset points", xytext=(6, 4), fontsize=9, color=color, parse_math=False)
+        ax.annotate(
+            _money(last.min_price_per_gpu_hour),
+            (last.taken_at, last.min_price_per_gpu_hour),
+            textcoords="offset points",
+            xytext=(6, 4),
+            fontsize=9,
+            color=color,
+            parse_math=False,
+        )
     locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
@@ -218,8 +245,15 @@ def _lines(fig, points: Sequence) -> None:
     ax.set_xlabel("Snapshot taken (UTC)", fontsize=11)
     ax.tick_params(labelsize=10)
     ax.set_ylim(bottom=0)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=legend_size, frameon=False,
-              title="provider, pricing", title_fontsize=legend_size, handlelength=3.2)
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        fontsize=legend_size,
+        frameon=False,
+        title="provider, pricing",
+        title_fontsize=legend_size,
+        handlelength=3.2,
+    )
     return ax
 
 
@@ -240,12 +274,27 @@ def _spread(fig, points: Sequence):
         ax.scatter(prices, [y] * len(prices), s=46, color=color, alpha=0.55, edgecolors="none")
         region, low = point.region_minima[0]
         ax.scatter([low], [y], s=110, color=color, edgecolors="black", linewidths=0.8, zorder=3)
-        ax.annotate(_ascii(f"{_money(low)} {region}"), (low, y), textcoords="offset points", xytext=(0, 9),
-                    fontsize=9, ha="center", parse_math=False)
+        ax.annotate(
+            _ascii(f"{_money(low)} {region}"),
+            (low, y),
+            textcoords="offset points",
+            xytext=(0, 9),
+            fontsize=9,
+            ha="center",
+            parse_math=False,
+        )
         if len(prices) > 1:
             top_region, high = point.region_minima[-1]
-            ax.annotate(_ascii(f"{_money(high)} {top_region}"), (high, y), textcoords="offset points",
-                        xytext=(0, -15), fontsize=8, ha="center", color="#444444", parse_math=False)
+            ax.annotate(
+                _ascii(f"{_money(high)} {top_region}"),
+                (high, y),
+                textcoords="offset points",
+                xytext=(0, -15),
+                fontsize=8,
+                ha="center",
+                color="#444444",
+                parse_math=False,
+            )
     ax.set_yticks(range(len(rows)), labels, fontsize=10)
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.invert_yaxis()
@@ -263,19 +312,30 @@ def _description(points: Sequence) -> str:
     for (gpu, provider, pricing), items in runs:  # one part per source: never one move across two
         first, last = items[0], items[-1]
         if len(items) == 1 and not is_spread(points):
-            parts.append(f"{gpu} {_pricing(pricing)} on {provider}: {_money(last.min_price_per_gpu_hour)} on "
-                         f"{last.taken_at.date()} ({_short_source(last.source, 40)})")
+            parts.append(
+                f"{gpu} {_pricing(pricing)} on {provider}: {_money(last.min_price_per_gpu_hour)} on "
+                f"{last.taken_at.date()} ({_short_source(last.source, 40)})"
+            )
         elif len(items) == 1:
-            parts.append(f"{gpu} {_pricing(pricing)} on {provider}: {_money(last.min_price_per_gpu_hour)} lowest "
-                         f"({last.cheapest_region}) to {_money(last.region_minima[-1][1])} across "
-                         f"{len(last.region_minima)} regions on {last.taken_at.date()}")
+            parts.append(
+                f"{gpu} {_pricing(pricing)} on {provider}: {_money(last.min_price_per_gpu_hour)} lowest "
+                f"({last.cheapest_region}) to {_money(last.region_minima[-1][1])} across "
+                f"{len(last.region_minima)} regions on {last.taken_at.date()}"
+            )
         else:
-            parts.append(f"{gpu} {_pricing(pricing)} on {provider}: {_money(first.min_price_per_gpu_hour)} on "
-                         f"{first.taken_at.date()} to {_money(last.min_price_per_gpu_hour)} on "
-                         f"{last.taken_at.date()} ({len(items)} snapshots)")
+            parts.append(
+                f"{gpu} {_pricing(pricing)} on {provider}: {_money(first.min_price_per_gpu_hour)} on "
+                f"{first.taken_at.date()} to {_money(last.min_price_per_gpu_hour)} on "
+                f"{last.taken_at.date()} ({len(items)} snapshots)"
+            )
     kind = "Strip chart of per-region lowest prices" if is_spread(points) else "Line chart of the lowest price"
-    changes = sorted({f"{p.provider} source changes on {p.taken_at.date()} (not joined up)" for p in points
-                      if getattr(p, "source_changed", False)})
+    changes = sorted(
+        {
+            f"{p.provider} source changes on {p.taken_at.date()} (not joined up)"
+            for p in points
+            if getattr(p, "source_changed", False)
+        }
+    )
     return _ascii(f"{kind} per GPU-hour in USD. " + "; ".join(parts) + ". " + "; ".join(changes)).strip()
 
 
@@ -327,8 +387,9 @@ def digest_movers(digest, top: int = MAX_MOVERS) -> list:
     return sorted(digest.changed, key=lambda c: (-abs(c.change_pct or 0.0), c.key))[:top]
 
 
-def digest_chart(digest, path_or_buffer: str | Path | IO[bytes] | None = None, *, top: int = MAX_MOVERS
-                 ) -> bytes | None:
+def digest_chart(
+    digest, path_or_buffer: str | Path | IO[bytes] | None = None, *, top: int = MAX_MOVERS
+) -> bytes | None:
     """One PNG of the digest's biggest price moves (horizontal bars, percent), or None when nothing moved.
 
     `digest` is a `knowledge.history.Digest` (already filtered to a subscription's GPUs, if any).
@@ -343,8 +404,11 @@ def digest_chart(digest, path_or_buffer: str | Path | IO[bytes] | None = None, *
         fig = _figure()
         labels, values, colors = [], [], []
         for change in movers:
-            labels.append(_ascii(f"{change.gpu} {_pricing(change.pricing)} {change.provider} "
-                                 f"{change.instance_type} {change.region}")[:58])
+            labels.append(
+                _ascii(
+                    f"{change.gpu} {_pricing(change.pricing)} {change.provider} {change.instance_type} {change.region}"
+                )[:58]
+            )
             values.append(change.change_pct or 0.0)
             colors.append(CHEAPER if (change.change_pct or 0.0) < 0 else DEARER)
         left = _left_margin(labels, 9)
@@ -360,14 +424,25 @@ def digest_chart(digest, path_or_buffer: str | Path | IO[bytes] | None = None, *
         for y, change, value in zip(ys, movers, values, strict=True):
             old = _per_gpu(change.old, change.gpu_count)
             new = _per_gpu(change.new, change.gpu_count)
-            ax.annotate(f"{value:+.1f}%  {_money(old)} -> {_money(new)}/GPU-h", (value, y),
-                        textcoords="offset points", xytext=(5 if value >= 0 else -5, 0), fontsize=8.5,
-                        ha="left" if value >= 0 else "right", va="center", parse_math=False)
-        ax.set_xlabel("Price change (%) per instance type, region and pricing; green = cheaper",
-                      fontsize=10.5)
+            ax.annotate(
+                f"{value:+.1f}%  {_money(old)} -> {_money(new)}/GPU-h",
+                (value, y),
+                textcoords="offset points",
+                xytext=(5 if value >= 0 else -5, 0),
+                fontsize=8.5,
+                ha="left" if value >= 0 else "right",
+                va="center",
+                parse_math=False,
+            )
+        ax.set_xlabel("Price change (%) per instance type, region and pricing; green = cheaper", fontsize=10.5)
         ax.tick_params(axis="x", labelsize=10)
         _decorate(fig, ax, title, sources)
-        description = _ascii(f"Bar chart of the {len(movers)} biggest GPU price changes since {since}: " + "; ".join(
-            f"{c.provider} {c.instance_type} {c.region} {_pricing(c.pricing)} {c.change_pct or 0:+.1f}%"
-            for c in movers[:6]) + ".")
+        description = _ascii(
+            f"Bar chart of the {len(movers)} biggest GPU price changes since {since}: "
+            + "; ".join(
+                f"{c.provider} {c.instance_type} {c.region} {_pricing(c.pricing)} {c.change_pct or 0:+.1f}%"
+                for c in movers[:6]
+            )
+            + "."
+        )
         return _save(fig, path_or_buffer, title, description)

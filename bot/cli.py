@@ -65,8 +65,9 @@ def _answer_cache_file(text: str, as_json: bool | str):
     from knowledge.imports import current_version
 
     # the imports too: an import or cancellation on another machine moves it without touching this file
-    key = hashlib.sha256(f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}\0{current_version()}"
-                         .encode()).hexdigest()
+    key = hashlib.sha256(
+        f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}\0{current_version()}".encode()
+    ).hexdigest()
     return home() / "cache" / "answers" / f"{key[:32]}.out"
 
 
@@ -108,8 +109,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     result = answer_text_with(text, kb, prefs)
     from knowledge.numbers import finite  # never Infinity/NaN in the JSON (a derived value that overflowed: null)
 
-    output = (json.dumps(finite(answer_json(result, args.verbose)), ensure_ascii=False, indent=2, allow_nan=False)
-              + "\n" if args.json else render_text(result, args.verbose))
+    output = (
+        json.dumps(finite(answer_json(result, args.verbose)), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+        if args.json
+        else render_text(result, args.verbose)
+    )
     sys.stdout.write(output)
     kept = _answer_cache_file(key_text, mode)  # the knowledge base may have been (re)built just now
     if kept is not None and result.query.intent in CACHEABLE and not result.title.startswith(_APOLOGIES):
@@ -144,21 +148,32 @@ def cmd_kb(args: argparse.Namespace) -> int:
         from knowledge.build import build
 
         report = build()
-        print(f"built {report['path']}: {report['offers']} offers from {report['catalog_rows']} catalog rows, "
-              f"{report['price_terms']} price terms, {report['spot_risk']} spot-risk rows in {report['seconds']} s "
-              f"({len(report['skipped'])} catalog figures skipped as non-prices)")
+        print(
+            f"built {report['path']}: {report['offers']} offers from {report['catalog_rows']} catalog rows, "
+            f"{report['price_terms']} price terms, {report['spot_risk']} spot-risk rows in {report['seconds']} s "
+            f"({len(report['skipped'])} catalog figures skipped as non-prices)"
+        )
         return 0
     if args.kb_command == "import":
         from knowledge.catalog_import import import_catalog
 
         try:
-            report = import_catalog(args.path, args.provider, hosts=args.hosts, currency=args.currency,
-                                    usd_per_unit=args.usd_per_unit, source=args.source, as_of=args.as_of)
+            report = import_catalog(
+                args.path,
+                args.provider,
+                hosts=args.hosts,
+                currency=args.currency,
+                usd_per_unit=args.usd_per_unit,
+                source=args.source,
+                as_of=args.as_of,
+            )
         except (CatalogError, ValueError) as exc:
             print(f"gpubot: import failed: {exc}\nThe knowledge base was not changed.", file=sys.stderr)
             return 2
-        print(f"imported {report['rows']} rows for {report['provider']}: {report['offers']} offers "
-              f"({report['duplicates']} exact duplicate rows ignored, {len(report['skipped'])} figures skipped)")
+        print(
+            f"imported {report['rows']} rows for {report['provider']}: {report['offers']} offers "
+            f"({report['duplicates']} exact duplicate rows ignored, {len(report['skipped'])} figures skipped)"
+        )
         for note in report["skipped"][:20]:
             print(f"  skipped {note}")
         for line in import_summary(report.get("notes", [])):
@@ -168,8 +183,10 @@ def cmd_kb(args: argparse.Namespace) -> int:
     stats = {
         "path": str(kb.path),
         "built_at": kb.meta("built_at"),
-        "offers_by_provider": {r["provider"]: r["n"] for r in kb.rows(
-            "SELECT provider, COUNT(*) n FROM offers GROUP BY provider ORDER BY provider")},
+        "offers_by_provider": {
+            r["provider"]: r["n"]
+            for r in kb.rows("SELECT provider, COUNT(*) n FROM offers GROUP BY provider ORDER BY provider")
+        },
         "catalog_rows": kb.rows("SELECT COUNT(*) n FROM catalog_rows")[0]["n"],
         "gpus": len(kb.rows("SELECT name FROM gpus")),
         **catalog_findings(kb),
@@ -201,8 +218,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask = sub.add_parser("ask", help="answer a question (English or Chinese)")
     ask.add_argument("text", nargs="+", help='the question, e.g. "cheapest A100 spot"')
     ask.add_argument("--json", action="store_true", help="print the JSON contract instead of text")
-    ask.add_argument("--verbose", action="store_true",
-                     help="also print every pitfall, rule and detail (the short answer keeps one caveat)")
+    ask.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also print every pitfall, rule and detail (the short answer keeps one caveat)",
+    )
     ask.add_argument("--providers", help="only these clouds, e.g. aws,gcp (like `/gpu set providers`)")
     ask.add_argument("--regions", help="only these regions, e.g. us-east-1,eu-west-1")
     ask.add_argument("--pricing", help="on_demand, spot, reserved_1y or reserved_3y when the question names none")

@@ -17,6 +17,7 @@ Jobs (UTC cron, a BlockingScheduler with coalescing and one instance per job):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import logging
 
@@ -47,10 +48,10 @@ def refresh_all(client=None) -> dict[str, dict | str]:
             if row is not None and row.kind == "azure_api":
                 results[name] = refresh_azure(update_kb=True, client=client)
             else:
-                url = (catalog_url(name) or (row.url if row else None)
-                       or SKYPILOT_CATALOG.format(name))
-                source = f"{row.source} ({url}, refreshed {dt.date.today().isoformat()})" if row and \
-                    url == row.url else None
+                url = catalog_url(name) or (row.url if row else None) or SKYPILOT_CATALOG.format(name)
+                source = (
+                    f"{row.source} ({url}, refreshed {dt.date.today().isoformat()})" if row and url == row.url else None
+                )
                 results[name] = refresh_catalog(url, name, source=source, client=client)
             log.info("refreshed %s: %s", name, results[name])
         except Exception as exc:  # one source down must not stop the others
@@ -98,10 +99,18 @@ def build_scheduler():
     scheduler = BlockingScheduler(
         timezone="UTC", job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600}
     )
-    scheduler.add_job(_daily, CronTrigger(hour=refresh_hour, minute=0, timezone="UTC"), id="refresh",
-                      name="daily price refresh, then digest")
-    scheduler.add_job(post_due, CronTrigger(minute=digest_minute, timezone="UTC"), id="digest",
-                      name="hourly digest for subscriptions whose hour has come")
+    scheduler.add_job(
+        _daily,
+        CronTrigger(hour=refresh_hour, minute=0, timezone="UTC"),
+        id="refresh",
+        name="daily price refresh, then digest",
+    )
+    scheduler.add_job(
+        post_due,
+        CronTrigger(minute=digest_minute, timezone="UTC"),
+        id="digest",
+        name="hourly digest for subscriptions whose hour has come",
+    )
     return scheduler
 
 
@@ -110,8 +119,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=config().gpubot_log_level or "INFO",
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=config().gpubot_log_level or "INFO", format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
     if args.once:
         results = refresh_all()
         check_alerts()
@@ -119,8 +129,6 @@ def run(args: argparse.Namespace) -> int:
         return 1 if any(isinstance(r, str) for r in results.values()) else 0
     scheduler = build_scheduler()
     log.info("clock started: %s", ", ".join(f"{job.name} ({job.trigger})" for job in scheduler.get_jobs()))
-    try:
+    with contextlib.suppress(KeyboardInterrupt, SystemExit):
         scheduler.start()
-    except (KeyboardInterrupt, SystemExit):
-        pass
     return 0

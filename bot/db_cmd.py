@@ -1,7 +1,7 @@
 """Persistent-state database: `gpubot db upgrade` applies schema migrations (safe from every worker at start-up).
 
-    gpubot db upgrade      migrate the database DATABASE_URL points at (default: SQLite in GPUBOT_HOME)
-    gpubot db current      print the applied migration
+gpubot db upgrade      migrate the database DATABASE_URL points at (default: SQLite in GPUBOT_HOME)
+gpubot db current      print the applied migration
 """
 
 from __future__ import annotations

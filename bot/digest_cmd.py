@@ -48,9 +48,20 @@ log = logging.getLogger("gpubot.digest")
 CHANNEL_ERRORS = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
 # errors that another attempt in the same period will not fix
 PERMANENT_ERRORS = CHANNEL_ERRORS | {
-    "account_inactive", "invalid_auth", "not_authed", "token_revoked", "missing_scope", "restricted_action",
-    "team_access_not_granted", "no_permission", "msg_too_long", "no_text", "invalid_blocks", "ekm_access_denied",
-    "is_inactive", "org_login_required",
+    "account_inactive",
+    "invalid_auth",
+    "not_authed",
+    "token_revoked",
+    "missing_scope",
+    "restricted_action",
+    "team_access_not_granted",
+    "no_permission",
+    "msg_too_long",
+    "no_text",
+    "invalid_blocks",
+    "ekm_access_denied",
+    "is_inactive",
+    "org_login_required",
 }
 MAX_TEXT = 39_000  # Slack rejects message text over 40,000 characters (msg_too_long)
 STALE_CLAIM = dt.timedelta(minutes=30)
@@ -86,8 +97,12 @@ class PostReport:
         return self.of("failed")
 
     def as_json(self) -> dict:
-        return {"results": [asdict(r) for r in self.results],
-                "posted": len(self.posted), "failed": len(self.failed), "unverified": len(self.of("unverified"))}
+        return {
+            "results": [asdict(r) for r in self.results],
+            "posted": len(self.posted),
+            "failed": len(self.failed),
+            "unverified": len(self.of("unverified")),
+        }
 
     def lines(self) -> list[str]:
         out = []
@@ -166,16 +181,20 @@ def _posted_before(client, team: str, channel: str, period: str) -> tuple[str | 
     cursor = None
     for _page in range(HISTORY_PAGES):
         try:
-            response = client.conversations_history(channel=channel, limit=200, include_all_metadata=True,
-                                                    **({"cursor": cursor} if cursor else {}))
+            response = client.conversations_history(
+                channel=channel, limit=200, include_all_metadata=True, **({"cursor": cursor} if cursor else {})
+            )
         except SlackApiError as exc:
             error = (exc.response.get("error") if exc.response is not None else None) or "error"
             return None, f"the channel's history cannot be read ({error})"
         for message in response.get("messages") or []:
             meta = message.get("metadata") or {}
             payload = meta.get("event_payload") or {}
-            if meta.get("event_type") == "gpubot_digest" and payload.get("period") == period and (
-                    payload.get("team") == team):
+            if (
+                meta.get("event_type") == "gpubot_digest"
+                and payload.get("period") == period
+                and (payload.get("team") == team)
+            ):
                 return message.get("ts"), None
         if not response.get("has_more"):
             return None, None
@@ -261,29 +280,45 @@ def post_digests(
                 answer = summarize(digest, lang=sub.language, no_changes_one_line=not digest)
                 client = client_for_team(sub.team)
                 _ensure_rate_limit_retries(client)
-                earlier, unknown = _posted_before(client, sub.team, sub.channel, period) if claim.attempts > 1 \
-                    else (None, None)
+                earlier, unknown = (
+                    _posted_before(client, sub.team, sub.channel, period) if claim.attempts > 1 else (None, None)
+                )
                 if unknown:  # an earlier attempt may have posted: never post blindly again; say so
-                    result.status, result.detail = "unverified", f"{unknown}; an earlier attempt may have posted " \
-                        "it: not posted again (check the channel)"
+                    result.status, result.detail = (
+                        "unverified",
+                        f"{unknown}; an earlier attempt may have posted it: not posted again (check the channel)",
+                    )
                     finish_post(claim, "unverified", error=unknown[:500], now=now)
-                    log.warning("digest to %s/%s not verified, not posted again: %s", sub.team, sub.channel,
-                                unknown)
+                    log.warning("digest to %s/%s not verified, not posted again: %s", sub.team, sub.channel, unknown)
                 elif earlier:  # an earlier attempt timed out or died after Slack stored its post: do not post again
                     result.status, result.message_ts = "already_sent", earlier
                     result.detail = "found in the channel (posted by an earlier attempt)"
-                    finish_post(claim, "sent", message_ts=earlier, snapshot_ids=digest.snapshot_ids(),
-                                changes=result.changes, now=now)
+                    finish_post(
+                        claim,
+                        "sent",
+                        message_ts=earlier,
+                        snapshot_ids=digest.snapshot_ids(),
+                        changes=result.changes,
+                        now=now,
+                    )
                 else:
                     response = client.chat_postMessage(  # type: ignore[attr-defined]
-                        channel=sub.channel, text=_text(answer), unfurl_links=False, unfurl_media=False,
-                        metadata={"event_type": "gpubot_digest",
-                                  "event_payload": {"team": sub.team, "period": period}},
+                        channel=sub.channel,
+                        text=_text(answer),
+                        unfurl_links=False,
+                        unfurl_media=False,
+                        metadata={"event_type": "gpubot_digest", "event_payload": {"team": sub.team, "period": period}},
                     )
                     result.status, result.message_ts = "posted", response.get("ts")
                     result.detail = None if digest else "no changes (one line)"
-                    finish_post(claim, "sent", message_ts=result.message_ts, snapshot_ids=digest.snapshot_ids(),
-                                changes=result.changes, now=now)
+                    finish_post(
+                        claim,
+                        "sent",
+                        message_ts=result.message_ts,
+                        snapshot_ids=digest.snapshot_ids(),
+                        changes=result.changes,
+                        now=now,
+                    )
                     if sub.charts and digest:  # after "sent": a chart failure can never cause a second post
                         from bot.history_slack import attach_digest_chart
 
@@ -311,8 +346,15 @@ def post_digests(
     return report
 
 
-def digest_answer(team: str | None = None, channel: str | None = None, *, since: dt.date | None = None,
-                  lang: str | None = None, threshold_pct: float | None = None, gpus: tuple[str, ...] = ()):
+def digest_answer(
+    team: str | None = None,
+    channel: str | None = None,
+    *,
+    since: dt.date | None = None,
+    lang: str | None = None,
+    threshold_pct: float | None = None,
+    gpus: tuple[str, ...] = (),
+):
     """The digest as an `Answer` for `/gpu digest now` or the CLI; records nothing about posting.
 
     With a subscribed (team, channel): that channel's GPUs, threshold and language, and the changes since its
@@ -367,10 +409,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--tz", default=None, help="IANA timezone of that hour, e.g. Asia/Shanghai (UTC)")
     add.add_argument("--gpus", type=_csv_list, default=None, help="GPU families of interest (default: all)")
     add.add_argument("--threshold", type=float, default=None, help="smallest price move to report, in %% (1)")
-    add.add_argument("--quiet", action=argparse.BooleanOptionalAction, default=None,
-                     help="post nothing on days without changes (default: a one-line 'no changes')")
-    add.add_argument("--charts", action=argparse.BooleanOptionalAction, default=None,
-                     help="attach a chart of the biggest movers (default: on)")
+    add.add_argument(
+        "--quiet",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="post nothing on days without changes (default: a one-line 'no changes')",
+    )
+    add.add_argument(
+        "--charts",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="attach a chart of the biggest movers (default: on)",
+    )
     add.add_argument("--lang", dest="sub_lang", choices=("en", "zh"), default=None, help="language of the post")
 
     remove = sub.add_parser("unsubscribe", help="stop a channel's digest")
@@ -391,12 +441,22 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.digest_command == "subscribe":
-            found = subscribe(args.team, args.channel, hour=args.hour, timezone=args.tz, gpus=args.gpus,
-                              threshold_pct=args.threshold, charts=args.charts, quiet=args.quiet,
-                              language=args.sub_lang)
-            print(f"subscribed {found.team}/{found.channel}: daily at {found.hour:02d}:00 {found.timezone}, "
-                  f"GPUs {', '.join(found.gpus) or 'all'}, threshold {found.threshold_pct:g}%, "
-                  f"{'quiet' if found.quiet else 'one line when nothing changed'}")
+            found = subscribe(
+                args.team,
+                args.channel,
+                hour=args.hour,
+                timezone=args.tz,
+                gpus=args.gpus,
+                threshold_pct=args.threshold,
+                charts=args.charts,
+                quiet=args.quiet,
+                language=args.sub_lang,
+            )
+            print(
+                f"subscribed {found.team}/{found.channel}: daily at {found.hour:02d}:00 {found.timezone}, "
+                f"GPUs {', '.join(found.gpus) or 'all'}, threshold {found.threshold_pct:g}%, "
+                f"{'quiet' if found.quiet else 'one line when nothing changed'}"
+            )
             return 0
         if args.digest_command == "unsubscribe":
             done = unsubscribe(args.team or "default", args.channel)
@@ -409,9 +469,11 @@ def run(args: argparse.Namespace) -> int:
             else:
                 for s in subs:
                     state = "active" if s.active else f"off ({s.disabled_reason})"
-                    print(f"{s.team}/{s.channel}: {s.hour:02d}:00 {s.timezone}, GPUs {', '.join(s.gpus) or 'all'}, "
-                          f"threshold {s.threshold_pct:g}%, quiet={s.quiet}, charts={s.charts}, "
-                          f"lang={s.language}, {state}")
+                    print(
+                        f"{s.team}/{s.channel}: {s.hour:02d}:00 {s.timezone}, GPUs {', '.join(s.gpus) or 'all'}, "
+                        f"threshold {s.threshold_pct:g}%, quiet={s.quiet}, charts={s.charts}, "
+                        f"lang={s.language}, {state}"
+                    )
                 if not subs:
                     print("no subscriptions")
             return 0

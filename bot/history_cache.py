@@ -26,7 +26,7 @@ def _state_version() -> str | None:
     sql = "SELECT COUNT(*), COALESCE(MAX(id), 0), MAX(recorded_at) FROM snapshots"
     try:
         if not url or url.startswith("sqlite:///"):
-            path = Path(url[len("sqlite:///"):]) if url else home() / "state.db"
+            path = Path(url[len("sqlite:///") :]) if url else home() / "state.db"
             if not path.exists():
                 return None
             conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)

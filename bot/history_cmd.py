@@ -38,8 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("gpu", help="GPU family or variant, e.g. A100, 'A100 80GB', H100, L4")
     parser.add_argument("--provider", action="append", default=[], help="only this provider (repeatable)")
     parser.add_argument("--region", action="append", default=[], help="only this region (repeatable)")
-    parser.add_argument("--pricing", choices=("on_demand", "spot", "reserved_1y", "reserved_3y"),
-                        help="one pricing model (default: every one recorded)")
+    parser.add_argument(
+        "--pricing",
+        choices=("on_demand", "spot", "reserved_1y", "reserved_3y"),
+        help="one pricing model (default: every one recorded)",
+    )
     parser.add_argument("--since", type=_date, help="only snapshots taken on or after this date (YYYY-MM-DD)")
     parser.add_argument("--json", action="store_true", help="print the points as JSON")
     parser.add_argument("--png", metavar="FILE", help="write a chart (PNG, 1000x560)")
@@ -50,8 +53,16 @@ def _argv(args: argparse.Namespace) -> list[str] | None:
     """The arguments that decide the output (None: not cacheable, e.g. `--png` writes a file)."""
     if args.png:
         return None
-    return ["history", args.gpu, *[f"p={p}" for p in args.provider], *[f"r={r}" for r in args.region],
-            f"pricing={args.pricing}", f"since={args.since}", f"json={args.json}", f"lang={args.lang}"]
+    return [
+        "history",
+        args.gpu,
+        *[f"p={p}" for p in args.provider],
+        *[f"r={r}" for r in args.region],
+        f"pricing={args.pricing}",
+        f"since={args.since}",
+        f"json={args.json}",
+        f"lang={args.lang}",
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,9 +86,15 @@ def _run(args: argparse.Namespace) -> tuple[int, str]:
     from handlers.models import Query
     from knowledge.history import HistoryError
 
-    query = Query(text=f"{args.gpu} price history", intent="history", gpus=[args.gpu.strip()],
-                  providers=[p.strip().lower() for p in args.provider if p.strip()],
-                  regions=[r.strip() for r in args.region if r.strip()], pricing=args.pricing, language=args.lang)
+    query = Query(
+        text=f"{args.gpu} price history",
+        intent="history",
+        gpus=[args.gpu.strip()],
+        providers=[p.strip().lower() for p in args.provider if p.strip()],
+        regions=[r.strip() for r in args.region if r.strip()],
+        pricing=args.pricing,
+        language=args.lang,
+    )
     try:
         points, notes, families = history_points(query, since=args.since)
     except (HistoryError, ValueError) as exc:

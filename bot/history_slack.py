@@ -42,8 +42,10 @@ MAX_COMMENT = 3000
 
 PHRASES: dict[str, dict[str, str]] = {
     "btn.post_chart": {"en": "Post chart in channel", "zh": "在频道中发布图表"},
-    "chart_hint": {"en": "The chart is posted in the channel for everyone to see.",
-                   "zh": "图表会发布到频道中，所有人可见。"},
+    "chart_hint": {
+        "en": "The chart is posted in the channel for everyone to see.",
+        "zh": "图表会发布到频道中，所有人可见。",
+    },
     "digest_comment": {"en": "Biggest price moves since the previous digest", "zh": "自上次摘要以来变化最大的价格"},
     "not_drawn": {"en": "The chart could not be drawn: {reason}.", "zh": "无法绘制图表：{reason}。"},
     "failed": {"en": "Could not post the chart ({error}).", "zh": "无法发布图表（{error}）。"},
@@ -75,18 +77,25 @@ def _filename(query: Query) -> str:
     return _cut(slug, 120) + ".png"
 
 
-def _upload(client, *, channel: str, thread_ts: str | None, data: bytes, filename: str, title: str, alt: str,
-            comment: str) -> dict[str, Any]:
+def _upload(
+    client, *, channel: str, thread_ts: str | None, data: bytes, filename: str, title: str, alt: str, comment: str
+) -> dict[str, Any]:
     response = client.files_upload_v2(
-        channel=channel, thread_ts=thread_ts, file=data, filename=filename, title=_cut(title, MAX_TITLE),
-        alt_txt=_cut(alt, MAX_ALT_TEXT), initial_comment=_cut(blocks.slack_escape(comment), MAX_COMMENT),
+        channel=channel,
+        thread_ts=thread_ts,
+        file=data,
+        filename=filename,
+        title=_cut(title, MAX_TITLE),
+        alt_txt=_cut(alt, MAX_ALT_TEXT),
+        initial_comment=_cut(blocks.slack_escape(comment), MAX_COMMENT),
     )
     files = response.get("files") or [response.get("file") or {}]
     return {"ok": True, "uploaded": True, "file_id": (files[0] or {}).get("id"), "bytes": len(data)}
 
 
-def post_history_chart(client, channel: str, thread_ts: str | None, query: Query, kb=None, *,
-                       notify_failure: bool = True) -> dict[str, Any]:
+def post_history_chart(
+    client, channel: str, thread_ts: str | None, query: Query, kb=None, *, notify_failure: bool = True
+) -> dict[str, Any]:
     """Answer a history question with a chart uploaded into `channel` (in `thread_ts`'s thread when given).
 
     One `files_upload_v2` call with the PNG, alt text describing the chart, and the one-line summary as the
@@ -117,13 +126,26 @@ def post_history_chart(client, channel: str, thread_ts: str | None, query: Query
             text = f"{_phrase('not_drawn', lang).format(reason=reason)}\n{summary}"
             client.chat_postMessage(channel=channel, thread_ts=thread_ts, **blocks.text_message(text))
             return {"ok": True, "uploaded": False, "summary": summary, "chart_error": reason}
-        result = _upload(client, channel=channel, thread_ts=thread_ts, data=data, filename=_filename(query),
-                         title=chart_title(points), alt=alt_text(points), comment=summary)
+        result = _upload(
+            client,
+            channel=channel,
+            thread_ts=thread_ts,
+            data=data,
+            filename=_filename(query),
+            title=chart_title(points),
+            alt=alt_text(points),
+            comment=summary,
+        )
         return {**result, "summary": summary}
     except Exception as exc:  # a worker thread must not die; the user gets a short reply
         error = _error_of(exc)
-        log.warning("history chart for %r in %s failed: %s", query.text[:200], channel, error,
-                    exc_info=not hasattr(exc, "response"))
+        log.warning(
+            "history chart for %r in %s failed: %s",
+            query.text[:200],
+            channel,
+            error,
+            exc_info=not hasattr(exc, "response"),
+        )
         if notify_failure:
             with contextlib.suppress(Exception):  # the channel itself is unreachable: logged above
                 text = failure_text(error, lang) + (f"\n{summary}" if summary else "")  # never drop the answer
@@ -139,7 +161,7 @@ def chart_failure_reason(exc: Exception) -> str:
 
 
 def failure_text(error: str, lang: str = "en") -> str:
-    """"Could not post the chart (not_in_channel)." in `lang`."""
+    """ "Could not post the chart (not_in_channel)." in `lang`."""
     return _phrase("failed", lang).format(error=error)
 
 
@@ -150,8 +172,12 @@ def history_summary_blocks(answer: Answer) -> list[dict]:
     `history_post_chart`; the app's action listener decodes it and calls `post_history_chart` for the channel.
     """
     lang = answer.query.language
-    out: list[dict] = [{"type": "header", "text": {"type": "plain_text", "text": blocks.slack_plain(
-        _cut(answer.title, 150)), "emoji": True}}]
+    out: list[dict] = [
+        {
+            "type": "header",
+            "text": {"type": "plain_text", "text": blocks.slack_plain(_cut(answer.title, 150)), "emoji": True},
+        }
+    ]
     if answer.lines:
         body = "\n".join(blocks.slack_escape(line) for line in answer.lines)
         out.append({"type": "section", "text": {"type": "mrkdwn", "text": _cut(body, 3000)}})
@@ -163,10 +189,20 @@ def history_summary_blocks(answer: Answer) -> list[dict]:
         out.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _cut(sources, 3000)}]})
     value = blocks.encode_value(answer.query)
     if answer.extra.get("history") and value is not None:
-        out.append({"type": "actions", "elements": [{
-            "type": "button", "action_id": ACTION_ID, "value": value, "style": "primary",
-            "text": {"type": "plain_text", "text": _phrase("btn.post_chart", lang), "emoji": True},
-        }]})
+        out.append(
+            {
+                "type": "actions",
+                "elements": [
+                    {
+                        "type": "button",
+                        "action_id": ACTION_ID,
+                        "value": value,
+                        "style": "primary",
+                        "text": {"type": "plain_text", "text": _phrase("btn.post_chart", lang), "emoji": True},
+                    }
+                ],
+            }
+        )
         out.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _phrase("chart_hint", lang)}]})
     return blocks.fit_blocks(out, lang=lang)
 
@@ -189,10 +225,18 @@ def attach_digest_chart(client, channel: str, thread_ts: str | None, digest, lan
             return {"ok": True, "uploaded": False}
         movers = digest_movers(digest)
         alt = "Bar chart of the biggest GPU price changes: " + "; ".join(
-            f"{c.gpu} {c.pricing} {c.provider} {c.instance_type} {c.region} {c.change_pct or 0:+.1f}%"
-            for c in movers)
-        return _upload(client, channel=channel, thread_ts=thread_ts, data=data, filename="gpu-price-moves.png",
-                       title=_phrase("digest_comment", "en"), alt=alt, comment=_phrase("digest_comment", lang))
+            f"{c.gpu} {c.pricing} {c.provider} {c.instance_type} {c.region} {c.change_pct or 0:+.1f}%" for c in movers
+        )
+        return _upload(
+            client,
+            channel=channel,
+            thread_ts=thread_ts,
+            data=data,
+            filename="gpu-price-moves.png",
+            title=_phrase("digest_comment", "en"),
+            alt=alt,
+            comment=_phrase("digest_comment", lang),
+        )
     except Exception as exc:  # the digest itself was posted; a missing chart must not fail it
         error = _error_of(exc)
         log.warning("digest chart for %s failed: %s", channel, error, exc_info=not hasattr(exc, "response"))

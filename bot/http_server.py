@@ -80,8 +80,13 @@ def wsgi_bridge(wsgi: Callable, *, threads: int, max_body: int, timeout: float |
         environ = _environ(scope, headers, bytes(body))
         loop = asyncio.get_running_loop()
         status, response_headers, chunks = await loop.run_in_executor(pool, _call, wsgi, environ)
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response_headers]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response_headers],
+            }
+        )
         await send({"type": "http.response.body", "body": b"".join(chunks)})
 
     return app
@@ -108,12 +113,22 @@ def _environ(scope: dict, headers: list[tuple[str, str]], body: bytes) -> dict:
     server = scope.get("server") or ("localhost", 80)
     client = scope.get("client") or ("", 0)
     environ = {
-        "REQUEST_METHOD": scope["method"], "SCRIPT_NAME": scope.get("root_path", ""), "PATH_INFO": scope["path"],
-        "QUERY_STRING": scope.get("query_string", b"").decode("latin-1"), "SERVER_NAME": str(server[0]),
-        "SERVER_PORT": str(server[1]), "SERVER_PROTOCOL": f"HTTP/{scope.get('http_version', '1.1')}",
-        "REMOTE_ADDR": str(client[0]), "REMOTE_PORT": str(client[1]),
-        "wsgi.version": (1, 0), "wsgi.url_scheme": scope.get("scheme", "http"), "wsgi.input": io.BytesIO(body),
-        "wsgi.errors": sys.stderr, "wsgi.multithread": True, "wsgi.multiprocess": True, "wsgi.run_once": False,
+        "REQUEST_METHOD": scope["method"],
+        "SCRIPT_NAME": scope.get("root_path", ""),
+        "PATH_INFO": scope["path"],
+        "QUERY_STRING": scope.get("query_string", b"").decode("latin-1"),
+        "SERVER_NAME": str(server[0]),
+        "SERVER_PORT": str(server[1]),
+        "SERVER_PROTOCOL": f"HTTP/{scope.get('http_version', '1.1')}",
+        "REMOTE_ADDR": str(client[0]),
+        "REMOTE_PORT": str(client[1]),
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": scope.get("scheme", "http"),
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
     }
     for name, value in headers:
         key = name.upper().replace("-", "_")
@@ -132,9 +147,17 @@ async def _plain(send: Callable, status: int, text: str) -> None:
 
 
 async def _send_plain(send: Callable, status: int, body: bytes) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
-                            (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"connection", b"close"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 

@@ -39,9 +39,11 @@ def _fernet(key: str):
     try:
         return Fernet(key.encode())
     except ValueError:
-        raise SecretKeyError("GPUBOT_SECRET_KEY is not a Fernet key (32 url-safe base64-encoded bytes); make one "
-                             "with: python -c \"from cryptography.fernet import Fernet; "
-                             "print(Fernet.generate_key().decode())\"") from None
+        raise SecretKeyError(
+            "GPUBOT_SECRET_KEY is not a Fernet key (32 url-safe base64-encoded bytes); make one "
+            'with: python -c "from cryptography.fernet import Fernet; '
+            'print(Fernet.generate_key().decode())"'
+        ) from None
 
 
 def cipher():
@@ -64,13 +66,15 @@ def decrypt(value: str | None) -> str | None:
         return value
     fernet = cipher()
     if fernet is None:
-        log.error("a stored token is encrypted but GPUBOT_SECRET_KEY is not set: the workspace must be reinstalled "
-                  "or the key restored")
+        log.error(
+            "a stored token is encrypted but GPUBOT_SECRET_KEY is not set: the workspace must be reinstalled "
+            "or the key restored"
+        )
         return None
     from cryptography.fernet import InvalidToken
 
     try:
-        return fernet.decrypt(value[len(PREFIX):].encode()).decode()
+        return fernet.decrypt(value[len(PREFIX) :].encode()).decode()
     except InvalidToken:
         log.error("a stored token does not decrypt with GPUBOT_SECRET_KEY (another key?)")
         return None
@@ -106,9 +110,12 @@ def enterprise_of(store: SQLAlchemyInstallationStore, team_id: str) -> str | Non
     """The Enterprise Grid org of workspace `team_id` as its newest installation says (None: not on Grid)."""
     c = store.bots.c
     with store.engine.connect() as conn:
-        return conn.execute(sa.select(c.enterprise_id)
-                            .where(c.client_id == store.client_id, c.team_id == team_id)
-                            .order_by(c.installed_at.desc()).limit(1)).scalar()
+        return conn.execute(
+            sa.select(c.enterprise_id)
+            .where(c.client_id == store.client_id, c.team_id == team_id)
+            .order_by(c.installed_at.desc())
+            .limit(1)
+        ).scalar()
 
 
 def find_team_bot(store: SQLAlchemyInstallationStore, team_id: str, enterprise_id: str | None = None) -> Bot | None:

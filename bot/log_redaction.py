@@ -18,17 +18,41 @@ import re
 from collections.abc import Iterable
 
 MASK = "[redacted]"
-SECRET_VARIABLES = ("SLACK_SIGNING_SECRET", "SLACK_CLIENT_SECRET", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN",
-                    "GPUBOT_SECRET_KEY")
+SECRET_VARIABLES = (
+    "SLACK_SIGNING_SECRET",
+    "SLACK_CLIENT_SECRET",
+    "SLACK_BOT_TOKEN",
+    "SLACK_APP_TOKEN",
+    "GPUBOT_SECRET_KEY",
+)
 _TOKEN = re.compile(r"\bx(?:ox[a-z]|app)(?:\.x[a-z]+)?-[A-Za-z0-9._-]+")
 _AUTH = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
-_FIELDS = ("code", "client_secret", "access_token", "refresh_token", "bot_token", "user_token", "token",
-           "bot_refresh_token", "user_refresh_token", "signing_secret", "app_token", "secret", "state",
-           "slack_signing_secret", "slack_client_secret", "slack_bot_token", "slack_app_token")
+_FIELDS = (
+    "code",
+    "client_secret",
+    "access_token",
+    "refresh_token",
+    "bot_token",
+    "user_token",
+    "token",
+    "bot_refresh_token",
+    "user_refresh_token",
+    "signing_secret",
+    "app_token",
+    "secret",
+    "state",
+    "slack_signing_secret",
+    "slack_client_secret",
+    "slack_bot_token",
+    "slack_app_token",
+)
 _NAMES = "|".join(sorted(_FIELDS, key=len, reverse=True))
 # a quoted key ('code': ..., "code": ...) or key=value (query strings, form bodies); not prose ("status code: 500")
-_FIELD = re.compile(rf"""(?P<key>(?:(?P<q>['"])(?:{_NAMES})(?P=q)\s*[:=]|\b(?:{_NAMES})=)\s*)"""
-                    r"""(?P<quote>\[?\s*['"]?)(?P<value>[^'"&,;\s})\]]+)""", re.IGNORECASE)
+_FIELD = re.compile(
+    rf"""(?P<key>(?:(?P<q>['"])(?:{_NAMES})(?P=q)\s*[:=]|\b(?:{_NAMES})=)\s*)"""
+    r"""(?P<quote>\[?\s*['"]?)(?P<value>[^'"&,;\s})\]]+)""",
+    re.IGNORECASE,
+)
 _secrets: set[str] = set()
 _installed = False
 

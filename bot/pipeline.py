@@ -79,8 +79,9 @@ def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
     applied, notes = defaults.apply_defaults(query, prefs, region_providers=kb.regions)
     result = answer_query(defaults.widen_for_budget(applied, prefs), kb)
     if prefs.get("budget"):
-        result, more_notes = defaults.apply_budget(result, prefs, usd_per_cny=_fx(kb, "usd_per_cny", 0.138),
-                                                   asked_top_n=applied.top_n)
+        result, more_notes = defaults.apply_budget(
+            result, prefs, usd_per_cny=_fx(kb, "usd_per_cny", 0.138), asked_top_n=applied.top_n
+        )
         notes += more_notes
     extra = dict(result.extra)
     if notes:

@@ -26,7 +26,6 @@ from pathlib import Path
 __all__ = ["add_arguments", "refresh_azure", "refresh_catalog", "run"]
 
 
-
 def _is_url(location: str) -> bool:
     return location.startswith(("http://", "https://"))
 
@@ -44,12 +43,15 @@ def _local(location: str | Path, folder: Path, name: str, client) -> Path:
 def _summary(result, previous) -> dict:
     from knowledge import history
 
-    report = {"provider": result.snapshot.provider, "created": result.created, **result.snapshot.as_json(),
-              "previous": previous.as_json() if previous else None}
+    report = {
+        "provider": result.snapshot.provider,
+        "created": result.created,
+        **result.snapshot.as_json(),
+        "previous": previous.as_json() if previous else None,
+    }
     if result.created and previous is not None:
         diff = history.changes(previous, result.snapshot, threshold_pct=0.0)
-        report["vs_previous"] = {"added": len(diff.added), "removed": len(diff.removed),
-                                 "changed": len(diff.changed)}
+        report["vs_previous"] = {"added": len(diff.added), "removed": len(diff.removed), "changed": len(diff.changed)}
     return report
 
 
@@ -77,11 +79,21 @@ def refresh_catalog(
     as_of = as_of or dt.date.today().isoformat()
     with tempfile.TemporaryDirectory(prefix="gpubot-refresh-") as folder:
         path = _local(location, Path(folder), f"{provider}.csv", client)
-        hosts_path = _local(hosts, Path(folder), f"{provider}-hosts.csv", client) if hosts else (
-            bundled.hosts_path if bundled else None)
+        hosts_path = (
+            _local(hosts, Path(folder), f"{provider}-hosts.csv", client)
+            if hosts
+            else (bundled.hosts_path if bundled else None)
+        )
         source = source or f"{location} (refreshed with gpubot prices refresh)"
-        offers = history.offers_from_catalog(provider, path, hosts_path=hosts_path, currency=currency,
-                                             usd_per_unit=usd_per_unit, source=source, as_of=as_of)
+        offers = history.offers_from_catalog(
+            provider,
+            path,
+            hosts_path=hosts_path,
+            currency=currency,
+            usd_per_unit=usd_per_unit,
+            source=source,
+            as_of=as_of,
+        )
         previous = history.latest_snapshot(provider)
         result = history.record_snapshot(provider, offers, source, taken_at, kind="catalog")
         report = _summary(result, previous)
@@ -90,14 +102,16 @@ def refresh_catalog(
     return report
 
 
-def _import_into_kb(path: Path, provider: str, hosts: Path | None, currency: str, usd_per_unit: float, source: str,
-                    as_of: str) -> str:
+def _import_into_kb(
+    path: Path, provider: str, hosts: Path | None, currency: str, usd_per_unit: float, source: str, as_of: str
+) -> str:
     """Import into the knowledge base; a failure there is reported, not raised (the snapshot is recorded)."""
     try:
         from knowledge.catalog_import import import_catalog
 
-        report = import_catalog(path, provider, hosts=hosts, currency=currency, usd_per_unit=usd_per_unit,
-                                source=source, as_of=as_of)
+        report = import_catalog(
+            path, provider, hosts=hosts, currency=currency, usd_per_unit=usd_per_unit, source=source, as_of=as_of
+        )
     except Exception as exc:  # noqa: BLE001 - the KB is rebuildable; history is what this command records
         return f"not updated ({type(exc).__name__}: {exc}); run `gpubot kb import` to retry"
     return f"updated ({report['offers']} offers for {provider})"
@@ -131,8 +145,13 @@ def refresh_azure(
         offers += [o for o in history.offers_of(previous).values() if o["region"] not in set(regions)]
     result = history.record_snapshot("azure", offers, prices.source, now, kind="api")
     report = _summary(result, previous)
-    report["fetch"] = {"pages": prices.pages, "items": prices.items, "prices": len(prices.prices),
-                       "skipped": dict(prices.skipped), "unknown_sizes": sorted(prices.unknown_sizes)}
+    report["fetch"] = {
+        "pages": prices.pages,
+        "items": prices.items,
+        "prices": len(prices.prices),
+        "skipped": dict(prices.skipped),
+        "unknown_sizes": sorted(prices.unknown_sizes),
+    }
     if update_kb:
         with tempfile.TemporaryDirectory(prefix="gpubot-azure-") as folder:
             path = Path(folder) / "azure_retail_prices.csv"
@@ -158,8 +177,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     refresh.add_argument("--as-of", help="date of the prices (default: today)")
     refresh.add_argument("--taken-at", type=dt.datetime.fromisoformat, help="snapshot time (default: now)")
     refresh.add_argument("--region", action="append", default=[], help="--azure: only this region (repeatable)")
-    refresh.add_argument("--kb", action=argparse.BooleanOptionalAction, default=None,
-                         help="also import into the knowledge base (default: yes for --catalog, no for --azure)")
+    refresh.add_argument(
+        "--kb",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also import into the knowledge base (default: yes for --catalog, no for --azure)",
+    )
     refresh.add_argument("--json", action="store_true", help="print the report as JSON")
     snaps = sub.add_parser("snapshots", help="list recorded snapshots")
     snaps.add_argument("--provider", help="only this provider")
@@ -180,12 +203,22 @@ def run(args: argparse.Namespace) -> int:
             if not args.provider:
                 print("gpubot: --catalog needs --provider", file=sys.stderr)
                 return 2
-            report = refresh_catalog(args.catalog, args.provider, hosts=args.hosts, currency=args.currency,
-                                     usd_per_unit=args.usd_per_unit, source=args.source, as_of=args.as_of,
-                                     taken_at=args.taken_at, update_kb=args.kb is not False)
+            report = refresh_catalog(
+                args.catalog,
+                args.provider,
+                hosts=args.hosts,
+                currency=args.currency,
+                usd_per_unit=args.usd_per_unit,
+                source=args.source,
+                as_of=args.as_of,
+                taken_at=args.taken_at,
+                update_kb=args.kb is not False,
+            )
     except (CatalogError, FetchError, HistoryError, ValueError, OSError) as exc:
-        print(f"gpubot: refresh failed: {exc}\nNothing was recorded; the previous snapshot keeps serving.",
-              file=sys.stderr)
+        print(
+            f"gpubot: refresh failed: {exc}\nNothing was recorded; the previous snapshot keeps serving.",
+            file=sys.stderr,
+        )
         return 2
     if args.json:
         sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
@@ -194,8 +227,10 @@ def run(args: argparse.Namespace) -> int:
         line = f"recorded snapshot {report['provider']} #{report['seq']} ({report['offers']} offers)"
         if "vs_previous" in report:
             v = report["vs_previous"]
-            line += (f": {v['added']} added, {v['removed']} removed, {v['changed']} re-priced "
-                     f"vs #{report['previous']['seq']}")
+            line += (
+                f": {v['added']} added, {v['removed']} removed, {v['changed']} re-priced "
+                f"vs #{report['previous']['seq']}"
+            )
     else:
         line = f"unchanged: {report['provider']} prices equal snapshot #{report['seq']}; nothing recorded"
     print(line)

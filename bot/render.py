@@ -95,9 +95,18 @@ def tco_order(answer: Answer) -> list[Tco]:
 
 def tco_block(tco: Tco, lang: str = "en", assumptions: bool = True, label: str | None = None) -> str:
     """One TCO option: its breakdown and (unless `assumptions` is off) the assumptions behind it."""
-    lines = [t("tco.block", lang, hours=tco.hours, pricing=label or t("pricing." + tco.pricing, lang),
-               compute=money(tco.compute, tco.currency), storage=money(tco.storage, tco.currency),
-               egress=money(tco.egress, tco.currency), total=money(tco.total, tco.currency))]
+    lines = [
+        t(
+            "tco.block",
+            lang,
+            hours=tco.hours,
+            pricing=label or t("pricing." + tco.pricing, lang),
+            compute=money(tco.compute, tco.currency),
+            storage=money(tco.storage, tco.currency),
+            egress=money(tco.egress, tco.currency),
+            total=money(tco.total, tco.currency),
+        )
+    ]
     if assumptions:
         lines += [f"  - {a}" for a in tco.assumptions]
     return "\n".join(lines)
@@ -107,8 +116,10 @@ def answer_sources(answer: Answer, verbose: bool = True) -> list[Source]:
     seen: dict[tuple[str, str], Source] = {}
     context = answer.context if verbose else []  # dated seed figures are details: shown with --verbose
     figures = [*answer.offers, *context, *(r.offer for r in answer.recommendations if r.offer)]
-    for item in [*answer.sources, *(Source(source=o.source, as_of=o.as_of, as_of_known=o.as_of_known)
-                                    for o in figures)]:
+    for item in [
+        *answer.sources,
+        *(Source(source=o.source, as_of=o.as_of, as_of_known=o.as_of_known) for o in figures),
+    ]:
         seen.setdefault((item.source, item.as_of), item)
     return list(seen.values())
 
@@ -146,44 +157,54 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
     if not verbose:
         listed = brief.brief_offers(answer)
         if len(answer.recommendations) > brief.BRIEF_RECOMMENDATIONS:
-            answer = answer.model_copy(update={"recommendations": answer.recommendations[:brief.BRIEF_RECOMMENDATIONS]})
+            answer = answer.model_copy(
+                update={"recommendations": answer.recommendations[: brief.BRIEF_RECOMMENDATIONS]}
+            )
         if len(listed) < len(answer.offers):
             hidden = len(answer.offers) - len(listed)
             answer = answer.model_copy(update={"offers": listed, "more": answer.more + hidden})
     if len(answer.offers) > TEXT_OFFER_ROWS:
-        answer = answer.model_copy(update={
-            "offers": answer.offers[:TEXT_OFFER_ROWS],
-            "more": answer.more + len(answer.offers) - TEXT_OFFER_ROWS,
-        })
+        answer = answer.model_copy(
+            update={
+                "offers": answer.offers[:TEXT_OFFER_ROWS],
+                "more": answer.more + len(answer.offers) - TEXT_OFFER_ROWS,
+            }
+        )
     found = answer_sources(answer, verbose)
     index = {(s.source, s.as_of): n for n, s in enumerate(found, start=1)}
     shown = brief.view(answer)
-    text = _environment().get_template("answer.txt.j2").render(
-        a=answer,
-        verbose=verbose,
-        caveat=shown["caveat"],
-        pages=shown["pages"],
-        hidden=t("brief.hidden", lang, n=shown["hidden"]) if shown["hidden"] and not verbose else "",
-        details=answer.extra.get("details") or [],
-        caveat_label=t("brief.caveat", lang),
-        caveat_source=_cut(shown["caveat"].source, 90) if shown["caveat"] else "",
-        severity=lambda s: brief.severity_label(s, lang),
-        colon=t("colon", lang),
-        provider=lambda p: brief.provider_label(p, lang),
-        pages_label=t("brief.pages", lang),
-        details_label=t("brief.details", lang),
-        sources=found,
-        offer_line=lambda o: offer_line(o, lang),
-        source_no=lambda o: index.get((o.source, o.as_of), "?"),
-        tcos=tco_order(answer),
-        tco_block=lambda x, full=True: tco_block(x, lang, full, (answer.extra.get("tco_labels") or {}).get(x.pricing)),
-        rules_label=_label("rules", lang),
-        suggestions_label=_label("suggestions", lang),
-        sources_label=t("sources", lang),
-        more_label=_label("more", lang),
-        as_of_label=_label("as_of", lang),
-        dated=lambda s: dated(s, lang),
-        work_line=lambda r, d: work_line(r, d, lang, lambda s, a: index.get((s, a), "?")),  # bot/render_work.py
+    text = (
+        _environment()
+        .get_template("answer.txt.j2")
+        .render(
+            a=answer,
+            verbose=verbose,
+            caveat=shown["caveat"],
+            pages=shown["pages"],
+            hidden=t("brief.hidden", lang, n=shown["hidden"]) if shown["hidden"] and not verbose else "",
+            details=answer.extra.get("details") or [],
+            caveat_label=t("brief.caveat", lang),
+            caveat_source=_cut(shown["caveat"].source, 90) if shown["caveat"] else "",
+            severity=lambda s: brief.severity_label(s, lang),
+            colon=t("colon", lang),
+            provider=lambda p: brief.provider_label(p, lang),
+            pages_label=t("brief.pages", lang),
+            details_label=t("brief.details", lang),
+            sources=found,
+            offer_line=lambda o: offer_line(o, lang),
+            source_no=lambda o: index.get((o.source, o.as_of), "?"),
+            tcos=tco_order(answer),
+            tco_block=lambda x, full=True: tco_block(
+                x, lang, full, (answer.extra.get("tco_labels") or {}).get(x.pricing)
+            ),
+            rules_label=_label("rules", lang),
+            suggestions_label=_label("suggestions", lang),
+            sources_label=t("sources", lang),
+            more_label=_label("more", lang),
+            as_of_label=_label("as_of", lang),
+            dated=lambda s: dated(s, lang),
+            work_line=lambda r, d: work_line(r, d, lang, lambda s, a: index.get((s, a), "?")),  # bot/render_work.py
+        )
     )
     lines = [line.rstrip() for line in text.splitlines()]
     out: list[str] = []

@@ -17,8 +17,19 @@ __all__ = ["WORK_ACTION", "work_blocks", "work_buttons", "work_line"]
 
 WORK_ACTION = "gpu_work_{n}"  # the "switch workload" buttons (handled by bot/slack_app.refine)
 _COLUMNS = {
-    "en": ("#", "Provider", "Instance", "GPUs", "Region", "Per hour", "Tokens/s", "$ per 1M tokens", "Basis",
-           "Benchmark", "Source"),
+    "en": (
+        "#",
+        "Provider",
+        "Instance",
+        "GPUs",
+        "Region",
+        "Per hour",
+        "Tokens/s",
+        "$ per 1M tokens",
+        "Basis",
+        "Benchmark",
+        "Source",
+    ),
     "zh": ("#", "云厂商", "实例规格", "GPU", "地域", "每小时", "token/s", "每百万token", "依据", "基准测试", "来源"),
 }
 _RIGHT = {0, 3, 5, 6, 7}
@@ -36,8 +47,10 @@ def _benchmark(row: dict, detail: dict) -> str:
         parts[-1] += f" (concurrency {detail['concurrency']:g}, max_num_seqs {detail.get('max_num_seqs') or 0:g})"
     parts.append(row["quantization"] or "")
     if row["strategy"] == "synchronous" and detail.get("ttft_p50_ms") is not None:
-        parts.append(f"TTFT p50 {detail['ttft_p50_ms']:,.0f} ms / p95 {detail['ttft_p95_ms']:,.0f} ms, "
-                     f"TPOT p50 {detail['tpot_p50_ms']:.1f} ms")
+        parts.append(
+            f"TTFT p50 {detail['ttft_p50_ms']:,.0f} ms / p95 {detail['ttft_p95_ms']:,.0f} ms, "
+            f"TPOT p50 {detail['tpot_p50_ms']:.1f} ms"
+        )
     parts.append(f"run {row['run_date']}")
     return ", ".join(p for p in parts if p)
 
@@ -58,10 +71,12 @@ def work_line(row: dict, detail: dict, lang: str, source_no: Callable[[str, str]
     """One row on one line: where, price, measured tokens/s, $ per 1M tokens, basis, benchmark, both sources."""
     per_m = "每百万token" if lang == "zh" else "per 1M tokens"
     bench_path = row["benchmark_source"].split(":", 1)[-1]
-    return (f"{row['provider']} {row['instance_type']} · {_gpus(row)} · {row['region']} · "
-            f"{t('pricing.' + row['pricing'], lang)} · {_price(row, detail)} · {row['tokens_per_s']:,.1f} tok/s → "
-            f"${row['usd_per_million_tokens']:.4f} {per_m} · {row['basis']}: {_benchmark(row, detail)} "
-            f"({bench_path}) [{source_no(row['source'], row['as_of'])}]")
+    return (
+        f"{row['provider']} {row['instance_type']} · {_gpus(row)} · {row['region']} · "
+        f"{t('pricing.' + row['pricing'], lang)} · {_price(row, detail)} · {row['tokens_per_s']:,.1f} tok/s → "
+        f"${row['usd_per_million_tokens']:.4f} {per_m} · {row['basis']}: {_benchmark(row, detail)} "
+        f"({bench_path}) [{source_no(row['source'], row['as_of'])}]"
+    )
 
 
 def work_blocks(answer: Answer, source_no: Callable[[str, str], int | str], cell: Callable[[str], dict]) -> list[dict]:
@@ -70,19 +85,32 @@ def work_blocks(answer: Answer, source_no: Callable[[str, str], int | str], cell
     _cell = cell
     lang = answer.query.language
     rows = [[_cell(c) for c in _COLUMNS[lang]]]
-    for n, (row, detail) in enumerate(zip(answer.extra["work"], answer.extra.get("work_details") or [],
-                                          strict=False), start=1):
-        cells = [str(n), row["provider"], row["instance_type"], _gpus(row), row["region"], _price(row, detail),
-                 f"{row['tokens_per_s']:,.1f}", f"${row['usd_per_million_tokens']:.4f}", row["basis"],
-                 _benchmark(row, detail), f"[{source_no(row['source'], row['as_of'])}] [1]"]
+    for n, (row, detail) in enumerate(
+        zip(answer.extra["work"], answer.extra.get("work_details") or [], strict=False), start=1
+    ):
+        cells = [
+            str(n),
+            row["provider"],
+            row["instance_type"],
+            _gpus(row),
+            row["region"],
+            _price(row, detail),
+            f"{row['tokens_per_s']:,.1f}",
+            f"${row['usd_per_million_tokens']:.4f}",
+            row["basis"],
+            _benchmark(row, detail),
+            f"[{source_no(row['source'], row['as_of'])}] [1]",
+        ]
         rows.append([_cell(c) for c in cells])
-    settings = [{"align": "right" if i in _RIGHT else "left", "is_wrapped": i in (2, 8, 9)}
-                for i in range(len(_COLUMNS[lang]))]
+    settings = [
+        {"align": "right" if i in _RIGHT else "left", "is_wrapped": i in (2, 8, 9)} for i in range(len(_COLUMNS[lang]))
+    ]
     return [{"type": "table", "column_settings": settings, "rows": rows}]
 
 
-def work_buttons(query: Query, common: dict[str, Any], button: Callable[..., dict | None],
-                 encode_value: Callable[..., str | None]) -> list[dict]:
+def work_buttons(
+    query: Query, common: dict[str, Any], button: Callable[..., dict | None], encode_value: Callable[..., str | None]
+) -> list[dict]:
     """Buttons that ask the same question for another workload (or the interactive step); `button` and
     `encode_value` are `bot.blocks`' (which calls this)."""
     _button = button

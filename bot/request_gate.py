@@ -42,8 +42,7 @@ def _refuse(status: str, reason: str) -> Refusal:
     return Refusal(status, reason)
 
 
-def check(environ: dict, signing_secret: str, *, now: float | None = None,
-          seen_before=None) -> Refusal | None:
+def check(environ: dict, signing_secret: str, *, now: float | None = None, seen_before=None) -> Refusal | None:
     """Refuse the request (a `Refusal`) or let it through (None, with `environ["wsgi.input"]` re-wound)."""
     length_header = environ.get("CONTENT_LENGTH")
     if not length_header:
@@ -121,15 +120,53 @@ def _shape_problem(body: str, content_type: str) -> str | None:
 
 # the fields Bolt and gpubot read without checking their type -> the types they must have when present
 _TEXT, _OBJECT, _EITHER = (str,), (dict,), (str, dict)
-_ENVELOPE = {"type": _TEXT, "team_id": _TEXT, "enterprise_id": _TEXT, "api_app_id": _TEXT, "event_id": _TEXT,
-             "authorizations": (list,)}
-_EVENT = {"type": _TEXT, "text": _TEXT, "ts": _TEXT, "thread_ts": _TEXT, "event_ts": _TEXT, "channel": _EITHER,
-          "channel_type": _TEXT, "subtype": _TEXT, "bot_id": _TEXT, "user": _EITHER}
-_INTERACTION = {"type": _TEXT, "actions": (list,), "team": _OBJECT, "user": _OBJECT, "channel": _OBJECT,
-                "container": _OBJECT, "view": _OBJECT, "message": _OBJECT, "enterprise": _OBJECT,
-                "trigger_id": _TEXT, "response_url": _TEXT, "api_app_id": _TEXT}
-_INNER = {"id": _TEXT, "name": _TEXT, "channel_id": _TEXT, "message_ts": _TEXT, "ts": _TEXT, "thread_ts": _TEXT,
-          "action_id": _TEXT, "block_id": _TEXT, "value": _TEXT, "action_ts": _TEXT, "type": _TEXT}
+_ENVELOPE = {
+    "type": _TEXT,
+    "team_id": _TEXT,
+    "enterprise_id": _TEXT,
+    "api_app_id": _TEXT,
+    "event_id": _TEXT,
+    "authorizations": (list,),
+}
+_EVENT = {
+    "type": _TEXT,
+    "text": _TEXT,
+    "ts": _TEXT,
+    "thread_ts": _TEXT,
+    "event_ts": _TEXT,
+    "channel": _EITHER,
+    "channel_type": _TEXT,
+    "subtype": _TEXT,
+    "bot_id": _TEXT,
+    "user": _EITHER,
+}
+_INTERACTION = {
+    "type": _TEXT,
+    "actions": (list,),
+    "team": _OBJECT,
+    "user": _OBJECT,
+    "channel": _OBJECT,
+    "container": _OBJECT,
+    "view": _OBJECT,
+    "message": _OBJECT,
+    "enterprise": _OBJECT,
+    "trigger_id": _TEXT,
+    "response_url": _TEXT,
+    "api_app_id": _TEXT,
+}
+_INNER = {
+    "id": _TEXT,
+    "name": _TEXT,
+    "channel_id": _TEXT,
+    "message_ts": _TEXT,
+    "ts": _TEXT,
+    "thread_ts": _TEXT,
+    "action_id": _TEXT,
+    "block_id": _TEXT,
+    "value": _TEXT,
+    "action_ts": _TEXT,
+    "type": _TEXT,
+}
 
 
 def _typed(data: dict, fields: dict[str, tuple[type, ...]]) -> str | None:

@@ -89,8 +89,15 @@ def run(args: argparse.Namespace) -> int:
         SocketModeHandler(app, app_token=settings.secret("slack_app_token")).start()
         return 0
     port = args.port or settings.port
-    return _serve_http(make_wsgi(app, kb, settings.secret("slack_signing_secret")), live, host=args.host, port=port,
-                       workers=args.workers, threads=args.threads, log_level=settings.log_level)
+    return _serve_http(
+        make_wsgi(app, kb, settings.secret("slack_signing_secret")),
+        live,
+        host=args.host,
+        port=port,
+        workers=args.workers,
+        threads=args.threads,
+        log_level=settings.log_level,
+    )
 
 
 def _check_secrets_at_rest(settings) -> None:
@@ -103,8 +110,7 @@ def _check_secrets_at_rest(settings) -> None:
     for warning in loose_modes():
         log.warning("state files should be private: %s", warning)
     if settings.oauth_enabled and not settings.secret("gpubot_secret_key"):
-        log.warning("GPUBOT_SECRET_KEY is not set: workspaces' bot tokens are stored unencrypted in the state "
-                    "database")
+        log.warning("GPUBOT_SECRET_KEY is not set: workspaces' bot tokens are stored unencrypted in the state database")
 
 
 def _warm_up(kb) -> None:
@@ -123,11 +129,20 @@ def health(kb) -> dict[str, Any]:
     from knowledge.kb import KnowledgeBaseError
 
     try:
-        providers = {r["provider"]: r["as_of"] for r in kb.rows(
-            "SELECT provider, MAX(as_of) AS as_of FROM offers GROUP BY provider ORDER BY provider")}
+        providers = {
+            r["provider"]: r["as_of"]
+            for r in kb.rows("SELECT provider, MAX(as_of) AS as_of FROM offers GROUP BY provider ORDER BY provider")
+        }
         offers = kb.rows("SELECT COUNT(*) AS n FROM offers")[0]["n"]
-        return {"ok": True, "kb": {"built_at": kb.meta("built_at"), "schema_version": kb.meta("schema_version"),
-                                   "offers": offers, "newest_price_by_provider": providers}}
+        return {
+            "ok": True,
+            "kb": {
+                "built_at": kb.meta("built_at"),
+                "schema_version": kb.meta("schema_version"),
+                "offers": offers,
+                "newest_price_by_provider": providers,
+            },
+        }
     except (KnowledgeBaseError, sqlite3.DatabaseError) as exc:
         return {"ok": False, "kb": {"error": str(exc)}}
 

@@ -66,22 +66,28 @@ class Settings(Config):
         None, description="App-level token (xapp-...) with connections:write; needed for Socket Mode only."
     )
     slack_client_id: str | None = Field(
-        None, description="Client ID from the Slack app's Basic Information page; with SLACK_CLIENT_SECRET it turns "
+        None,
+        description="Client ID from the Slack app's Basic Information page; with SLACK_CLIENT_SECRET it turns "
         "on OAuth (install in many workspaces).",
     )
     slack_client_secret: SecretStr | None = Field(
         None, description="Client secret from the Slack app's Basic Information page (OAuth mode)."
     )
     slack_scopes: str = Field(
-        DEFAULT_SCOPES, description="Bot scopes the install link asks for (OAuth mode), comma-separated; keep them "
+        DEFAULT_SCOPES,
+        description="Bot scopes the install link asks for (OAuth mode), comma-separated; keep them "
         "the same as manifest.yml's.",
     )
     slack_redirect_uri: str | None = Field(
-        None, description="OAuth redirect URL, https://<host>/slack/oauth_redirect (OAuth mode; optional when the "
+        None,
+        description="OAuth redirect URL, https://<host>/slack/oauth_redirect (OAuth mode; optional when the "
         "app has exactly one redirect URL).",
     )
     slack_state_expiration_seconds: int = Field(
-        600, ge=30, le=86_400, description="How long an install link's OAuth state stays valid, in seconds.",
+        600,
+        ge=30,
+        le=86_400,
+        description="How long an install link's OAuth state stays valid, in seconds.",
     )
     slack_api_url: str = Field(
         "https://slack.com/api/",

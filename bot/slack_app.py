@@ -217,6 +217,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
 
     def in_background(where: str, work: Callable[..., Any], *args: Any) -> None:
         """Run `work` on the chart worker; its failure is logged with the request's context."""
+
         def run() -> None:
             try:
                 work(*args)
@@ -241,8 +242,9 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         try:
             return claims.bounded(get_settings, team, channel)  # never waits long on the state database
         except Exception as exc:
-            log.warning("could not read the settings of %s/%s (%s); answering without them", team, channel,
-                        type(exc).__name__)
+            log.warning(
+                "could not read the settings of %s/%s (%s); answering without them", team, channel, type(exc).__name__
+            )
             return {}
 
     def answer_in(query: Query, team: str | None, channel: str | None) -> Answer:
@@ -260,8 +262,9 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
                 return answer(text, kb)  # logs, and answers with the apology
         return answer_in(query, team, channel)
 
-    def message_for(text: str, *, shareable: bool, where: str, team: str | None = None,
-                    channel: str | None = None) -> dict[str, Any]:
+    def message_for(
+        text: str, *, shareable: bool, where: str, team: str | None = None, channel: str | None = None
+    ) -> dict[str, Any]:
         """The rendered reply to `text`; never raises (an unexpected error becomes the apology, logged)."""
         try:
             result = answer_text(text, team, channel)
@@ -277,8 +280,15 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             log.exception("internal error answering in Slack (%s)", where)
             return blocks.error_message(language_of(text))
 
-    def message_for_query(query: Query, *, shareable: bool, where: str, shared_by: str | None = None,
-                          team: str | None = None, channel: str | None = None) -> dict:
+    def message_for_query(
+        query: Query,
+        *,
+        shareable: bool,
+        where: str,
+        shared_by: str | None = None,
+        team: str | None = None,
+        channel: str | None = None,
+    ) -> dict:
         try:
             result: Answer = answer_in(query, team, channel)
             return blocks.answer_message(result, shareable=shareable, shared_by=shared_by)
@@ -306,8 +316,9 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
 
     # --- /gpu -------------------------------------------------------------------------------------------------
 
-    def ack_soon(ack, respond, where: str, lang: str, work: Callable[[], dict], *,
-                 response_type: str = "ephemeral") -> None:
+    def ack_soon(
+        ack, respond, where: str, lang: str, work: Callable[[], dict], *, response_type: str = "ephemeral"
+    ) -> None:
         """One message: the result of `work` inside the ack when it is ready within the budget, else an empty ack
         and the result posted once through the response_url (Slack ignores replace_original on slash replies)."""
         future = answers.submit(work)
@@ -332,6 +343,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             run_command(parsed, ack, respond, command, where, client)
             return
         if text.strip().lower() in HELP_WORDS:  # every command, in the asker's language
+
             def help_reply() -> dict:
                 lang = asker_language(client, text, team, channel, command.get("user_id"))
                 try:
@@ -343,8 +355,13 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
 
             ack_soon(ack, respond, where, language_of(text), help_reply)
             return
-        ack_soon(ack, respond, where, language_of(text),
-                 lambda: message_for(text, shareable=True, where=where, team=team, channel=channel))
+        ack_soon(
+            ack,
+            respond,
+            where,
+            language_of(text),
+            lambda: message_for(text, shareable=True, where=where, team=team, channel=channel),
+        )
 
     def asker_language(client: WebClient, text: str, team: str | None, channel: str | None, user: str | None) -> str:
         """Chinese text, else the channel's (or workspace's) language setting, else the asker's Slack locale."""
@@ -360,6 +377,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         chosen = settings_of(team, channel)
         lang = "zh" if _CJK.search(command.get("text", "")) else (chosen.get("language") or "en")
         if cmd.kind == "digest" and cmd.action == "now":
+
             def digest_now() -> dict:
                 from bot.digest_cmd import digest_answer
 
@@ -403,8 +421,9 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             from bot.alert_cmd import alert_reply
 
             lang = "zh" if _CJK.search(text) else "en"
-            message = alert_reply(command, body.get("team_id") or "", channel or "", event.get("user"), lang,
-                                  kb.current())
+            message = alert_reply(
+                command, body.get("team_id") or "", channel or "", event.get("user"), lang, kb.current()
+            )
             post_message(client, where, channel=channel, thread_ts=thread_ts, **message)
             return
         if _is_history(text):  # a chart, uploaded into the thread (rendered on the chart worker, off every request)
@@ -450,8 +469,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         """The question a button carries; an unreadable one gets the apology (privately) and None."""
         parsed = decoded(action, where)
         if parsed is None:
-            respond_checked(respond, where, response_type="ephemeral", replace_original=False,
-                            **blocks.error_message())
+            respond_checked(respond, where, response_type="ephemeral", replace_original=False, **blocks.error_message())
         return parsed
 
     def _is_history(text: str) -> bool:
@@ -481,8 +499,13 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             if result["ok"]:
                 respond_checked(respond, where, delete_original=True)
             else:
-                respond_checked(respond, where, response_type="ephemeral", replace_original=False,
-                                **blocks.text_message(failure_text(result["error"], query.language)))
+                respond_checked(
+                    respond,
+                    where,
+                    response_type="ephemeral",
+                    replace_original=False,
+                    **blocks.text_message(failure_text(result["error"], query.language)),
+                )
 
         in_background(where, post_chart)
 
@@ -496,8 +519,9 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         query, extra = parsed
         team, channel = where_clicked(body)
         user = (body.get("user") or {}).get("id")
-        message = message_for_query(asked(query, extra), shareable=False, where=where, shared_by=user, team=team,
-                                    channel=channel)
+        message = message_for_query(
+            asked(query, extra), shareable=False, where=where, shared_by=user, team=team, channel=channel
+        )
         share(client, respond, body, channel, message, where, query.language)  # public first, then delete
 
     @app.action(_REFINE_ACTIONS)
@@ -517,16 +541,18 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             respond_checked(respond, where, response_type="ephemeral", replace_original=True, **message)
         elif channel.startswith("D"):  # a DM: answer in the conversation (in the thread of a threaded reply)
             message = message_for_query(query, shareable=False, **here)
-            respond_checked(respond, where, response_type="in_channel", replace_original=False,
-                            **thread_of(body), **message)
+            respond_checked(
+                respond, where, response_type="in_channel", replace_original=False, **thread_of(body), **message
+            )
         else:  # someone else's answer in a channel: a private answer for whoever clicked, in its thread
             message = message_for_query(query, shareable=True, **here)
-            respond_checked(respond, where, response_type="ephemeral", replace_original=False, **thread_of(body),
-                            **message)
+            respond_checked(
+                respond, where, response_type="ephemeral", replace_original=False, **thread_of(body), **message
+            )
 
     @app.action(blocks.ACTION_IDS["why"])
     def on_why(ack, body: dict, action: dict, respond) -> None:
-        """"Why": the same answer with every pitfall, rule and detail the short one left out, to whoever clicked."""
+        """ "Why": the same answer with every pitfall, rule and detail the short one left out, to whoever clicked."""
         ack()
         where = _context_of(body)
         parsed = button_query(action, where, respond)
@@ -535,8 +561,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         query, extra = parsed
         team, channel = where_clicked(body)
         try:
-            message = blocks.answer_message(answer_in(asked(query, extra), team, channel), verbose=True,
-                                            buttons=False)
+            message = blocks.answer_message(answer_in(asked(query, extra), team, channel), verbose=True, buttons=False)
         except Exception:
             log.exception("internal error answering a button in Slack (%s)", where)
             message = blocks.error_message(query.language)
@@ -561,8 +586,9 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             except Exception:
                 log.exception("could not read the workspace defaults for the Home tab (%s)", where)
         help_answer = answer_query(Query(text="help", intent="help", language=ctx.lang), kb)
-        view = blocks.home_view(ctx.lang, help_answer.lines, kb.meta("built_at"), _freshness(kb), extra,
-                                settings_section)
+        view = blocks.home_view(
+            ctx.lang, help_answer.lines, kb.meta("built_at"), _freshness(kb), extra, settings_section
+        )
         try:
             client.views_publish(user_id=user, view=view)
         except SlackApiError as exc:
@@ -645,23 +671,28 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             forget_workspace(team, settings, enterprise_id=context.enterprise_id)
         elif settings.oauth_enabled:
             for user in tokens.get("oauth") or []:
-                installation_store(settings).delete_installation(enterprise_id=context.enterprise_id, team_id=team,
-                                                                 user_id=user)
+                installation_store(settings).delete_installation(
+                    enterprise_id=context.enterprise_id, team_id=team, user_id=user
+                )
 
     # --- anything unexpected -----------------------------------------------------------------------------------
 
     @app.error
     def on_error(error: Exception, body: dict, respond=None) -> None:
-        log.error("unhandled error in the Slack app: %s (%s)", type(error).__name__, _context_of(body or {}),
-                  exc_info=error)
+        log.error(
+            "unhandled error in the Slack app: %s (%s)", type(error).__name__, _context_of(body or {}), exc_info=error
+        )
         if respond is not None:
             lang = language_of((body or {}).get("text", ""))
-            respond_checked(respond, _context_of(body or {}), response_type="ephemeral", replace_original=False,
-                            **blocks.error_message(lang))
+            respond_checked(
+                respond,
+                _context_of(body or {}),
+                response_type="ephemeral",
+                replace_original=False,
+                **blocks.error_message(lang),
+            )
 
     return app
-
-
 
 
 def _user_language(client: WebClient, user: str) -> str:
@@ -676,8 +707,10 @@ def _user_language(client: WebClient, user: str) -> str:
 
 @cache
 def _freshness_of(path: str, built_at: str | None, kb: KB) -> tuple[dict, ...]:
-    rows = kb.rows("SELECT provider, source, as_of, COUNT(*) AS n FROM offers "
-                   "GROUP BY provider, source, as_of ORDER BY provider, as_of DESC, source")
+    rows = kb.rows(
+        "SELECT provider, source, as_of, COUNT(*) AS n FROM offers "
+        "GROUP BY provider, source, as_of ORDER BY provider, as_of DESC, source"
+    )
     providers: dict[str, dict] = {}
     for row in rows:
         entry = providers.setdefault(row["provider"], {"provider": row["provider"], "sources": []})

@@ -29,16 +29,22 @@ _cache: dict[tuple[str, str], tuple[float, bool]] = {}
 _lock = threading.Lock()
 
 _REFUSALS = {
-    "not_admin": {"en": "Only a workspace admin or owner can change {what}. Channel settings (`/gpu set KEY VALUE`) "
-                        "are open to everyone in the channel.",
-                  "zh": "只有工作区管理员或所有者可以更改{what}。频道设置（`/gpu set 设置项 值`）频道成员都可以更改。"},
-    "unknown": {"en": "I could not check with Slack whether you are a workspace admin, so nothing was changed; "
-                      "try again in a moment.",
-                "zh": "无法向 Slack 确认您是否为工作区管理员，因此未做任何更改；请稍后再试。"},
+    "not_admin": {
+        "en": "Only a workspace admin or owner can change {what}. Channel settings (`/gpu set KEY VALUE`) "
+        "are open to everyone in the channel.",
+        "zh": "只有工作区管理员或所有者可以更改{what}。频道设置（`/gpu set 设置项 值`）频道成员都可以更改。",
+    },
+    "unknown": {
+        "en": "I could not check with Slack whether you are a workspace admin, so nothing was changed; "
+        "try again in a moment.",
+        "zh": "无法向 Slack 确认您是否为工作区管理员，因此未做任何更改；请稍后再试。",
+    },
 }
-_WHAT = {"settings": {"en": "the workspace defaults", "zh": "工作区默认设置"},
-         "digest": {"en": "workspace-wide digest subscriptions", "zh": "工作区范围的摘要订阅"},
-         "alerts": {"en": "workspace-wide alerts", "zh": "工作区范围的价格提醒"}}
+_WHAT = {
+    "settings": {"en": "the workspace defaults", "zh": "工作区默认设置"},
+    "digest": {"en": "workspace-wide digest subscriptions", "zh": "工作区范围的摘要订阅"},
+    "alerts": {"en": "workspace-wide alerts", "zh": "工作区范围的价格提醒"},
+}
 
 
 def clear_cache() -> None:
@@ -65,14 +71,16 @@ def is_workspace_admin(client, team: str | None, user: str | None, *, now: float
         log.warning("users.info failed for %s/%s: %s", team, user, type(exc).__name__)
         return None
     admin = bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner")) and not (
-        info.get("is_restricted") or info.get("is_ultra_restricted"))
+        info.get("is_restricted") or info.get("is_ultra_restricted")
+    )
     with _lock:
         _cache[key] = (now, admin)
     return admin
 
 
-def workspace_refusal(client, team: str | None, user: str | None, lang: str = "en", what: str = "settings"
-                      ) -> str | None:
+def workspace_refusal(
+    client, team: str | None, user: str | None, lang: str = "en", what: str = "settings"
+) -> str | None:
     """None when `user` may make a workspace-wide change, else the reason in the user's language."""
     admin = is_workspace_admin(client, team, user)
     if admin:

@@ -1,12 +1,12 @@
 """`/gpu` texts that are commands, not questions: channel/workspace settings and digest subscriptions.
 
-    /gpu set [workspace] providers aws,alibaba | regions ... | currency CNY | language zh | pricing spot |
-             budget 2 USD/GPU-hour
-    /gpu unset [workspace] KEY|all
-    /gpu settings
-    /gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] [quiet] | unsubscribe | now |
-                list
-    /gpu alert H100 spot below 2.50 | /gpu alerts | /gpu alert remove N | H100竞价低于每卡每小时2美元时提醒我
+/gpu set [workspace] providers aws,alibaba | regions ... | currency CNY | language zh | pricing spot |
+         budget 2 USD/GPU-hour
+/gpu unset [workspace] KEY|all
+/gpu settings
+/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] [quiet] | unsubscribe | now |
+            list
+/gpu alert H100 spot below 2.50 | /gpu alerts | /gpu alert remove N | H100竞价低于每卡每小时2美元时提醒我
 """
 
 from __future__ import annotations
@@ -30,8 +30,17 @@ class Command:
 
 
 _SCOPES = {"workspace": "workspace", "team": "workspace", "channel": "channel", "here": "channel"}
-_DIGEST_ACTIONS = {"subscribe": "subscribe", "sub": "subscribe", "unsubscribe": "unsubscribe", "unsub": "unsubscribe",
-                   "stop": "unsubscribe", "now": "now", "list": "list", "订阅": "subscribe", "取消订阅": "unsubscribe"}
+_DIGEST_ACTIONS = {
+    "subscribe": "subscribe",
+    "sub": "subscribe",
+    "unsubscribe": "unsubscribe",
+    "unsub": "unsubscribe",
+    "stop": "unsubscribe",
+    "now": "now",
+    "list": "list",
+    "订阅": "subscribe",
+    "取消订阅": "unsubscribe",
+}
 
 
 def parse_command(text: str) -> Command | None:
@@ -59,8 +68,16 @@ def parse_command(text: str) -> Command | None:
     return None
 
 
-_ALERT_ACTIONS = {"list": "list", "ls": "list", "remove": "remove", "rm": "remove", "delete": "remove",
-                  "del": "remove", "删除": "remove", "列表": "list"}
+_ALERT_ACTIONS = {
+    "list": "list",
+    "ls": "list",
+    "remove": "remove",
+    "rm": "remove",
+    "delete": "remove",
+    "del": "remove",
+    "删除": "remove",
+    "列表": "list",
+}
 
 
 def _alert_command(words: list[str], text: str) -> Command | None:

@@ -27,16 +27,35 @@ from slack_sdk.errors import SlackApiError
 from bot.blocks import LIMITS, fit_blocks, slack_escape
 from bot.slack_tables import tables_of
 
-__all__ = ["BLOCK_ERRORS", "Delivered", "plain_error", "post_message", "refused_types", "respond_message", "share",
-           "table_as_sections", "thread_of", "variants"]
+__all__ = [
+    "BLOCK_ERRORS",
+    "Delivered",
+    "plain_error",
+    "post_message",
+    "refused_types",
+    "respond_message",
+    "share",
+    "table_as_sections",
+    "thread_of",
+    "variants",
+]
 
 log = logging.getLogger("gpubot.slack.delivery")
 
 MAX_RETRY_WAIT = 3.0  # seconds a throttled response_url post waits before its one retry
 BLOCK_ERRORS = frozenset({"invalid_blocks", "invalid_attachments", "invalid_blocks_format"})
 _POINTER = re.compile(r"json-pointer:/(?:attachments/(\d+)/)?blocks/(\d+)")
-_CHANNEL_ERRORS = frozenset({"not_in_channel", "channel_not_found", "is_archived", "restricted_action",
-                             "cannot_reply_to_message", "team_access_not_granted", "ekm_access_denied"})
+_CHANNEL_ERRORS = frozenset(
+    {
+        "not_in_channel",
+        "channel_not_found",
+        "is_archived",
+        "restricted_action",
+        "cannot_reply_to_message",
+        "team_access_not_granted",
+        "ekm_access_denied",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -126,13 +145,17 @@ def variants(message: dict, refusal: Callable[[], tuple[str | None, list[str]]])
     named = bool(errors) and any(_POINTER.search(str(e)) for e in errors)  # a response_url names no block
     has_table = bool(tables_of(message))
     if has_table and ((named and "table" in types) or error == "invalid_attachments"):
-        log.warning("Slack refused a reply's blocks (%s; block types: %s); sending it with the table as text",
-                    error, ", ".join(types))
+        log.warning(
+            "Slack refused a reply's blocks (%s; block types: %s); sending it with the table as text",
+            error,
+            ", ".join(types),
+        )
         yield _without_tables(message)
         error, errors = refusal()
         types = refused_types(message, errors)
-    log.warning("Slack refused a reply's blocks (%s; block types: %s); sending it as text only", error,
-                ", ".join(types))
+    log.warning(
+        "Slack refused a reply's blocks (%s; block types: %s); sending it as text only", error, ", ".join(types)
+    )
     yield _text_only(message)
 
 
@@ -152,8 +175,10 @@ def post_message(client, where: str, **message: Any) -> tuple[Any, str | None]:
             if error not in BLOCK_ERRORS:
                 log.warning("could not post a reply: %s (%s)", error, where)
                 return None, error
-            last = {"error": error, "errors": data.get("errors") or (data.get("response_metadata") or {}).get(
-                "messages") or []}
+            last = {
+                "error": error,
+                "errors": data.get("errors") or (data.get("response_metadata") or {}).get("messages") or [],
+            }
         except Exception as exc:  # the network: the caller says so
             log.warning("could not post a reply: %s (%s)", type(exc).__name__, where)
             return None, "unreachable"
@@ -201,14 +226,22 @@ def respond_message(respond, where: str, **message: Any) -> Delivered:
 
 
 _PLAIN: dict[str, dict[str, str]] = {
-    "channel": {"en": "I can't post in {channel}: invite me with `/invite @gpubot`, then press the button again.",
-                "zh": "我无法在 {channel} 发消息：请用 `/invite @gpubot` 邀请我，然后再按一次按钮。"},
-    "ratelimited": {"en": "Slack asked me to slow down; press the button again in a moment.",
-                    "zh": "Slack 要求我放慢速度，请稍后再按一次按钮。"},
-    "expired": {"en": "This answer is too old for Slack to share; ask again and share the new answer.",
-                "zh": "这条回答已过期，Slack 无法再分享；请重新提问后分享新的回答。"},
-    "other": {"en": "Slack did not take the post in {channel}; nothing was lost, press the button again.",
-              "zh": "Slack 没有接受在 {channel} 的消息；回答仍在，请再按一次按钮。"},
+    "channel": {
+        "en": "I can't post in {channel}: invite me with `/invite @gpubot`, then press the button again.",
+        "zh": "我无法在 {channel} 发消息：请用 `/invite @gpubot` 邀请我，然后再按一次按钮。",
+    },
+    "ratelimited": {
+        "en": "Slack asked me to slow down; press the button again in a moment.",
+        "zh": "Slack 要求我放慢速度，请稍后再按一次按钮。",
+    },
+    "expired": {
+        "en": "This answer is too old for Slack to share; ask again and share the new answer.",
+        "zh": "这条回答已过期，Slack 无法再分享；请重新提问后分享新的回答。",
+    },
+    "other": {
+        "en": "Slack did not take the post in {channel}; nothing was lost, press the button again.",
+        "zh": "Slack 没有接受在 {channel} 的消息；回答仍在，请再按一次按钮。",
+    },
 }
 
 
@@ -241,8 +274,9 @@ def share(client, respond, body: dict, channel: str, message: dict, where: str, 
     when that worked, else it stays (its button can be pressed again) and a plain explanation is added privately."""
     from bot.blocks import notice_message
 
-    posted = respond_message(respond, where, response_type="in_channel", replace_original=False,
-                             **thread_of(body), **message)
+    posted = respond_message(
+        respond, where, response_type="in_channel", replace_original=False, **thread_of(body), **message
+    )
     error = posted.error
     if not posted:
         response, error = post_message(client, where, channel=channel, **thread_of(body), **message)

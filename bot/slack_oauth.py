@@ -17,8 +17,15 @@ from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, R
 
 from bot.settings import Settings
 
-__all__ = ["INSTALL_PATH", "REDIRECT_PATH", "client_for_team", "forget_workspace", "installation_store",
-           "make_client", "oauth_settings"]
+__all__ = [
+    "INSTALL_PATH",
+    "REDIRECT_PATH",
+    "client_for_team",
+    "forget_workspace",
+    "installation_store",
+    "make_client",
+    "oauth_settings",
+]
 
 log = logging.getLogger("gpubot.slack")
 
@@ -92,10 +99,12 @@ class _Stores:
                     return False
 
         engine = state.engine()
-        self.installations = EncryptedInstallationStore(client_id=client_id, engine=engine,
-                                                        logger=logging.getLogger("gpubot.oauth"))
-        self.states = OnceOAuthStateStore(expiration_seconds=state_expiration_seconds, engine=engine,
-                                          logger=logging.getLogger("gpubot.oauth"))
+        self.installations = EncryptedInstallationStore(
+            client_id=client_id, engine=engine, logger=logging.getLogger("gpubot.oauth")
+        )
+        self.states = OnceOAuthStateStore(
+            expiration_seconds=state_expiration_seconds, engine=engine, logger=logging.getLogger("gpubot.oauth")
+        )
         for store in (self.installations, self.states):
             try:
                 store.create_tables()  # CREATE ... IF NOT EXISTS semantics (checkfirst)
@@ -138,8 +147,12 @@ def client_for_team(team_id: str, settings: Settings | None = None) -> WebClient
         token = settings.secret("slack_bot_token")
         if not token:
             raise RuntimeError("SLACK_BOT_TOKEN is not set: it is needed to post to Slack")
-    return WebClient(token=token, base_url=settings.slack_api_url, timeout=30,
-                     retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=3)])
+    return WebClient(
+        token=token,
+        base_url=settings.slack_api_url,
+        timeout=30,
+        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=3)],
+    )
 
 
 def oauth_settings(settings: Settings):
@@ -184,5 +197,10 @@ def forget_workspace(team_id: str | None, settings: Settings, *, enterprise_id: 
     from knowledge import alerts
 
     dropped = alerts.remove_team(team_id)
-    log.info("workspace %s removed: tokens deleted, %d settings, %d digest subscriptions and %d price alerts dropped",
-             team_id, removed, len(subs), dropped)
+    log.info(
+        "workspace %s removed: tokens deleted, %d settings, %d digest subscriptions and %d price alerts dropped",
+        team_id,
+        removed,
+        len(subs),
+        dropped,
+    )

@@ -31,55 +31,82 @@ PHRASES: dict[str, dict[str, str]] = {
     "origin.channel": {"en": "this channel", "zh": "本频道"},
     "origin.workspace": {"en": "workspace", "zh": "工作区"},
     "origin.default": {"en": "gpubot's default", "zh": "gpubot 默认"},
-    "set.channel": {"en": "Set {key} for {where}: *{value}*. Questions asked here use it unless they say otherwise.",
-                    "zh": "已为{where}设置{key}：*{value}*。此后在这里的提问都会使用它（提问中另有说明的除外）。"},
-    "set.workspace": {"en": "Set {key} for {where}: *{value}*. Every channel without its own {key} uses it.",
-                      "zh": "已为{where}设置{key}：*{value}*。所有未单独设置{key}的频道都会使用它。"},
+    "set.channel": {
+        "en": "Set {key} for {where}: *{value}*. Questions asked here use it unless they say otherwise.",
+        "zh": "已为{where}设置{key}：*{value}*。此后在这里的提问都会使用它（提问中另有说明的除外）。",
+    },
+    "set.workspace": {
+        "en": "Set {key} for {where}: *{value}*. Every channel without its own {key} uses it.",
+        "zh": "已为{where}设置{key}：*{value}*。所有未单独设置{key}的频道都会使用它。",
+    },
     "unset.done": {"en": "Removed {where}'s {key}. Now: {now}.", "zh": "已删除{where}的{key}设置。现在：{now}。"},
-    "unset.none": {"en": "{where} has no {key} of its own. Now: {now}.",
-                   "zh": "{where}没有单独设置{key}。现在：{now}。"},
+    "unset.none": {
+        "en": "{where} has no {key} of its own. Now: {now}.",
+        "zh": "{where}没有单独设置{key}。现在：{now}。",
+    },
     "unset.all": {"en": "Removed every setting of {where}.", "zh": "已删除{where}的全部设置。"},
     "unset.none_all": {"en": "{where} has no settings of its own.", "zh": "{where}没有单独的设置。"},
     "unknown_key": {"en": "Unknown setting `{value}`.", "zh": "未知的设置项 `{value}`。"},
     "invalid": {"en": "Not set: {error}.", "zh": "未设置：{error}。"},
     "did_you_mean": {"en": " Did you mean {candidates}?", "zh": "您是不是想输入 {candidates}？"},
-    "keys": {"en": "Settings: providers, regions, currency, language, pricing, budget.",
-             "zh": "可设置：providers、regions、currency、language、pricing、budget。"},
-    "usage.set": {"en": "Usage: `/gpu set [workspace] KEY VALUE`, e.g. `/gpu set providers aws,alibaba`, "
-                        "`/gpu set budget 2 USD/GPU-hour`.",
-                  "zh": "用法：`/gpu set [workspace] 设置项 值`，例如 `/gpu set providers aws,alibaba`、"
-                        "`/gpu set budget 2 USD/GPU-hour`。"},
-    "usage.unset": {"en": "Usage: `/gpu unset [workspace] KEY` or `/gpu unset all`.",
-                    "zh": "用法：`/gpu unset [workspace] 设置项` 或 `/gpu unset all`。"},
-    "usage.digest": {"en": "Usage: `/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
-                           "[quiet]`, `/gpu digest unsubscribe`, `/gpu digest now`, `/gpu digest list`.",
-                     "zh": "用法：`/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
-                           "[quiet]`、`/gpu digest unsubscribe`、`/gpu digest now`、`/gpu digest list`。"},
-    "digest.subscribed": {"en": "This channel gets the daily GPU price digest:",
-                          "zh": "本频道已订阅每日GPU价格摘要："},
-    "digest.invite": {"en": "I post it myself: invite me to this channel (`/invite @gpubot`) if I am not in it yet.",
-                      "zh": "摘要由我发送：如果我还不在本频道，请先邀请我（`/invite @gpubot`）。"},
+    "keys": {
+        "en": "Settings: providers, regions, currency, language, pricing, budget.",
+        "zh": "可设置：providers、regions、currency、language、pricing、budget。",
+    },
+    "usage.set": {
+        "en": "Usage: `/gpu set [workspace] KEY VALUE`, e.g. `/gpu set providers aws,alibaba`, "
+        "`/gpu set budget 2 USD/GPU-hour`.",
+        "zh": "用法：`/gpu set [workspace] 设置项 值`，例如 `/gpu set providers aws,alibaba`、"
+        "`/gpu set budget 2 USD/GPU-hour`。",
+    },
+    "usage.unset": {
+        "en": "Usage: `/gpu unset [workspace] KEY` or `/gpu unset all`.",
+        "zh": "用法：`/gpu unset [workspace] 设置项` 或 `/gpu unset all`。",
+    },
+    "usage.digest": {
+        "en": "Usage: `/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
+        "[quiet]`, `/gpu digest unsubscribe`, `/gpu digest now`, `/gpu digest list`.",
+        "zh": "用法：`/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
+        "[quiet]`、`/gpu digest unsubscribe`、`/gpu digest now`、`/gpu digest list`。",
+    },
+    "digest.subscribed": {"en": "This channel gets the daily GPU price digest:", "zh": "本频道已订阅每日GPU价格摘要："},
+    "digest.invite": {
+        "en": "I post it myself: invite me to this channel (`/invite @gpubot`) if I am not in it yet.",
+        "zh": "摘要由我发送：如果我还不在本频道，请先邀请我（`/invite @gpubot`）。",
+    },
     "digest.unsubscribed": {"en": "This channel no longer gets the daily digest.", "zh": "本频道已取消每日摘要。"},
     "digest.not_subscribed": {"en": "This channel was not subscribed to the digest.", "zh": "本频道没有订阅摘要。"},
     # announcements of a channel's changes, and the change record
     "announce.set": {"en": "{user} set {key} to {value}.", "zh": "{user} 将{key}设置为 {value}。"},
     "announce.unset": {"en": "{user} removed this channel's {key}.", "zh": "{user} 删除了本频道的{key}设置。"},
-    "announce.unset_all": {"en": "{user} removed every setting of this channel.",
-                           "zh": "{user} 删除了本频道的全部设置。"},
-    "announce.subscribe": {"en": "{user} subscribed this channel to the daily digest.",
-                           "zh": "{user} 为本频道订阅了每日摘要。"},
-    "announce.unsubscribe": {"en": "{user} unsubscribed this channel from the daily digest.",
-                             "zh": "{user} 取消了本频道的每日摘要。"},
+    "announce.unset_all": {
+        "en": "{user} removed every setting of this channel.",
+        "zh": "{user} 删除了本频道的全部设置。",
+    },
+    "announce.subscribe": {
+        "en": "{user} subscribed this channel to the daily digest.",
+        "zh": "{user} 为本频道订阅了每日摘要。",
+    },
+    "announce.unsubscribe": {
+        "en": "{user} unsubscribed this channel from the daily digest.",
+        "zh": "{user} 取消了本频道的每日摘要。",
+    },
     "changes.title": {"en": "Recent changes", "zh": "最近的更改"},
-    "changes.line": {"en": "{when} · {who} {key} ({where}): {old} → {new}",
-                     "zh": "{when} · {who} {key}（{where}）：{old} → {new}"},
+    "changes.line": {
+        "en": "{when} · {who} {key} ({where}): {old} → {new}",
+        "zh": "{when} · {who} {key}（{where}）：{old} → {new}",
+    },
     "changes.unset": {"en": "not set", "zh": "未设置"},
     "changes.digest": {"en": "digest", "zh": "摘要"},
     "changes.digest_on": {"en": "daily at {hour:02d}:00 {tz}", "zh": "每天 {hour:02d}:00 {tz}"},
 }
 USAGE_VALUES = {
-    "providers": "aws,alibaba", "regions": "us-east-1,cn-hangzhou", "currency": "CNY", "language": "zh",
-    "pricing": "spot", "budget": "2 USD/GPU-hour",
+    "providers": "aws,alibaba",
+    "regions": "us-east-1,cn-hangzhou",
+    "currency": "CNY",
+    "language": "zh",
+    "pricing": "spot",
+    "budget": "2 USD/GPU-hour",
 }
 
 
@@ -157,8 +184,10 @@ def record_change(team: str, channel: str, key: str, old: Any, new: Any, user: s
 
 def _announced(message: dict[str, Any], announcement: str) -> dict[str, Any]:
     """`message` opened by a public announcement line (already mrkdwn)."""
-    return {"text": announcement + "\n" + message["text"],
-            "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": announcement}}, *message["blocks"]]}
+    return {
+        "text": announcement + "\n" + message["text"],
+        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": announcement}}, *message["blocks"]],
+    }
 
 
 def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], str]:
@@ -171,8 +200,7 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
     where = _p("scope." + cmd.scope, lang)
     if cmd.kind == "show":
         chosen = store.get_settings(team, channel)
-        message = blocks.settings_message(lang, dict(chosen), chosen.origins, store.scope_settings(team, ""),
-                                          dm=ctx.dm)
+        message = blocks.settings_message(lang, dict(chosen), chosen.origins, store.scope_settings(team, ""), dm=ctx.dm)
         return with_change_record(message, team, channel, lang), "ephemeral"
     if cmd.kind == "digest":
         return digest_reply(cmd, ctx)
@@ -202,8 +230,9 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
         shown = store.format_value(key, value)
         message = notice(lang, f"set.{cmd.scope}", key=key_label(key, lang), where=where, value=shown)
         if announce:
-            line = _p("announce.set", lang, user=_who(ctx.user), key=key_label(key, lang),
-                      value=blocks.slack_escape(shown))
+            line = _p(
+                "announce.set", lang, user=_who(ctx.user), key=key_label(key, lang), value=blocks.slack_escape(shown)
+            )
             return _announced(message, line), "in_channel"
         return message, "ephemeral"
     if not cmd.key:  # unset
@@ -227,8 +256,13 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
         record_change(team, scope_channel, key, old, None, ctx.user, "slash")
     now = store.get_settings(team, channel)
     origin = _p("origin." + now.origin(key), lang)
-    message = notice(lang, "unset.done" if n else "unset.none", key=key_label(key, lang), where=where,
-                     now=f"{store.format_value(key, now.get(key))} ({origin})")
+    message = notice(
+        lang,
+        "unset.done" if n else "unset.none",
+        key=key_label(key, lang),
+        where=where,
+        now=f"{store.format_value(key, now.get(key))} ({origin})",
+    )
     if announce and n:
         line = _p("announce.unset", lang, user=_who(ctx.user), key=key_label(key, lang))
         return _announced(message, line), "in_channel"
@@ -238,8 +272,13 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
 def _digest_value(sub) -> dict | None:
     if sub is None:
         return None
-    return {"hour": sub.hour, "timezone": sub.timezone, "gpus": list(sub.gpus), "threshold_pct": sub.threshold_pct,
-            "quiet": sub.quiet}
+    return {
+        "hour": sub.hour,
+        "timezone": sub.timezone,
+        "gpus": list(sub.gpus),
+        "threshold_pct": sub.threshold_pct,
+        "quiet": sub.quiet,
+    }
 
 
 def digest_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], str]:
@@ -258,8 +297,7 @@ def digest_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], str
         record_change(team, channel, "digest", old, _digest_value(sub), ctx.user, "slash")
         line = blocks.digest_home_section(lang, [sub])
         summary = line[0]["text"]["text"] if line else ""
-        message = blocks.notice_message(_p("digest.subscribed", lang) + "\n" + summary,
-                                        hint=_p("digest.invite", lang))
+        message = blocks.notice_message(_p("digest.subscribed", lang) + "\n" + summary, hint=_p("digest.invite", lang))
         if announce:
             return _announced(message, _p("announce.subscribe", lang, user=_who(ctx.user))), "in_channel"
         return message, "ephemeral"
@@ -275,8 +313,7 @@ def digest_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], str
     subs = subscriptions.list_subscriptions(team)  # list
     section = blocks.digest_home_section(lang, subs)
     if not section:
-        return blocks.notice_message(blocks.phrase("home.no_digests", lang), hint=_p("usage.digest", lang)), \
-            "ephemeral"
+        return blocks.notice_message(blocks.phrase("home.no_digests", lang), hint=_p("usage.digest", lang)), "ephemeral"
     return {"text": blocks.phrase("home.digests", lang), "blocks": section}, "ephemeral"
 
 
@@ -300,12 +337,19 @@ def change_lines(team: str, channel: str, lang: str, limit: int = 5) -> list[str
     lines = []
     for change in settings_audit.recent(team, channel, limit=limit):
         key = _p("changes.digest", lang) if change.key == "digest" else key_label(change.key, lang)
-        lines.append("• " + _p(
-            "changes.line", lang, when=change.changed_at.strftime("%Y-%m-%d %H:%M UTC"),
-            who=_who(change.changed_by), key=f"*{blocks.slack_escape(key)}*",
-            where=_p("scope.workspace" if not change.channel else "scope.channel", lang),
-            old=blocks.slack_escape(_value_text(change.key, change.old, lang)),
-            new=blocks.slack_escape(_value_text(change.key, change.new, lang))))
+        lines.append(
+            "• "
+            + _p(
+                "changes.line",
+                lang,
+                when=change.changed_at.strftime("%Y-%m-%d %H:%M UTC"),
+                who=_who(change.changed_by),
+                key=f"*{blocks.slack_escape(key)}*",
+                where=_p("scope.workspace" if not change.channel else "scope.channel", lang),
+                old=blocks.slack_escape(_value_text(change.key, change.old, lang)),
+                new=blocks.slack_escape(_value_text(change.key, change.new, lang)),
+            )
+        )
     return lines
 
 

@@ -67,8 +67,13 @@ def apply_budget(rows: list, query: Query, usd_per_cny: float) -> tuple[list, st
     cap = cap_usd(budget, usd_per_cny) + 1e-9
     key = "price_per_gpu_hour_usd" if budget.per == "gpu_hour" else "price_per_hour_usd"
     kept = [r for r in rows if _get(r, key) <= cap]
-    note = t("brief.budget", query.language, cap=budget_label(budget, query.language), removed=len(rows) - len(kept),
-             total=len(rows))
+    note = t(
+        "brief.budget",
+        query.language,
+        cap=budget_label(budget, query.language),
+        removed=len(rows) - len(kept),
+        total=len(rows),
+    )
     return kept, note
 
 
@@ -106,12 +111,18 @@ def concerns(pitfall: Pitfall, offers: Sequence[Offer], query: Query) -> bool:
     gpus = _families([*query.gpus, *(o.gpu for o in offers)])
     providers = set(query.providers) | {o.provider for o in offers}
     pricings = {query.pricing} | {o.pricing for o in offers}
-    checks = ((_families(tags.get("gpus", ())), gpus), (set(tags.get("providers", ())), providers),
-              (set(tags.get("pricing", ())), pricings - {None}))
+    checks = (
+        (_families(tags.get("gpus", ())), gpus),
+        (set(tags.get("providers", ())), providers),
+        (set(tags.get("pricing", ())), pricings - {None}),
+    )
     if not any(tagged for tagged, _ in checks):
         return False  # an untagged pitfall is general advice: behind the button
-    named = {g for g in _families(tags.get("gpus", ())) if re.search(rf"(?<![A-Za-z0-9]){re.escape(g)}(?![A-Za-z0-9])",
-                                                                   pitfall.title.upper())}
+    named = {
+        g
+        for g in _families(tags.get("gpus", ()))
+        if re.search(rf"(?<![A-Za-z0-9]){re.escape(g)}(?![A-Za-z0-9])", pitfall.title.upper())
+    }
     if named and not named & gpus:
         return False  # its title is about other GPUs ("The A100 has no FP8" on an H100 answer)
     return all(not tagged or tagged & have for tagged, have in checks)

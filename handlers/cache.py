@@ -26,8 +26,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-CACHEABLE = frozenset({"cheapest", "price", "compare", "spec", "recommend", "tco", "pitfalls", "checklist", "help",
-                       "work"})
+CACHEABLE = frozenset(
+    {"cheapest", "price", "compare", "spec", "recommend", "tco", "pitfalls", "checklist", "help", "work"}
+)
 DEFAULT_SIZE = 512
 
 _lock = threading.Lock()

@@ -31,8 +31,13 @@ def handle(query: Query, kb: KB) -> Answer:
     if query.gpu_count:
         what = f"{query.gpu_count:g}x {what}"
     top = query.top_n or DEFAULT_TOP
-    filters = dict(gpus=refs, pricing=pricing, providers=query.providers, regions=query.regions,
-                   min_memory_gb=query.min_gpu_memory_gb)
+    filters = dict(
+        gpus=refs,
+        pricing=pricing,
+        providers=query.providers,
+        regions=query.regions,
+        min_memory_gb=query.min_gpu_memory_gb,
+    )
     rows = kb.offers(**filters, gpu_count=query.gpu_count)
     if not rows and query.gpu_count:
         rows = kb.offers(**filters)
@@ -94,8 +99,17 @@ def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
     price = f"{money(item.price_per_gpu_hour, item.currency)}{t('unit.per_gpu_hour', lang)}"
     hourly = f"{money(item.price_per_hour, item.currency)}{t('unit.per_hour', lang)}"
     usd = f", ≈ {money(item.price_per_gpu_hour_usd)}{t('unit.per_gpu_hour', lang)}" if item.currency != "USD" else ""
-    return t("verdict.offer", lang, provider=provider, instance=item.instance_type, where=where, price=price,
-             hourly=hourly, usd=usd, vgpu=" [vGPU]" if item.vgpu else "")
+    return t(
+        "verdict.offer",
+        lang,
+        provider=provider,
+        instance=item.instance_type,
+        where=where,
+        price=price,
+        hourly=hourly,
+        usd=usd,
+        vgpu=" [vGPU]" if item.vgpu else "",
+    )
 
 
 def _as_offer(item: dict | Offer) -> Offer:
@@ -128,12 +142,18 @@ def _with_articles(
         cheapest = best.get(item.provider)
         if cheapest:
             cheapest = offer(cheapest)
-            details.append(t(  # dated context: shown on request (--verbose, "Why")
-                "cheapest.article_context", lang, as_of=item.as_of, provider=_provider_name(kb, item.provider, lang),
-                status=STATUS_WORDS.get(item.status, {}).get(lang, item.status),
-                subject=item.instance_type, price=_per_gpu(item),
-                best=f"{_per_gpu(cheapest)} ({cheapest.instance_type}, {cheapest.region})",
-            ))
+            details.append(
+                t(  # dated context: shown on request (--verbose, "Why")
+                    "cheapest.article_context",
+                    lang,
+                    as_of=item.as_of,
+                    provider=_provider_name(kb, item.provider, lang),
+                    status=STATUS_WORDS.get(item.status, {}).get(lang, item.status),
+                    subject=item.instance_type,
+                    price=_per_gpu(item),
+                    best=f"{_per_gpu(cheapest)} ({cheapest.instance_type}, {cheapest.region})",
+                )
+            )
     return merged, context
 
 

@@ -18,7 +18,10 @@ PHRASES = {
         "({source}, {as_of}).",
         "zh": "{itype}在{region}的竞价中断率：每月{bucket}的实例被回收（{source}，{as_of}）。",
     },
-    "cost": {"en": "{provider} {item}: {value} ({status}; {source})", "zh": "{provider} {item}：{value}（{status}；{source}）"},
+    "cost": {
+        "en": "{provider} {item}: {value} ({status}; {source})",
+        "zh": "{provider} {item}：{value}（{status}；{source}）",
+    },
     "break_even": {
         "en": "1-year reservation of {itype} in {region} pays off above {pct:.0f}% utilisation "
         "({reserved}/h vs {on_demand}/h on demand).",
@@ -39,8 +42,15 @@ def handle(query: Query, kb: KB) -> Answer:
     best = plan.offers[0] if plan and plan.offers else None
     lines: list[str] = []
     providers = list(dict.fromkeys([*query.providers, *([best.provider] if best else [])]))
-    found = store.search(kb, " ".join(filter(None, [scan_text(query), query.topic])), gpus=query.gpus,
-                         providers=providers, pricing=query.pricing, topics=ALWAYS_TOPICS, limit=10)
+    found = store.search(
+        kb,
+        " ".join(filter(None, [scan_text(query), query.topic])),
+        gpus=query.gpus,
+        providers=providers,
+        pricing=query.pricing,
+        topics=ALWAYS_TOPICS,
+        limit=10,
+    )
     for scored in found:
         text = scored.row["checklist_zh" if lang == "zh" else "checklist_en"]
         lines.append(f"☐ {text} [{scored.row['id']}]")
@@ -50,8 +60,7 @@ def handle(query: Query, kb: KB) -> Answer:
         title=_p("title", lang, plan=f": {' '.join(filter(None, [_plan_text(query)]))}" if _plan_text(query) else ""),
         offers=[best] if best else [],
         lines=lines,
-        extra={"checklist": [to_model(s.row, lang).model_dump() | {"item": s.row[f"checklist_{lang}"]}
-                             for s in found]},
+        extra={"checklist": [to_model(s.row, lang).model_dump() | {"item": s.row[f"checklist_{lang}"]} for s in found]},
         notes=plan.notes if plan else [],
         sources=plan.sources if plan else [],
     )
@@ -75,19 +84,45 @@ def _figures(kb: KB, query: Query, best, providers: list[str], lang: str) -> lis
         risk = kb.spot_risk(best.instance_type, best.region)
         if risk:
             r = risk[0]
-            lines.append(_p("spot_risk", lang, itype=best.instance_type, region=best.region, bucket=r["bucket"],
-                            source=r["source"], as_of=r["as_of"]))
+            lines.append(
+                _p(
+                    "spot_risk",
+                    lang,
+                    itype=best.instance_type,
+                    region=best.region,
+                    bucket=r["bucket"],
+                    source=r["source"],
+                    as_of=r["as_of"],
+                )
+            )
     if best and best.provider == "aws":
         terms = {t["term"]: t["price_per_hour"] for t in kb.price_terms(best.instance_type, best.region)}
         reserved, on_demand = terms.get("yrTerm1Standard.noUpfront"), terms.get("ondemand")
         if reserved and on_demand:
-            lines.append(_p("break_even", lang, itype=best.instance_type, region=best.region,
-                            pct=100 * reserved / on_demand, reserved=money(reserved), on_demand=money(on_demand)))
+            lines.append(
+                _p(
+                    "break_even",
+                    lang,
+                    itype=best.instance_type,
+                    region=best.region,
+                    pct=100 * reserved / on_demand,
+                    reserved=money(reserved),
+                    on_demand=money(on_demand),
+                )
+            )
     for pid in providers:
         row = kb.providers.get(pid) or {}
         for cost in json.loads(row.get("costs") or "[]"):
             unit = {"per_gb": "/GB", "per_gb_month": "/GB-month", "per_hour": "/h"}[cost["unit"]]
-            lines.append(_p("cost", lang, provider=row.get("name_zh" if lang == "zh" else "name_en") or pid,
-                            item=cost["item"], value=f"{money(cost['value'], cost['currency'])}{unit}",
-                            status=cost["status"], source=cost["source"]))
+            lines.append(
+                _p(
+                    "cost",
+                    lang,
+                    provider=row.get("name_zh" if lang == "zh" else "name_en") or pid,
+                    item=cost["item"],
+                    value=f"{money(cost['value'], cost['currency'])}{unit}",
+                    status=cost["status"],
+                    source=cost["source"],
+                )
+            )
     return lines

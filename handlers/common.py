@@ -50,8 +50,9 @@ def sources(offers: Iterable[Offer]) -> list[Source]:
     """Distinct (source, as_of) pairs, in order of first appearance."""
     seen: dict[tuple[str, str], Source] = {}
     for item in offers:
-        seen.setdefault((item.source, item.as_of),
-                        Source(source=item.source, as_of=item.as_of, as_of_known=item.as_of_known))
+        seen.setdefault(
+            (item.source, item.as_of), Source(source=item.source, as_of=item.as_of, as_of_known=item.as_of_known)
+        )
     return list(seen.values())
 
 

@@ -31,9 +31,14 @@ def handle(query: Query, kb: KB) -> Answer:
     errata = match_errata(query, kb)
     facts = {**R.query_facts(query), "erratum_ids": [e["id"] for e in errata]}
     if len(subjects) < 2 and not errata:
-        return Answer(query=query, title=t("cmp.which", lang), notes=notes, suggestions=suggestions,
-                      lines=[t("cmp.try", lang, items=t("word.list", lang).join(f"`{x}`" for x in comparisons(query)))],
-                      rules=rule_hits(R.evaluate(facts, lang, groups=("spec",))))
+        return Answer(
+            query=query,
+            title=t("cmp.which", lang),
+            notes=notes,
+            suggestions=suggestions,
+            lines=[t("cmp.try", lang, items=t("word.list", lang).join(f"`{x}`" for x in comparisons(query)))],
+            rules=rule_hits(R.evaluate(facts, lang, groups=("spec",))),
+        )
     pricings = [query.pricing] if query.pricing else ["on_demand", "spot", "reserved_1y"]
     specs, lines, shown = [], [], []
     ratios, firsts, other_prices = [], [], []
@@ -54,11 +59,22 @@ def handle(query: Query, kb: KB) -> Answer:
                 missing = t("cmp.no_price", lang, name=name, pricing=pricing_label(pricing, lang))
                 (lines if pricing == pricings[0] else other_prices).append(missing)
                 continue
-            ppf = t("cmp.ppf", lang, value=money(best.price_per_gpu_hour_usd / (tflops / 1000)), precision=precision) \
-                if tflops else ""
-            line = t("cmp.price", lang, name=name, pricing=pricing_label(pricing, lang),
-                     price=money(best.price_per_gpu_hour_usd), provider=brief.provider_label(best.provider, lang),
-                     instance=best.instance_type, region=best.region, ppf=ppf)
+            ppf = (
+                t("cmp.ppf", lang, value=money(best.price_per_gpu_hour_usd / (tflops / 1000)), precision=precision)
+                if tflops
+                else ""
+            )
+            line = t(
+                "cmp.price",
+                lang,
+                name=name,
+                pricing=pricing_label(pricing, lang),
+                price=money(best.price_per_gpu_hour_usd),
+                provider=brief.provider_label(best.provider, lang),
+                instance=best.instance_type,
+                region=best.region,
+                ppf=ppf,
+            )
             (lines if pricing == pricings[0] else other_prices).append(line)  # other pricings: on request
             if pricing == pricings[0]:
                 shown.append(best)
@@ -83,14 +99,25 @@ def handle(query: Query, kb: KB) -> Answer:
         suggestions=suggestions,
         rules=rule_hits(fired),
         sources=sources(shown),
-        extra={"errata": errata_json(errata, lang),
-               **({"details": other_prices + errata_other} if other_prices or errata_other else {})},
+        extra={
+            "errata": errata_json(errata, lang),
+            **({"details": other_prices + errata_other} if other_prices or errata_other else {}),
+        },
     )
 
 
-PEERS = {"A100": ("H100", "L40S"), "H100": ("H200", "A100"), "H200": ("H100", "B200"), "B200": ("H200", "H100"),
-         "L4": ("T4", "A10G"), "T4": ("L4", "A10"), "A10": ("L4", "A10G"), "A10G": ("L4", "A10"),
-         "L40S": ("A100", "H100"), "V100": ("A100", "T4")}
+PEERS = {
+    "A100": ("H100", "L40S"),
+    "H100": ("H200", "A100"),
+    "H200": ("H100", "B200"),
+    "B200": ("H200", "H100"),
+    "L4": ("T4", "A10G"),
+    "T4": ("L4", "A10"),
+    "A10": ("L4", "A10G"),
+    "A10G": ("L4", "A10"),
+    "L40S": ("A100", "H100"),
+    "V100": ("A100", "T4"),
+}
 DEFAULT_COMPARISONS = {"training": ("A100", "H100"), "fine_tuning": ("A100", "H100"), "inference": ("L4", "T4")}
 
 
@@ -119,11 +146,27 @@ def winner_line(what: str, firsts: list[tuple[str, Offer | None, float]], pricin
         return None
     if len(priced) == 1:
         missing = ", ".join(n for n, b, _ in firsts if b is None)
-        return t("verdict.cmp_only", lang, what=what, pricing=pricing, name=priced[0][1],
-                 price=money(priced[0][0]), missing=missing)
+        return t(
+            "verdict.cmp_only",
+            lang,
+            what=what,
+            pricing=pricing,
+            name=priced[0][1],
+            price=money(priced[0][0]),
+            missing=missing,
+        )
     (p1, n1, _, f1), (p2, n2, _, f2) = priced[0], priced[1]
-    line = t("verdict.cmp", lang, what=what, pricing=pricing, winner=n1, price=money(p1), other=n2,
-             other_price=money(p2), pct=100 * (1 - p1 / p2) if p2 else 0.0)
+    line = t(
+        "verdict.cmp",
+        lang,
+        what=what,
+        pricing=pricing,
+        winner=n1,
+        price=money(p1),
+        other=n2,
+        other_price=money(p2),
+        pct=100 * (1 - p1 / p2) if p2 else 0.0,
+    )
     if f1 and f2 and p2 / f2 < p1 / f1:  # the dearer one does more per dollar at datasheet peak
         line += t("verdict.cmp_ppf", lang, name=n2, pct=100 * (1 - (p2 / f2) / (p1 / f1)))
     return line
@@ -141,8 +184,13 @@ def _subjects(query: Query, kb: KB) -> list[tuple[str, list[dict], dict]]:
         for provider in query.providers[:MAX_SUBJECTS]:
             for family in families:
                 ref = GpuRef.parse(family)
-                subjects.append((f"{brief.provider_label(provider, query.language)} {ref}", spec_rows_for(kb, ref),
-                                 {"gpus": [ref], "providers": [provider]}))
+                subjects.append(
+                    (
+                        f"{brief.provider_label(provider, query.language)} {ref}",
+                        spec_rows_for(kb, ref),
+                        {"gpus": [ref], "providers": [provider]},
+                    )
+                )
         return subjects
     for name in query.gpus[:MAX_SUBJECTS]:
         ref = GpuRef.parse(name)
@@ -164,9 +212,11 @@ def _main_spec(rows: list[dict], shown: Offer | None) -> dict | None:
         return None
     if shown is None:
         return rows[0]
-    return (next((r for r in rows if shown.gpu_model and r["model"] == shown.gpu_model), None)
-            or next((r for r in rows if shown.gpu_memory_gb and r["memory_gb"] == shown.gpu_memory_gb), None)
-            or rows[0])
+    return (
+        next((r for r in rows if shown.gpu_model and r["model"] == shown.gpu_model), None)
+        or next((r for r in rows if shown.gpu_memory_gb and r["memory_gb"] == shown.gpu_memory_gb), None)
+        or rows[0]
+    )
 
 
 def _throughput(spec: dict | None) -> tuple[float, str]:
@@ -179,15 +229,23 @@ def _throughput(spec: dict | None) -> tuple[float, str]:
 
 def _ratio_lines(pairs: list[tuple[str, dict | None]], lang: str) -> list[str]:
     """How the first subject compares with each other one, datasheet column by column."""
-    columns = (("memory_gb", "memory"), ("memory_bandwidth_gbps", "bandwidth"), ("fp32_tflops", "FP32"),
-               ("bf16_tflops_dense", "BF16 dense"), ("fp64_tflops", "FP64"))
+    columns = (
+        ("memory_gb", "memory"),
+        ("memory_bandwidth_gbps", "bandwidth"),
+        ("fp32_tflops", "FP32"),
+        ("bf16_tflops_dense", "BF16 dense"),
+        ("fp64_tflops", "FP64"),
+    )
     lines = []
     (first_name, first), rest = pairs[0] if pairs else ("", None), pairs[1:]
     for name, other in rest:
         if not first or not other:
             continue
-        items = [f"{t('cmp.col.' + label, lang)} {first[c] / other[c]:.2f}x" for c, label in columns
-                 if first.get(c) and other.get(c)]
+        items = [
+            f"{t('cmp.col.' + label, lang)} {first[c] / other[c]:.2f}x"
+            for c, label in columns
+            if first.get(c) and other.get(c)
+        ]
         if items:
             lines.append(t("cmp.ratio", lang, a=first_name, b=name, items=t("word.list", lang).join(items)))
     return lines

@@ -44,8 +44,9 @@ __all__ = [
 ]
 
 FIELDS = ("providers", "regions", "currency", "language", "pricing")
-FILTERED_INTENTS = frozenset({"cheapest", "price", "compare", "recommend", "tco", "checklist", "pitfalls", "digest",
-                              "history"})
+FILTERED_INTENTS = frozenset(
+    {"cheapest", "price", "compare", "recommend", "tco", "checklist", "pitfalls", "digest", "history"}
+)
 BUDGET_INTENTS = frozenset({"cheapest", "price", "compare"})  # answers whose offers a budget filters
 BUDGET_FETCH = 5000  # offers a budgeted "cheapest" asks for, so that the cut list is still full
 DEFAULT_TOP = 5
@@ -69,8 +70,10 @@ _NOTES = {
         "en": "{whose} regions ({values}) have no offers from {named}, so they do not apply to this question",
         "zh": "{named} 在{whose}设置的地域（{values}）没有报价，本次未按地域筛选",
     },
-    "budget": {"en": "filtered to {whose} budget: at most {values}",
-               "zh": "已按{whose}预算筛选：每GPU小时不超过 {values}"},
+    "budget": {
+        "en": "filtered to {whose} budget: at most {values}",
+        "zh": "已按{whose}预算筛选：每GPU小时不超过 {values}",
+    },
     "budget_hidden": {"en": " ({n} offers above it hidden)", "zh": "（隐藏 {n} 条超出预算的报价）"},
 }
 
@@ -115,8 +118,15 @@ def apply_defaults(
     if providers:
         if query.providers:
             if not set(query.providers) <= set(providers):  # a provider outside the channel's: say it
-                notes.append(_note("providers_named", lang, _origin(settings, "providers"),
-                                   named=", ".join(query.providers), values=", ".join(providers)))
+                notes.append(
+                    _note(
+                        "providers_named",
+                        lang,
+                        _origin(settings, "providers"),
+                        named=", ".join(query.providers),
+                        values=", ".join(providers),
+                    )
+                )
         elif not query.instance_types:
             update["providers"] = providers
             notes.append(_note("providers", lang, _origin(settings, "providers"), values=", ".join(providers)))
@@ -132,8 +142,15 @@ def apply_defaults(
             update["regions"] = usable
             notes.append(_note("regions", lang, _origin(settings, "regions"), values=", ".join(usable)))
         else:
-            notes.append(_note("regions_named", lang, _origin(settings, "regions"), named=", ".join(named),
-                               values=", ".join(regions)))
+            notes.append(
+                _note(
+                    "regions_named",
+                    lang,
+                    _origin(settings, "regions"),
+                    named=", ".join(named),
+                    values=", ".join(regions),
+                )
+            )
 
     pricing = settings.get("pricing")
     if pricing and query.pricing is None:
@@ -180,8 +197,9 @@ def widen_for_budget(query: Query, settings: Mapping[str, Any]) -> Query:
         return query
     update: dict[str, Any] = {"top_n": BUDGET_FETCH} if query.intent == "cheapest" else {}
     if query.budget is None and query.intent in BUDGET_INTENTS:
-        update["budget"] = Budget(amount=float(budget["amount"]), currency=budget["currency"], per="gpu_hour",
-                                  text=budget_text(budget))
+        update["budget"] = Budget(
+            amount=float(budget["amount"]), currency=budget["currency"], per="gpu_hour", text=budget_text(budget)
+        )
     return query.model_copy(update=update) if update else query
 
 

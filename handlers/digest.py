@@ -38,16 +38,20 @@ PHRASES: dict[str, dict[str, str]] = {
     "offers_in": {"en": " ({n} offers)", "zh": "（{n} 个报价）"},
     "added": {"en": "{n} new {offers}", "zh": "新增 {n} 个报价"},
     "removed": {"en": "{n} withdrawn", "zh": "下架 {n} 个"},
-    "more_groups": {"en": "… and {n} more groups (full list: `gpubot digest --json`)",
-                    "zh": "……另有 {n} 组（完整列表：`gpubot digest --json`）"},
+    "more_groups": {
+        "en": "… and {n} more groups (full list: `gpubot digest --json`)",
+        "zh": "……另有 {n} 组（完整列表：`gpubot digest --json`）",
+    },
     "moves": {"en": "Biggest moves:", "zh": "变化最大的报价："},
-    "move": {"en": "{provider} {instance} · {region} · {pricing}: {old} → {new}/h ({pct})",
-             "zh": "{provider} {instance} · {region} · {pricing}：{old} → {new}/小时（{pct}）"},
+    "move": {
+        "en": "{provider} {instance} · {region} · {pricing}: {old} → {new}/h ({pct})",
+        "zh": "{provider} {instance} · {region} · {pricing}：{old} → {new}/小时（{pct}）",
+    },
     "threshold": {
         "en": "Counted: moves of at least {t:g}% per instance type, region and pricing model; {small} smaller moves "
-              "left out. Spot prices are the region's lowest over its zones.",
+        "left out. Spot prices are the region's lowest over its zones.",
         "zh": "统计口径：每个实例规格、地域和计费方式的价格变动至少 {t:g}%；另有 {small} 个较小变动未列出。"
-              "竞价价格取地域内各可用区的最低价。",
+        "竞价价格取地域内各可用区的最低价。",
     },
     "filtered": {"en": "Only: {what}.", "zh": "仅限：{what}。"},
     "no_changes_line": {"en": "No GPU price changes since {since}.", "zh": "自 {since} 以来 GPU 价格没有变化。"},
@@ -92,16 +96,30 @@ def _group_line(key: tuple[str, str, str], items: dict[str, list[Change]], lang:
         if moved:
             regions = len({c.region for c in moved})
             offers = phrase("offers_in", lang, n=len(moved)) if len(moved) > regions else ""
-            parts.append(phrase(word, lang, n=regions, regions=_plural(regions, "region", lang), offers=offers,
-                                pct=_pct(statistics.median(c.change_pct or 0.0 for c in moved))))
+            parts.append(
+                phrase(
+                    word,
+                    lang,
+                    n=regions,
+                    regions=_plural(regions, "region", lang),
+                    offers=offers,
+                    pct=_pct(statistics.median(c.change_pct or 0.0 for c in moved)),
+                )
+            )
     if items["added"]:
         n = len(items["added"])
         parts.append(phrase("added", lang, n=n, offers=_plural(n, "offer", lang)))
     if items["removed"]:
         parts.append(phrase("removed", lang, n=len(items["removed"])))
     separator = "，" if lang == "zh" else ", "
-    return phrase("group", lang, gpu=gpu, pricing=_pricing(pricing, lang), provider=_provider(provider, lang),
-                  parts=separator.join(parts))
+    return phrase(
+        "group",
+        lang,
+        gpu=gpu,
+        pricing=_pricing(pricing, lang),
+        provider=_provider(provider, lang),
+        parts=separator.join(parts),
+    )
 
 
 def _move_line(change: Change, lang: str) -> str:
@@ -109,9 +127,17 @@ def _move_line(change: Change, lang: str) -> str:
         old, new = money(change.old_native, change.currency), money(change.new_native, change.currency)
     else:
         old, new = money(change.old or 0.0), money(change.new or 0.0)
-    return phrase("move", lang, provider=_provider(change.provider, lang), instance=change.instance_type,
-                  region=change.region, pricing=_pricing(change.pricing, lang), old=old, new=new,
-                  pct=_pct(change.change_pct or 0.0))
+    return phrase(
+        "move",
+        lang,
+        provider=_provider(change.provider, lang),
+        instance=change.instance_type,
+        region=change.region,
+        pricing=_pricing(change.pricing, lang),
+        old=old,
+        new=new,
+        pct=_pct(change.change_pct or 0.0),
+    )
 
 
 def matches_gpus(gpus: Iterable[str]):
@@ -131,8 +157,14 @@ def matches_gpus(gpus: Iterable[str]):
     return keep
 
 
-def summarize(digest: Digest, query: Query | None = None, *, lang: str | None = None, top: int = MAX_MOVES,
-              no_changes_one_line: bool = False) -> Answer:
+def summarize(
+    digest: Digest,
+    query: Query | None = None,
+    *,
+    lang: str | None = None,
+    top: int = MAX_MOVES,
+    no_changes_one_line: bool = False,
+) -> Answer:
     """The digest as an `Answer`: per-family summary lines, then the biggest moves, in the query's language."""
     query = query or Query(intent="digest", language=lang or "en")
     lang = lang or query.language
@@ -145,17 +177,18 @@ def summarize(digest: Digest, query: Query | None = None, *, lang: str | None = 
     if digest.gpus:
         notes.append(phrase("filtered", lang, what=", ".join(digest.gpus)))
     small = sum(p.changes.below_threshold for p in digest.providers)
-    sources = [Source(source=p.new.source, as_of=p.new.taken_at.date().isoformat())
-               for p in digest.providers if p.changes]
+    sources = [
+        Source(source=p.new.source, as_of=p.new.taken_at.date().isoformat()) for p in digest.providers if p.changes
+    ]
     if not digest:
         title = phrase("no_changes_line" if no_changes_one_line else "title.none", lang, since=since)
         if not no_changes_one_line:
             notes.append(phrase("threshold", lang, t=digest.threshold_pct, small=small))
-        return Answer(query=query, title=title, notes=notes,
-                      extra={"digest": {"changes": 0, "added": 0, "removed": 0}})
+        return Answer(query=query, title=title, notes=notes, extra={"digest": {"changes": 0, "added": 0, "removed": 0}})
 
     groups: dict[tuple[str, str, str], dict[str, list[Change]]] = defaultdict(
-        lambda: {"changed": [], "added": [], "removed": []})
+        lambda: {"changed": [], "added": [], "removed": []}
+    )
     for kind, changes in (("changed", digest.changed), ("added", digest.added), ("removed", digest.removed)):
         for change in changes:
             groups[(change.gpu, change.provider, change.pricing)][kind].append(change)
@@ -175,10 +208,17 @@ def summarize(digest: Digest, query: Query | None = None, *, lang: str | None = 
         lines=lines,
         notes=notes,
         sources=sources,
-        extra={"digest": {"changes": len(digest.changed), "added": len(digest.added),
-                          "removed": len(digest.removed),
-                          "groups": [{"gpu": k[0], "provider": k[1], "pricing": k[2],
-                                      **{kind: len(v) for kind, v in items.items()}} for k, items in ordered]}},
+        extra={
+            "digest": {
+                "changes": len(digest.changed),
+                "added": len(digest.added),
+                "removed": len(digest.removed),
+                "groups": [
+                    {"gpu": k[0], "provider": k[1], "pricing": k[2], **{kind: len(v) for kind, v in items.items()}}
+                    for k, items in ordered
+                ],
+            }
+        },
     )
 
 

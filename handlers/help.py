@@ -13,10 +13,22 @@ EXAMPLES_ZH = {
 
 
 OFF_TOPIC_EXAMPLES = {
-    "en": ["cheapest A100 spot", "price of p4d.24xlarge", "A100 vs H100", "tco 8x H100 for 3 days",
-           "spot or on-demand for a 3 day training job", "GPU for fine-tuning a 70B model"],
-    "zh": ["最便宜的A100竞价实例", "p4d.24xlarge 多少钱", "A100和H100对比", "8卡H100跑3天的成本",
-           "训练任务跑3天用竞价还是按需", "微调70B模型用什么GPU"],
+    "en": [
+        "cheapest A100 spot",
+        "price of p4d.24xlarge",
+        "A100 vs H100",
+        "tco 8x H100 for 3 days",
+        "spot or on-demand for a 3 day training job",
+        "GPU for fine-tuning a 70B model",
+    ],
+    "zh": [
+        "最便宜的A100竞价实例",
+        "p4d.24xlarge 多少钱",
+        "A100和H100对比",
+        "8卡H100跑3天的成本",
+        "训练任务跑3天用竞价还是按需",
+        "微调70B模型用什么GPU",
+    ],
 }
 
 

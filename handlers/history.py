@@ -23,53 +23,81 @@ PROVIDER_NAMES = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "alibaba": "Alib
 PROVIDER_NAMES_ZH = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "alibaba": "阿里云", "tencent": "腾讯云"}
 
 PHRASES: dict[str, dict[str, str]] = {
-    "moved": {"en": "{gpu} {pricing} on {provider}: {old} -> {new} per GPU-hour, {pct} since {since}",
-              "zh": "{provider} 上 {gpu} {pricing}：每 GPU 小时 {old} -> {new}，自 {since} 以来 {pct}"},
-    "one": {"en": "{gpu} {pricing} on {provider}: {new} per GPU-hour ({instance}, {region}); only one snapshot "
-                  "so far ({since})",
-            "zh": "{provider} 上 {gpu} {pricing}：每 GPU 小时 {new}（{instance}，{region}）；"
-                  "目前只有一个快照（{since}）"},
-    "same": {"en": "{gpu} {pricing} on {provider}: {new} per GPU-hour, unchanged since {since}",
-             "zh": "{provider} 上 {gpu} {pricing}：每 GPU 小时 {new}，自 {since} 以来未变"},
+    "moved": {
+        "en": "{gpu} {pricing} on {provider}: {old} -> {new} per GPU-hour, {pct} since {since}",
+        "zh": "{provider} 上 {gpu} {pricing}：每 GPU 小时 {old} -> {new}，自 {since} 以来 {pct}",
+    },
+    "one": {
+        "en": "{gpu} {pricing} on {provider}: {new} per GPU-hour ({instance}, {region}); only one snapshot "
+        "so far ({since})",
+        "zh": "{provider} 上 {gpu} {pricing}：每 GPU 小时 {new}（{instance}，{region}）；目前只有一个快照（{since}）",
+    },
+    "same": {
+        "en": "{gpu} {pricing} on {provider}: {new} per GPU-hour, unchanged since {since}",
+        "zh": "{provider} 上 {gpu} {pricing}：每 GPU 小时 {new}，自 {since} 以来未变",
+    },
     "usd": {"en": " (≈ {old} -> {new})", "zh": "（≈ {old} -> {new}）"},
-    "detail": {"en": "  {n} snapshots; now cheapest: {instance} in {region}; median {median} over {offers} offers",
-               "zh": "  共 {n} 个快照；当前最便宜：{instance}（{region}）；{offers} 个报价的中位数 {median}"},
+    "detail": {
+        "en": "  {n} snapshots; now cheapest: {instance} in {region}; median {median} over {offers} offers",
+        "zh": "  共 {n} 个快照；当前最便宜：{instance}（{region}）；{offers} 个报价的中位数 {median}",
+    },
     "detail.one": {"en": "  median {median} over {offers} offers", "zh": "  {offers} 个报价的中位数 {median}"},
-    "title": {"en": "{gpu} price history: lowest price per GPU-hour per snapshot",
-              "zh": "{gpu} 价格走势：每个快照中每 GPU 小时的最低价"},
-    "title.one": {"en": "{gpu}: only one price snapshot so far ({since}); the current spread is shown",
-                  "zh": "{gpu}：目前只有一个价格快照（{since}），显示当前各地域的价格分布"},
-    "which_gpu": {"en": "Which GPU? For example: “A100 spot price history on aws”.",
-                  "zh": "哪款 GPU？例如：“A100 竞价 价格走势 aws”。"},
-    "no_history": {"en": "No price history yet: `gpubot prices refresh` records the first snapshot.",
-                   "zh": "还没有价格历史：运行 `gpubot prices refresh` 记录第一个快照。"},
+    "title": {
+        "en": "{gpu} price history: lowest price per GPU-hour per snapshot",
+        "zh": "{gpu} 价格走势：每个快照中每 GPU 小时的最低价",
+    },
+    "title.one": {
+        "en": "{gpu}: only one price snapshot so far ({since}); the current spread is shown",
+        "zh": "{gpu}：目前只有一个价格快照（{since}），显示当前各地域的价格分布",
+    },
+    "which_gpu": {
+        "en": "Which GPU? For example: “A100 spot price history on aws”.",
+        "zh": "哪款 GPU？例如：“A100 竞价 价格走势 aws”。",
+    },
+    "no_history": {
+        "en": "No price history yet: `gpubot prices refresh` records the first snapshot.",
+        "zh": "还没有价格历史：运行 `gpubot prices refresh` 记录第一个快照。",
+    },
     "unknown_gpu": {"en": "No price history for a GPU called “{gpu}”.", "zh": "没有名为“{gpu}”的 GPU 的价格历史。"},
     "no_data": {"en": "No price history for {what}.", "zh": "没有 {what} 的价格历史。"},
     "available": {"en": "Recorded for {gpu}: {where}.", "zh": "{gpu} 有记录的：{where}。"},
     "families": {"en": "GPUs with price history: {names}.", "zh": "有价格历史的 GPU：{names}。"},
     "did_you_mean": {"en": "Did you mean {names}?", "zh": "您是不是指 {names}？"},
-    "providers": {"en": "No snapshots for {missing}; providers with price history: {names}.",
-                  "zh": "{missing} 没有快照；有价格历史的云厂商：{names}。"},
+    "providers": {
+        "en": "No snapshots for {missing}; providers with price history: {names}.",
+        "zh": "{missing} 没有快照；有价格历史的云厂商：{names}。",
+    },
     "one_snapshot": {
         "en": "Only one snapshot so far: the next `gpubot prices refresh` adds a point; the chart shows the "
-              "spread across regions instead.",
-        "zh": "目前只有一个快照：下次 `gpubot prices refresh` 后才会有走势；图表改为显示各地域的价格分布。"},
-    "how": {"en": "Each point: the lowest price per GPU-hour over that snapshot's offers of {gpu}{variants}.",
-            "zh": "每个点：该快照中 {gpu}{variants} 所有报价里每 GPU 小时的最低价。"},
+        "spread across regions instead.",
+        "zh": "目前只有一个快照：下次 `gpubot prices refresh` 后才会有走势；图表改为显示各地域的价格分布。",
+    },
+    "how": {
+        "en": "Each point: the lowest price per GPU-hour over that snapshot's offers of {gpu}{variants}.",
+        "zh": "每个点：该快照中 {gpu}{variants} 所有报价里每 GPU 小时的最低价。",
+    },
     "variants": {"en": " ({names})", "zh": "（{names}）"},
     "zones": {"en": "A region's spot price is the lowest over its zones.", "zh": "竞价价格取地域内各可用区的最低价。"},
-    "gpu_only": {"en": "{n} GPU-only figures (host VM price unknown) left out.",
-                 "zh": "已排除 {n} 个仅含 GPU 的价格（不含主机价格）。"},
-    "currency": {"en": "{provider} prices are in {currency}, converted to USD at the catalog's fixed rate.",
-                 "zh": "{provider} 的价格以 {currency} 计，按目录的固定汇率换算为美元。"},
+    "gpu_only": {
+        "en": "{n} GPU-only figures (host VM price unknown) left out.",
+        "zh": "已排除 {n} 个仅含 GPU 的价格（不含主机价格）。",
+    },
+    "currency": {
+        "en": "{provider} prices are in {currency}, converted to USD at the catalog's fixed rate.",
+        "zh": "{provider} 的价格以 {currency} 计，按目录的固定汇率换算为美元。",
+    },
     "since": {"en": "Snapshots since {since}.", "zh": "自 {since} 起的快照。"},
-    "then": {"en": "; then {new} from another source ({n} snapshots since {since})",
-             "zh": "；之后另一来源为 {new}（自 {since} 起 {n} 个快照）"},
-    "source_changed": {"en": "{gpu} {pricing} on {provider}: the source changes on {when} (bundled weekly history "
-                             "to {before}, recorded snapshots from then); the two are not spliced, compare within "
-                             "one source.",
-                       "zh": "{provider} 上 {gpu} {pricing}：数据来源在 {when} 更换（{before} 前为内置的每周历史，"
-                             "之后为记录的快照）；两者未拼接，请在同一来源内比较。"},
+    "then": {
+        "en": "; then {new} from another source ({n} snapshots since {since})",
+        "zh": "；之后另一来源为 {new}（自 {since} 起 {n} 个快照）",
+    },
+    "source_changed": {
+        "en": "{gpu} {pricing} on {provider}: the source changes on {when} (bundled weekly history "
+        "to {before}, recorded snapshots from then); the two are not spliced, compare within "
+        "one source.",
+        "zh": "{provider} 上 {gpu} {pricing}：数据来源在 {when} 更换（{before} 前为内置的每周历史，"
+        "之后为记录的快照）；两者未拼接，请在同一来源内比较。",
+    },
 }
 
 
@@ -101,25 +129,44 @@ def _groups(points: Sequence) -> dict[tuple[str, str, str], list]:
 def _line(key: tuple[str, str, str], items: list, lang: str) -> str:
     cut = [n for n, p in enumerate(items) if n and getattr(p, "source_changed", False)]
     if cut:  # never one move across two sources: the earlier source's move, then the newer source's figure
-        earlier = items[(cut[-2] if len(cut) > 1 else 0):cut[-1]]
-        return _line(key, earlier, lang) + phrase("then", lang, new=money(items[-1].min_price_per_gpu_hour),
-                                                 since=_date(items[cut[-1]]), n=len(items) - cut[-1])
+        earlier = items[(cut[-2] if len(cut) > 1 else 0) : cut[-1]]
+        return _line(key, earlier, lang) + phrase(
+            "then",
+            lang,
+            new=money(items[-1].min_price_per_gpu_hour),
+            since=_date(items[cut[-1]]),
+            n=len(items) - cut[-1],
+        )
     gpu, provider, pricing = key
     first, last = items[0], items[-1]
     names = dict(gpu=gpu, pricing=pricing_label(pricing, lang), provider=_provider(provider, lang))
     native = last.currency != "USD" and first.min_price_native and last.min_price_native
     if len(items) == 1:
         new = money(last.min_price_native, last.currency) if native else money(last.min_price_per_gpu_hour)
-        return phrase("one", lang, **names, new=new, instance=last.cheapest_instance_type,
-                      region=last.cheapest_region, since=_date(last))
+        return phrase(
+            "one",
+            lang,
+            **names,
+            new=new,
+            instance=last.cheapest_instance_type,
+            region=last.cheapest_region,
+            since=_date(last),
+        )
     if native:
         old, new = money(first.min_price_native, first.currency), money(last.min_price_native, last.currency)
     else:
         old, new = money(first.min_price_per_gpu_hour), money(last.min_price_per_gpu_hour)
     if first.min_price_per_gpu_hour == last.min_price_per_gpu_hour:
         return phrase("same", lang, **names, new=new, since=_date(first))
-    text = phrase("moved", lang, **names, old=old, new=new, since=_date(first),
-                  pct=_pct(first.min_price_per_gpu_hour, last.min_price_per_gpu_hour))
+    text = phrase(
+        "moved",
+        lang,
+        **names,
+        old=old,
+        new=new,
+        since=_date(first),
+        pct=_pct(first.min_price_per_gpu_hour, last.min_price_per_gpu_hour),
+    )
     if native:
         text += phrase("usd", lang, old=money(first.min_price_per_gpu_hour), new=money(last.min_price_per_gpu_hour))
     return text
@@ -148,16 +195,17 @@ def headline(points: Sequence, lang: str = "en", limit: int = 280) -> str:
             same = "（未变）" if lang == "zh" else " (unchanged)"
             parts.append(f"{label} {money(last.min_price_per_gpu_hour)}{same}")
         else:
-            parts.append(f"{label} {money(first.min_price_per_gpu_hour)} -> {money(last.min_price_per_gpu_hour)} "
-                         f"({_pct(first.min_price_per_gpu_hour, last.min_price_per_gpu_hour)})")
+            parts.append(
+                f"{label} {money(first.min_price_per_gpu_hour)} -> {money(last.min_price_per_gpu_hour)} "
+                f"({_pct(first.min_price_per_gpu_hour, last.min_price_per_gpu_hour)})"
+            )
     since = min(_date(p) for p in points)
     prefix = f"自 {since} 起每 GPU 小时最低价：" if lang == "zh" else f"Lowest per GPU-hour since {since}: "
     text = prefix + "; ".join(parts)
     return text if len(text) <= limit else text[: limit - 1].rsplit(";", 1)[0] + " …"
 
 
-def summarize(query: Query, points: Sequence, *, since: str | None = None,
-              families: Iterable[str] = ()) -> Answer:
+def summarize(query: Query, points: Sequence, *, since: str | None = None, families: Iterable[str] = ()) -> Answer:
     """The history as an `Answer` (pure). `families`: GPUs that have history, offered when nothing matched."""
     lang = query.language
     notes, suggestions = name_notes(query)
@@ -178,13 +226,25 @@ def summarize(query: Query, points: Sequence, *, since: str | None = None,
         if len(groups) > 1:
             lines.append(f"• {_line(key, items, lang)}")
         last = items[-1]
-        median = (money(last.median_price_native, last.currency) if last.currency != "USD"
-                  and last.median_price_native else money(last.median_price_per_gpu_hour))
+        median = (
+            money(last.median_price_native, last.currency)
+            if last.currency != "USD" and last.median_price_native
+            else money(last.median_price_per_gpu_hour)
+        )
         if len(items) == 1:
             lines.append(phrase("detail.one", lang, median=median, offers=last.offers))
         else:
-            lines.append(phrase("detail", lang, n=len(items), instance=last.cheapest_instance_type,
-                                region=last.cheapest_region, median=median, offers=last.offers))
+            lines.append(
+                phrase(
+                    "detail",
+                    lang,
+                    n=len(items),
+                    instance=last.cheapest_instance_type,
+                    region=last.cheapest_region,
+                    median=median,
+                    offers=last.offers,
+                )
+            )
     for gpu in gpus:
         variants = sorted({a for p in points if p.gpu == gpu for a in p.accelerators})
         shown = phrase("variants", lang, names=", ".join(variants)) if variants != [gpu] else ""
@@ -212,21 +272,37 @@ def summarize(query: Query, points: Sequence, *, since: str | None = None,
         count = len({p.taken_at for p in items})
         sources[(items[-1].series, "")] = Source(
             source=f"{items[-1].source.split(' (')[0]}: Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml, "
-                   f"{count} snapshots {_date(items[0])} to {_date(items[-1])} (Apache-2.0)",
-            as_of=_date(items[-1]))
+            f"{count} snapshots {_date(items[0])} to {_date(items[-1])} (Apache-2.0)",
+            as_of=_date(items[-1]),
+        )
     for key, items in _groups(points).items():
         for before, p in zip(items, items[1:], strict=False):
             if getattr(p, "source_changed", False):
-                notes.append(phrase("source_changed", lang, provider=_provider(key[1], lang), when=_date(p),
-                                    before=_date(before), gpu=key[0], pricing=pricing_label(key[2], lang)))
+                notes.append(
+                    phrase(
+                        "source_changed",
+                        lang,
+                        provider=_provider(key[1], lang),
+                        when=_date(p),
+                        before=_date(before),
+                        gpu=key[0],
+                        pricing=pricing_label(key[2], lang),
+                    )
+                )
     return Answer(
-        query=query, title=title, lines=lines, notes=notes, suggestions=suggestions, sources=list(sources.values()),
+        query=query,
+        title=title,
+        lines=lines,
+        notes=notes,
+        suggestions=suggestions,
+        sources=list(sources.values()),
         extra={"history": [p.as_json() for p in points], "headline": headline(points, lang)},
     )
 
 
-def _no_data(query: Query, notes: list[str], suggestions: list[str], families: Iterable[str],
-             since: str | None) -> Answer:
+def _no_data(
+    query: Query, notes: list[str], suggestions: list[str], families: Iterable[str], since: str | None
+) -> Answer:
     lang = query.language
     families = list(families)
     if not query.gpus:
@@ -246,12 +322,18 @@ def _no_data(query: Query, notes: list[str], suggestions: list[str], families: I
         shown = sorted(families[:20], key=families.index)
         notes.append(phrase("families", lang, names=", ".join(shown) + (" …" if len(families) > 20 else "")))
         suggestions += [f for f in families if f not in suggestions and f not in query.gpus]
-    return Answer(query=query, title=title, notes=notes, suggestions=suggestions[:MAX_SUGGESTIONS],
-                  extra={"history": [], "headline": title})
+    return Answer(
+        query=query,
+        title=title,
+        notes=notes,
+        suggestions=suggestions[:MAX_SUGGESTIONS],
+        extra={"history": [], "headline": title},
+    )
 
 
-def history_points(query: Query, kb: Any = None, *, since: str | None = None,
-                   record_baselines: bool = True) -> tuple[list, list[str], list[str]]:
+def history_points(
+    query: Query, kb: Any = None, *, since: str | None = None, record_baselines: bool = True
+) -> tuple[list, list[str], list[str]]:
     """(points, notes, families) for a query: every GPU it names, its providers, regions and pricing model.
 
     With `record_baselines`, providers without history first get their bundled catalog as the starting point
@@ -272,8 +354,14 @@ def history_points(query: Query, kb: Any = None, *, since: str | None = None,
     close: list[str] = []
     for gpu in query.gpus:
         try:
-            points += series(gpu, provider=query.providers or None, region=query.regions or None,
-                             pricing=query.pricing, since=since, kb=kb)
+            points += series(
+                gpu,
+                provider=query.providers or None,
+                region=query.regions or None,
+                pricing=query.pricing,
+                since=since,
+                kb=kb,
+            )
         except UnknownGpu as exc:
             if len(query.gpus) > 1:
                 notes.append(phrase("unknown_gpu", query.language, gpu=gpu))

@@ -46,7 +46,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{provider} publishes no {pricing} term for {what}{where}; available: {available}.",
         "zh": "{provider}没有为{what}{where}提供{pricing}价格；可用的有：{available}。",
     },
-    "price.other_terms": {"en": "Other terms ({region}, {as_of}): {terms}", "zh": "其他条款（{region}，{as_of}）：{terms}"},
+    "price.other_terms": {
+        "en": "Other terms ({region}, {as_of}): {terms}",
+        "zh": "其他条款（{region}，{as_of}）：{terms}",
+    },
     "price.which": {
         "en": "Which instance type or GPU? For example: `price of p4d.24xlarge`, `g5.xlarge 一小时多少钱`.",
         "zh": "请指明实例规格或GPU，例如：`p4d.24xlarge 多少钱`、`A100 价格`。",
@@ -90,8 +93,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{provider} {instance}，{where}，{price}（{hourly}{usd}）{vgpu}",
     },
     "zone.local": {"en": "{zone} {label} of {region}", "zh": "{region}下的{zone} {label}"},
-    "zone": {"en": "{region} ({zone})", "zh": "{region}（{zone}）"
-    },
+    "zone": {"en": "{region} ({zone})", "zh": "{region}（{zone}）"},
     "unit.per_gpu_hour": {"en": "/GPU-h", "zh": "/GPU·小时"},
     "unit.per_hour": {"en": "/h", "zh": "/小时"},
     "unit.hours": {"en": "{hours:g} h", "zh": "{hours:g}小时"},
@@ -105,7 +107,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "brief.caveat": {"en": "Caveat", "zh": "注意"},
     "brief.pages": {"en": "Pricing pages", "zh": "官方价格页"},
     "brief.hidden": {
-        "en": "(+{n} notes: --verbose, or \"Why\" in Slack)",
+        "en": '(+{n} notes: --verbose, or "Why" in Slack)',
         "zh": "（另有{n}条说明：加 --verbose，或在Slack中点“原因”）",
     },
     "tco.block": {
@@ -117,7 +119,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "severity.low": {"en": "low", "zh": "低"},
     "colon": {"en": ": ", "zh": "："},
     "verdict.cmp": {
-        "en": "{what} ({pricing}): {winner} is cheaper, {price}/GPU-h vs {other_price}/GPU-h for {other} ({pct:.0f}% less)",
+        "en": "{what} ({pricing}): {winner} is cheaper, {price}/GPU-h vs {other_price}/GPU-h for {other} ({pct:.0f}% less)",  # noqa: E501
         "zh": "{what}（{pricing}）：{winner}更便宜，{price}/GPU·小时，{other}为{other_price}/GPU·小时（低{pct:.0f}%）",
     },
     "verdict.cmp_ppf": {
@@ -129,20 +131,26 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{what}（{pricing}）：只有{name}有报价，{price}/GPU·小时（{missing}无报价）",
     },
     "verdict.price": {"en": "{what}: {parts}", "zh": "{what}：{parts}"},
-    "verdict.price_part": {"en": "{pricing} from {price}{unit} in {where}", "zh": "{pricing}最低{price}{unit}（{where}）"},
+    "verdict.price_part": {
+        "en": "{pricing} from {price}{unit} in {where}",
+        "zh": "{pricing}最低{price}{unit}（{where}）",
+    },
     "word.sep": {"en": "; ", "zh": "；"},
     "word.list": {"en": ", ", "zh": "，"},
     "verdict.tco": {
         "en": "Cheapest way to run {what} for {hours:,.0f} h: {option}, {total} in total",
         "zh": "{what}运行{hours:,.0f}小时最便宜的方案：{option}，总计{total}",
     },
-    "tco.label": {"en": "{provider} {instance} {pricing} in {where}", "zh": "{provider} {instance}（{pricing}，{where}）"},
+    "tco.label": {
+        "en": "{provider} {instance} {pricing} in {where}",
+        "zh": "{provider} {instance}（{pricing}，{where}）",
+    },
     "tco.no_spot": {
         "en": "Spot is not counted as an option: the job must not be interrupted.",
         "zh": "任务不能中断，因此未把竞价实例计为可选方案。",
     },
     "tco.term_too_long": {
-        "en": "Reserved terms longer than the job ({hours:,.0f} h) are paid in full and are not counted as the cheapest.",
+        "en": "Reserved terms longer than the job ({hours:,.0f} h) are paid in full and are not counted as the cheapest.",  # noqa: E501
         "zh": "预留期限长于任务时长（{hours:,.0f}小时）需全额付费，未计为最便宜方案。",
     },
     "tco.budget_ok": {
@@ -154,10 +162,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "预算{cap}：即使最便宜的方案（{total}）也超出{diff}。",
     },
     "verdict.spot": {
-        "en": "Spot, if the job can resume from checkpoints: {what} for {hours:,.0f} h costs {spot} on spot ({spot_where}) "
-              "vs {od} on-demand ({od_where}), {pct:.0f}% less with the interruption risk priced in",
+        "en": "Spot, if the job can resume from checkpoints: {what} for {hours:,.0f} h costs {spot} on spot ({spot_where}) "  # noqa: E501
+        "vs {od} on-demand ({od_where}), {pct:.0f}% less with the interruption risk priced in",
         "zh": "选竞价（前提是任务能从检查点恢复）：{what}运行{hours:,.0f}小时，竞价{spot}（{spot_where}），"
-              "按需{od}（{od_where}），计入中断风险后便宜{pct:.0f}%",
+        "按需{od}（{od_where}），计入中断风险后便宜{pct:.0f}%",
     },
     "verdict.spot_od": {
         "en": "On-demand: {what} for {hours:,.0f} h costs {od} on-demand ({od_where}) vs {spot} on spot ({spot_where})",
@@ -169,17 +177,17 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "spot.risk_line": {
         "en": "Interruption risk: {subject} is in the {bucket} monthly-interruption bucket ({source}, {as_of}): "
-              "about {n:.2f} interruptions over this job, each costing a restart and the work since the last "
-              "checkpoint.",
+        "about {n:.2f} interruptions over this job, each costing a restart and the work since the last "
+        "checkpoint.",
         "zh": "中断风险：{subject}的月中断率区间为{bucket}（{source}，{as_of}）：本任务期间预计约{n:.2f}次中断，"
-              "每次损失一次重启和上次检查点之后的工作。",
+        "每次损失一次重启和上次检查点之后的工作。",
     },
     "spot.no_risk_data": {
-        "en": "Interruption risk of {option}: no published interruption data; spot capacity can be reclaimed at any time.",
+        "en": "Interruption risk of {option}: no published interruption data; spot capacity can be reclaimed at any time.",  # noqa: E501
         "zh": "{option}的中断风险：没有公开的中断数据；竞价容量随时可能被回收。",
     },
     "spot.default_gpu": {
-        "en": "No GPU named: priced for {count:g}x {gpu}; name one, e.g. \"spot or on-demand for 8x A100 for 3 days\".",
+        "en": 'No GPU named: priced for {count:g}x {gpu}; name one, e.g. "spot or on-demand for 8x A100 for 3 days".',
         "zh": "未指明GPU：按{count:g}卡{gpu}计算；可指明，例如“8卡A100跑3天用竞价还是按需”。",
     },
     "help.off_topic": {
@@ -217,42 +225,57 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "rec.run_basis": {
         "en": "Ranked by the estimated cost of the run: 6 x {params:g}B parameters x {tokens:,.0f}B tokens{said} "
-              "FLOPs (Kaplan et al. 2020) at {mfu:.0f}% of each GPU's datasheet dense BF16/FP16 peak (assumed "
-              "utilisation), times the option's price per GPU-hour.",
+        "FLOPs (Kaplan et al. 2020) at {mfu:.0f}% of each GPU's datasheet dense BF16/FP16 peak (assumed "
+        "utilisation), times the option's price per GPU-hour.",
         "zh": "按估算的训练总成本排序：6 x {params:g}B参数 x {tokens:,.0f}B token{said}次浮点运算（Kaplan等，2020），"
-              "按每张卡数据手册稠密BF16/FP16峰值的{mfu:.0f}%（假设的利用率）计算，再乘以该方案每GPU小时价格。",
+        "按每张卡数据手册稠密BF16/FP16峰值的{mfu:.0f}%（假设的利用率）计算，再乘以该方案每GPU小时价格。",
     },
     "rec.run_default_tokens": {
-        "en": " (20 tokens per parameter, Hoffmann et al. 2022; say e.g. \"on 2T tokens\")",
+        "en": ' (20 tokens per parameter, Hoffmann et al. 2022; say e.g. "on 2T tokens")',
         "zh": "（每个参数20个token，Hoffmann等，2022；可写明如“2T tokens”）",
     },
     "rec.none_within": {"en": "No option for {what} within {cap}", "zh": "没有不超过{cap}的{what}方案"},
-    "rec.budget_cap": {"en": "Budget: only options within {cap} are recommended.", "zh": "预算：只推荐不超过{cap}的方案。"},
-    "rec.budget_run_ok": {"en": "Budget {cap}: the run ({cost}) fits.", "zh": "预算{cap}：训练成本（{cost}）在预算内。"},
+    "rec.budget_cap": {
+        "en": "Budget: only options within {cap} are recommended.",
+        "zh": "预算：只推荐不超过{cap}的方案。",
+    },
+    "rec.budget_run_ok": {
+        "en": "Budget {cap}: the run ({cost}) fits.",
+        "zh": "预算{cap}：训练成本（{cost}）在预算内。",
+    },
     "rec.budget_run_over": {
         "en": "Budget {cap}: even the cheapest run ({cost}) is over it; a smaller model or fewer tokens fit better.",
         "zh": "预算{cap}：即使最便宜的方案（{cost}）也超出预算；可考虑更小的模型或更少的token。",
     },
     "rec.budget_hours": {
-        "en": "Budget {cap}: buys about {hours:,.0f} h of the pick.", "zh": "预算{cap}：约可使用推荐方案{hours:,.0f}小时。"},
-    "rec.budget_ok": {"en": "Budget {cap}: {hours:,.0f} h of the pick cost {cost}, within it.",
-                      "zh": "预算{cap}：推荐方案{hours:,.0f}小时花费{cost}，在预算内。"},
-    "rec.budget_over": {"en": "Budget {cap}: {hours:,.0f} h of the pick cost {cost}, over it.",
-                        "zh": "预算{cap}：推荐方案{hours:,.0f}小时花费{cost}，超出预算。"},
+        "en": "Budget {cap}: buys about {hours:,.0f} h of the pick.",
+        "zh": "预算{cap}：约可使用推荐方案{hours:,.0f}小时。",
+    },
+    "rec.budget_ok": {
+        "en": "Budget {cap}: {hours:,.0f} h of the pick cost {cost}, within it.",
+        "zh": "预算{cap}：推荐方案{hours:,.0f}小时花费{cost}，在预算内。",
+    },
+    "rec.budget_over": {
+        "en": "Budget {cap}: {hours:,.0f} h of the pick cost {cost}, over it.",
+        "zh": "预算{cap}：推荐方案{hours:,.0f}小时花费{cost}，超出预算。",
+    },
     # help in Chinese: one line per intent (English help is each handler's docstring)
     "help.cheapest": {"zh": "最便宜 <GPU> [N卡] [竞价|按需|预留] [云厂商] [地域]：按每GPU小时排序的最低报价"},
     "help.price": {"zh": "<实例规格|GPU> 多少钱 [竞价|按需|预留] [地域]：一个实例规格的全部已知价格"},
     "help.recommend": {"zh": "推荐 <用途> [模型大小] [预算|性能|生态|合规]：排好序的GPU方案和决策依据"},
     "help.compare": {"zh": "<GPU|实例|云厂商> 对比 <…> [计费方式]：规格并列、每GPU小时价格和每PFLOPS·小时价格"},
     "help.spec": {"zh": "<GPU|实例规格> 参数 [FP8|FP32|…]：数据手册数字（稠密值）及来源，纠正种子文章的错误"},
-    "help.tco": {"zh": "<实例规格|GPU> [N卡] [时长] [计费方式] [存储/出网流量] 总成本：成本拆分、盈亏平衡、竞价还是按需"},
+    "help.tco": {
+        "zh": "<实例规格|GPU> [N卡] [时长] [计费方式] [存储/出网流量] 总成本：成本拆分、盈亏平衡、竞价还是按需"
+    },
     "help.pitfalls": {"zh": "<主题|GPU|云厂商|计费方式> 有哪些坑：隐藏成本和陷阱，例如“aws竞价实例有哪些坑”"},
     "help.checklist": {"zh": "检查清单 <方案>：采购前要核对的事项，例如“8卡A100 aws竞价 检查清单”"},
     "help.digest": {"zh": "价格变动 [GPU] [云厂商] [竞价|按需]：与上一次快照相比的GPU价格变化"},
     "help.history": {"zh": "<GPU> 价格走势 [竞价|按需] [云厂商] [地域]：每GPU小时最低价的历史变化"},
     "help.help": {"zh": "帮助：本列表"},
-    "help.work": {"zh": "<模型> 每百万token成本 [检索增强|长上下文] [批量|交互] [竞价]："
-                        "按实测基准计算的每百万输出token价格"},
+    "help.work": {
+        "zh": "<模型> 每百万token成本 [检索增强|长上下文] [批量|交互] [竞价]：按实测基准计算的每百万输出token价格"
+    },
     "offer.via": {"en": "via {via}", "zh": "实际运行于{via}"},
     "cmp.col.memory": {"en": "memory", "zh": "显存"},
     "cmp.col.bandwidth": {"en": "bandwidth", "zh": "带宽"},

@@ -31,7 +31,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "cheapest fitting {pricing}: {instances}x {instance} ({provider}, {region}) = {hourly}/h",
         "zh": "最便宜的可用{pricing}方案：{instances}台 {instance}（{provider}，{region}）= 每小时{hourly}",
     },
-    "rec.no_offer": {"en": "no {pricing} offer in the catalogs fits these filters", "zh": "目录中没有符合条件的{pricing}报价"},
+    "rec.no_offer": {
+        "en": "no {pricing} offer in the catalogs fits these filters",
+        "zh": "目录中没有符合条件的{pricing}报价",
+    },
     "rec.perf": {"en": "{tflops:,.0f} TFLOPS dense BF16/FP16 per GPU", "zh": "每卡稠密BF16/FP16 {tflops:,.0f} TFLOPS"},
     "rec.fp64": {"en": "FP64 {fp64:g} TFLOPS", "zh": "FP64 {fp64:g} TFLOPS"},
     "rec.ask": {
@@ -71,7 +74,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "{instance} ({provider}, {region}): {instances} instance(s) x {count:g}x {gpu}; {pricing} {rate}/h ({s"
             "ource}, {as_of})"
         ),
-        "zh": "{instance}（{provider}，{region}）：{instances}台 x {count:g}卡 {gpu}；{pricing}每小时{rate}（{source}，{as_of}）",
+        "zh": "{instance}（{provider}，{region}）：{instances}台 x {count:g}卡 {gpu}；{pricing}每小时{rate}（{source}，{as_of}）",  # noqa: E501
     },
     "tco.a.hours": {"en": "Duration {hours:,.0f} h{default}", "zh": "时长{hours:,.0f}小时{default}"},
     "tco.a.default": {"en": " (default: one month = 730 h)", "zh": "（默认：一个月=730小时）"},
@@ -98,7 +101,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             "Spot expected cost: {interruptions:.2f} interruptions, {lost:.1f} h redone, {ckpt:.1f} h writing chec"
             "kpoints -> {wall:,.1f} h billed per instance"
         ),
-        "zh": "竞价预期成本：预计中断{interruptions:.2f}次，重做{lost:.1f}小时，写检查点{ckpt:.1f}小时 -> 每台计费{wall:,.1f}小时",
+        "zh": "竞价预期成本：预计中断{interruptions:.2f}次，重做{lost:.1f}小时，写检查点{ckpt:.1f}小时 -> 每台计费{wall:,.1f}小时",  # noqa: E501
     },
     "tco.a.spot_list": {
         "en": "Spot at list price: no interruption data for this type and region",
@@ -130,13 +133,16 @@ MESSAGES: dict[str, dict[str, str]] = {
     "tco.a.fx": {"en": "Converted at {rate} ({source}, {as_of})", "zh": "按{rate}换算（{source}，{as_of}）"},
     "tco.status.unverified": {"en": "seed figure, unverified", "zh": "种子文章数字，未经核实"},
     "tco.status.ok": {"en": "verified", "zh": "已核实"},
-    "tco.best": {"en": "Cheapest option for this job: {option} = {total}", "zh": "本任务最便宜的方案：{option} = {total}"},
+    "tco.best": {
+        "en": "Cheapest option for this job: {option} = {total}",
+        "zh": "本任务最便宜的方案：{option} = {total}",
+    },
     "tco.break_even": {
         "en": (
             "Break-even utilisation, {subject}: {reserved}/h / {on_demand}/h = {pct:.1f}% ({source}, {as_of}); {ve"
             "rdict}"
         ),
-        "zh": "盈亏平衡利用率，{subject}：{reserved}/小时 / {on_demand}/小时 = {pct:.1f}%（{source}，{as_of}）；{verdict}",
+        "zh": "盈亏平衡利用率，{subject}：{reserved}/小时 / {on_demand}/小时 = {pct:.1f}%（{source}，{as_of}）；{verdict}",  # noqa: E501
     },
     "tco.be.above": {
         "en": "above that utilisation the reservation is cheaper, below it on-demand is",
@@ -211,7 +217,7 @@ MESSAGES: dict[str, dict[str, str]] = {
             " FP16 {fp16}, FP8 {fp8} TFLOPS (tensor: dense), INT8 {int8} TOPS; {nvlink}; {tdp} W"
         ),
         "zh": (
-            "{model}：{memory:g} GB {mtype}，{bandwidth} GB/s；FP64 {fp64}、FP32 {fp32}、TF32 {tf32}、BF16 {bf16}、FP16 {"
+            "{model}：{memory:g} GB {mtype}，{bandwidth} GB/s；FP64 {fp64}、FP32 {fp32}、TF32 {tf32}、BF16 {bf16}、FP16 {"  # noqa: E501
             "fp16}、FP8 {fp8} TFLOPS（Tensor为稠密值），INT8 {int8} TOPS；{nvlink}；{tdp} W"
         ),
     },

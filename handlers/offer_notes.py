@@ -16,8 +16,10 @@ SHORT = {  # availability -> (English, Chinese) label
     "unknown": ("availability unknown", "可用性未知"),
 }
 PRICING_WORDS = {
-    "on_demand": ("on-demand", "按需"), "spot": ("spot", "竞价"),
-    "reserved_1y": ("1-year reserved", "1年预留"), "reserved_3y": ("3-year reserved", "3年预留"),
+    "on_demand": ("on-demand", "按需"),
+    "spot": ("spot", "竞价"),
+    "reserved_1y": ("1-year reserved", "1年预留"),
+    "reserved_3y": ("3-year reserved", "3年预留"),
 }
 MAX_SOURCE_NOTES = 3
 
@@ -40,8 +42,9 @@ def where_and_what(item: Offer, lang: str = "en") -> list[str]:
         if other.get("as_of_known") is False:
             date = f"date unknown, bundled {date}" if lang != "zh" else f"日期未知，打包于 {date}"
         word = "other source" if lang != "zh" else "另一来源"
-        labels.append(f"{word}: {money(other['price_per_gpu_hour_usd'])}/GPU-h "
-                      f"({money(other['price_per_hour_usd'])}/h, {date})")
+        labels.append(
+            f"{word}: {money(other['price_per_gpu_hour_usd'])}/GPU-h ({money(other['price_per_hour_usd'])}/h, {date})"
+        )
     return labels
 
 
@@ -73,16 +76,23 @@ def other_price_notes(offers: list[Offer], lang: str = "en") -> list[str]:
             break
         others = "; ".join(
             f"{money(o['price_per_hour_usd'])}/h ({money(o['price_per_gpu_hour_usd'])}/GPU-h) per {o['source']}"
-            + (f", as of {o.get('as_of') or '?'}" if o.get("as_of_known", True) else
-               f", date unknown, bundled {o.get('as_of') or '?'}")
+            + (
+                f", as of {o.get('as_of') or '?'}"
+                if o.get("as_of_known", True)
+                else f", date unknown, bundled {o.get('as_of') or '?'}"
+            )
             for o in item.other_prices
         )
         word = _pick(PRICING_WORDS.get(item.pricing, (item.pricing, item.pricing)), lang)
         head = f"{item.instance_type} {item.region} {word}"
         if lang == "zh":
-            notes.append(f"{head}：两个来源不一致。采用 {money(item.price_per_hour_usd)}/h（{item.source}，截至 "
-                         f"{item.as_of}）；另一来源：{others}。{item.price_trust_reason}")
+            notes.append(
+                f"{head}：两个来源不一致。采用 {money(item.price_per_hour_usd)}/h（{item.source}，截至 "
+                f"{item.as_of}）；另一来源：{others}。{item.price_trust_reason}"
+            )
         else:
-            notes.append(f"{head}: {money(item.price_per_hour_usd)}/h per {item.source}, as of {item.as_of}; "
-                         f"other source: {others}. {_sentence(item.price_trust_reason)}")
+            notes.append(
+                f"{head}: {money(item.price_per_hour_usd)}/h per {item.source}, as of {item.as_of}; "
+                f"other source: {others}. {_sentence(item.price_trust_reason)}"
+            )
     return notes

@@ -244,18 +244,220 @@ LEXICON: tuple[tuple[str, str, str, str], ...] = (
 
 # Words that are never a name, even though they look like one (digits next to letters).
 _NOT_NAMES = frozenset(
-    "gpt2 gpt3 gpt4 gpt4o gpt5 o1 o3 llama2 llama3 llama4 qwen2 qwen3 qwen25 sd3 sd15 sdxl t5 bf16 fp16 fp8 fp32 "
-    "fp64 int8 int4 k8s p99 p95 p90 p50 h2o web3 ipv4 ipv6 s3 ec2 mp3 mp4 h264 h265 4k 8k 1080p 720p x86 x64 "
-    "arm64 amd64 v1 v2 v3 v4 v5 v6 q1 q2 q3 q4 gen2 gen3 gen4 gen5 pcie3 pcie4 pcie5 l1 l2 l3 mi6 r1 v3 2fa "
-    "c4 c5 m5 m6 m7 r5 r6 deepseek glm4 yi34b phi3 phi4 mixtral sd2 nvme1 gpt35 w8a8 a2a 24x7".split()
+    [
+        "gpt2",
+        "gpt3",
+        "gpt4",
+        "gpt4o",
+        "gpt5",
+        "o1",
+        "o3",
+        "llama2",
+        "llama3",
+        "llama4",
+        "qwen2",
+        "qwen3",
+        "qwen25",
+        "sd3",
+        "sd15",
+        "sdxl",
+        "t5",
+        "bf16",
+        "fp16",
+        "fp8",
+        "fp32",
+        "fp64",
+        "int8",
+        "int4",
+        "k8s",
+        "p99",
+        "p95",
+        "p90",
+        "p50",
+        "h2o",
+        "web3",
+        "ipv4",
+        "ipv6",
+        "s3",
+        "ec2",
+        "mp3",
+        "mp4",
+        "h264",
+        "h265",
+        "4k",
+        "8k",
+        "1080p",
+        "720p",
+        "x86",
+        "x64",
+        "arm64",
+        "amd64",
+        "v1",
+        "v2",
+        "v3",
+        "v4",
+        "v5",
+        "v6",
+        "q1",
+        "q2",
+        "q3",
+        "q4",
+        "gen2",
+        "gen3",
+        "gen4",
+        "gen5",
+        "pcie3",
+        "pcie4",
+        "pcie5",
+        "l1",
+        "l2",
+        "l3",
+        "mi6",
+        "r1",
+        "v3",
+        "2fa",
+        "c4",
+        "c5",
+        "m5",
+        "m6",
+        "m7",
+        "r5",
+        "r6",
+        "deepseek",
+        "glm4",
+        "yi34b",
+        "phi3",
+        "phi4",
+        "mixtral",
+        "sd2",
+        "nvme1",
+        "gpt35",
+        "w8a8",
+        "a2a",
+        "24x7",
+    ]  # noqa: E501
 )
 _STOPWORDS = frozenset(
-    "a an the of for on in at to with and or is are be it its this that these those what which who how i we you "
-    "me my our us your please pls can could would should do does did any some about from by as per vs me give "
-    "show tell need want get have has there here right now just also more most than then so if cloud clouds "
-    "provider providers vendor vendors instance instances server servers machine machines node nodes cluster "
-    "clusters model models region regions zone zones offer offers option options hour hours day days week weeks "
-    "month months year years today gpu gpus card cards thanks thank hey team folks guys".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "for",
+        "on",
+        "in",
+        "at",
+        "to",
+        "with",
+        "and",
+        "or",
+        "is",
+        "are",
+        "be",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "how",
+        "i",
+        "we",
+        "you",
+        "me",
+        "my",
+        "our",
+        "us",
+        "your",
+        "please",
+        "pls",
+        "can",
+        "could",
+        "would",
+        "should",
+        "do",
+        "does",
+        "did",
+        "any",
+        "some",
+        "about",
+        "from",
+        "by",
+        "as",
+        "per",
+        "vs",
+        "me",
+        "give",
+        "show",
+        "tell",
+        "need",
+        "want",
+        "get",
+        "have",
+        "has",
+        "there",
+        "here",
+        "right",
+        "now",
+        "just",
+        "also",
+        "more",
+        "most",
+        "than",
+        "then",
+        "so",
+        "if",
+        "cloud",
+        "clouds",
+        "provider",
+        "providers",
+        "vendor",
+        "vendors",
+        "instance",
+        "instances",
+        "server",
+        "servers",
+        "machine",
+        "machines",
+        "node",
+        "nodes",
+        "cluster",
+        "clusters",
+        "model",
+        "models",
+        "region",
+        "regions",
+        "zone",
+        "zones",
+        "offer",
+        "offers",
+        "option",
+        "options",
+        "hour",
+        "hours",
+        "day",
+        "days",
+        "week",
+        "weeks",
+        "month",
+        "months",
+        "year",
+        "years",
+        "today",
+        "gpu",
+        "gpus",
+        "card",
+        "cards",
+        "thanks",
+        "thank",
+        "hey",
+        "team",
+        "folks",
+        "guys",
+    ]  # noqa: E501
 )
 _NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "single": 1, "two": 2, "dual": 2, "pair": 2, "three": 3, "four": 4, "quad": 4,
@@ -649,7 +851,7 @@ def _ids(st: _State, vocab: Vocabulary) -> None:
 
 
 def _looks_like_region(token: str, vocab: Vocabulary) -> bool:
-    """"us-est-1", "cn-hangzou", "europe-west": a known first part, then a digit or a known-looking second part."""
+    """ "us-est-1", "cn-hangzou", "europe-west": a known first part, then a digit or a known-looking second part."""
     parts = token.split("-")
     if len(parts) < 2 or parts[0] not in vocab.region_prefixes or not parts[1]:
         return False
@@ -663,7 +865,7 @@ def _is_family(word: str, vocab: Vocabulary) -> bool:
 
 
 def _looks_like_instance(token: str, vocab: Vocabulary) -> bool:
-    """"p4d.12xlarge", "standard_nc24ads_a100_v4", "a2-highgpu-3g": shaped like an instance type."""
+    """ "p4d.12xlarge", "standard_nc24ads_a100_v4", "a2-highgpu-3g": shaped like an instance type."""
     if token.startswith(("standard_", "ecs.")) or "xlarge" in token or re.search(r"_v\d+$", token):
         return True
     head = re.split(r"[.\-]", token)[0]
@@ -720,12 +922,16 @@ _BIG_UNIT = r"(?P<unit>tb|t|gb|g|pb|tib|gib)(?![a-z0-9])"
 _N = r"(?P<n>\d+(?:\.\d+)?)"
 _AFTER_ID = r"(?<![a-z0-9.])"  # a number that does not continue a name or another number
 _MEM_WORD = r"(?:vram|gpu memory|gpu ram|memory|mem|显存)(?![a-z])(?!\s*(?:bandwidth|带宽))"
-_MORE = (r"(?:at least|min(?:imum)?|>=|≥|>|more than|over|above|no less than|greater than|"
-         r"大于等于|大于|超过|至少|不少于|不低于|不小于|最少|高于|起码)")
+_MORE = (
+    r"(?:at least|min(?:imum)?|>=|≥|>|more than|over|above|no less than|greater than|"
+    r"大于等于|大于|超过|至少|不少于|不低于|不小于|最少|高于|起码)"
+)
 _PLUS = r"(?:\+|or more|or above|plus|以上|及以上|或以上|起)"
 _STORE = r"(?:storage|disk|disks|ssd|nvme|block storage|volume|存储|硬盘|磁盘|云盘|数据盘|存储空间)"
-_EGRESS = (r"(?:egress|outbound traffic|outbound|data transfer out|data transfer|internet traffic|traffic|"
-           r"出网流量|出网|公网流量|外网流量|出流量|下行流量|流量)")
+_EGRESS = (
+    r"(?:egress|outbound traffic|outbound|data transfer out|data transfer|internet traffic|traffic|"
+    r"出网流量|出网|公网流量|外网流量|出流量|下行流量|流量)"
+)
 _PER_MONTH = r"(?:/\s*(?:mo|month|月)|per month|a month|每月)"
 _UNITS = r"(?P<unit>hours?|hrs?|h|小时|钟头|days?|天|weeks?|wks?|周|个?星期|个?礼拜|months?|mos?|个月|years?|yrs?|y|年)"
 _NOT_TIMES = r"(?!\s*(?:faster|slower|cheaper|more|less|better|as|the|speed|perf|performance|price|cost|times|x?large))"

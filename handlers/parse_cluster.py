@@ -11,14 +11,40 @@ import re
 
 from handlers.models import Query
 
-_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-          "一": 1, "二": 2, "两": 2, "俩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
-_EN = re.compile(r"(?<![\w.])(?P<m>\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten)\s*(?:x\s*)?"
-                 r"(?:nodes?|machines?|servers?|instances?|boxes|hosts?|vms?)\s*(?:of|with|each with|each having|,)?"
-                 r"\s*(?=\d{1,2}\s*(?:x|×)?\s*[a-z]|\d{1,2}\s*(?:gpus?|cards?))")
-_ZH = re.compile(r"(?P<m>\d{1,3}|[一二两俩三四五六七八九十])\s*"
-                 r"(?:台|个节点|个机器|台机器|台服务器|个实例|节点)\s*(?:，|,)?\s*"
-                 r"(?=(?:\d{1,2}|[一二两三四五六七八九十])\s*(?:卡|张|块|x|×))")
+_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "俩": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+}
+_EN = re.compile(
+    r"(?<![\w.])(?P<m>\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten)\s*(?:x\s*)?"
+    r"(?:nodes?|machines?|servers?|instances?|boxes|hosts?|vms?)\s*(?:of|with|each with|each having|,)?"
+    r"\s*(?=\d{1,2}\s*(?:x|×)?\s*[a-z]|\d{1,2}\s*(?:gpus?|cards?))"
+)
+_ZH = re.compile(
+    r"(?P<m>\d{1,3}|[一二两俩三四五六七八九十])\s*"
+    r"(?:台|个节点|个机器|台机器|台服务器|个实例|节点)\s*(?:，|,)?\s*"
+    r"(?=(?:\d{1,2}|[一二两三四五六七八九十])\s*(?:卡|张|块|x|×))"
+)
 
 
 def _number(text: str) -> int | None:
@@ -43,7 +69,8 @@ def machines_of_instance(query: Query) -> Query:
     text = (query.text or "").lower()
     count = f"{query.gpu_count:g}"
     for instance in query.instance_types:
-        if re.search(rf"(?<![\w.]){re.escape(count)}\s*(?:x|×|\*)\s*{re.escape(instance.lower())}", text) or \
-                re.search(rf"(?<![\w.]){re.escape(count)}\s*(?:台|个)\s*{re.escape(instance.lower())}", text):
+        if re.search(rf"(?<![\w.]){re.escape(count)}\s*(?:x|×|\*)\s*{re.escape(instance.lower())}", text) or re.search(
+            rf"(?<![\w.]){re.escape(count)}\s*(?:台|个)\s*{re.escape(instance.lower())}", text
+        ):
             return query.model_copy(update={"machines": int(query.gpu_count), "gpu_count": None})
     return query

@@ -38,8 +38,11 @@ _CHEAP = re.compile(r"cheap|lowest|least expensive|cost|最便宜|最低|最省|
 _ADVICE = re.compile(r"\b(?:recommend\w*|suggest\w*|advice|advise)\b|推荐|建议", re.IGNORECASE)
 _RAG = re.compile(r"\brag\b|retrieval|检索增强|检索", re.IGNORECASE)
 _LONG = re.compile(r"long[\s-]*(?:context|prompts?|input)|\blong\b|长上下文|长文本|长输入", re.IGNORECASE)
-_SYNC = re.compile(r"interactive|latency|synchronous|one user|single user|\bttft\b|\btpot\b|first token|"
-                   r"交互|延迟|时延|首字|首token|单用户|同步", re.IGNORECASE)
+_SYNC = re.compile(
+    r"interactive|latency|synchronous|one user|single user|\bttft\b|\btpot\b|first token|"
+    r"交互|延迟|时延|首字|首token|单用户|同步",
+    re.IGNORECASE,
+)
 _BATCH = re.compile(r"\bbatch|offline|max(?:imum)?\s+throughput|saturat|离线|批量|批处理|最大吞吐|满载", re.IGNORECASE)
 _SINGLE = re.compile(r"llama\.?cpp|single[\s-]*stream|\bgguf\b|单流", re.IGNORECASE)
 
@@ -48,11 +51,42 @@ _VERSION = re.compile(r"^v?\d+(?:\.\d+)?$")
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([bm])$")
 _GLUED = re.compile(r"^([a-z]+)(\d+(?:\.\d+)?)?$")
 _NOISE = frozenset({"instruct", "it", "chat", "hf", "model", "gguf", "bnb", "4bit"})
-_OTHER_FAMILIES = frozenset({
-    "mistral", "mixtral", "deepseek", "falcon", "yi", "gpt", "olmo", "granite", "codellama", "starcoder", "vicuna",
-    "baichuan", "chatglm", "glm", "internlm", "minicpm", "command", "dbrx", "grok", "nemotron", "jamba",
-    "tinyllama", "opt", "bloom", "pythia", "solar", "zephyr", "stablelm", "mpt", "kimi", "ernie", "hunyuan",
-})
+_OTHER_FAMILIES = frozenset(
+    {
+        "mistral",
+        "mixtral",
+        "deepseek",
+        "falcon",
+        "yi",
+        "gpt",
+        "olmo",
+        "granite",
+        "codellama",
+        "starcoder",
+        "vicuna",
+        "baichuan",
+        "chatglm",
+        "glm",
+        "internlm",
+        "minicpm",
+        "command",
+        "dbrx",
+        "grok",
+        "nemotron",
+        "jamba",
+        "tinyllama",
+        "opt",
+        "bloom",
+        "pythia",
+        "solar",
+        "zephyr",
+        "stablelm",
+        "mpt",
+        "kimi",
+        "ernie",
+        "hunyuan",
+    }
+)
 
 
 @cache
@@ -136,12 +170,14 @@ def refine(query: Query, text: str) -> Query:
     found = resolve_model(mention[1]) if mention else None
     named = isinstance(found, nm.Resolved)
     work = (cost and query.intent not in ("compare", "tco")) or (
-        named and bool(_CHEAP.search(text)) and not _ADVICE.search(text)
-        and query.intent in ("recommend", "cheapest", "price", "unknown"))
+        named
+        and bool(_CHEAP.search(text))
+        and not _ADVICE.search(text)
+        and query.intent in ("recommend", "cheapest", "price", "unknown")
+    )
     if not work:  # another intent: it still carries the benchmarked model named (recommend/compare use it)
         return query.model_copy(update={"model": found.name}) if named else query
-    update: dict = {"intent": "work", "bench_workload": _workload(text) or "chat-256-128",
-                    "bench_step": _step(text)}
+    update: dict = {"intent": "work", "bench_workload": _workload(text) or "chat-256-128", "bench_step": _step(text)}
     if named:
         update["model"] = found.name
         if next(m for m in models() if m.name == found.name).benchmark == "llama_bench":
@@ -149,8 +185,10 @@ def refine(query: Query, text: str) -> Query:
     elif mention:
         candidates = found.candidates if isinstance(found, nm.Ambiguous) else found.suggestions
         status = "ambiguous" if isinstance(found, nm.Ambiguous) else "unknown"
-        update["issues"] = [*query.issues, NameIssue(kind="model", text=mention[0], status=status,
-                                                     candidates=list(candidates)[:3])]
+        update["issues"] = [
+            *query.issues,
+            NameIssue(kind="model", text=mention[0], status=status, candidates=list(candidates)[:3]),
+        ]
     if mention and mention[2] and not query.model_size_b:
         update["model_size_b"] = mention[2]
     update["bench_step"] = update["bench_step"] or "max_throughput"

@@ -50,15 +50,25 @@ def handle(query: Query, kb: KB) -> Answer:
     lang = query.language
     notes, suggestions = name_notes(query)
     text = scan_text(query)
-    found = store.search(kb, " ".join(filter(None, [text, query.topic])), gpus=query.gpus,
-                         providers=query.providers, pricing=query.pricing, limit=query.top_n or DEFAULT_TOP)
+    found = store.search(
+        kb,
+        " ".join(filter(None, [text, query.topic])),
+        gpus=query.gpus,
+        providers=query.providers,
+        pricing=query.pricing,
+        limit=query.top_n or DEFAULT_TOP,
+    )
     about = f": {query.topic or ' '.join([*query.gpus, *query.providers])}".rstrip(": ")
     if not found:
         from rapidfuzz import process, utils
 
         words = store.keyword_vocabulary(kb)
-        close = [m[0] for m in process.extract(query.topic or text, words, processor=utils.default_process,
-                                               limit=4, score_cutoff=60)]
+        close = [
+            m[0]
+            for m in process.extract(
+                query.topic or text, words, processor=utils.default_process, limit=4, score_cutoff=60
+            )
+        ]
         asked = query.topic or text
         notes.append(_p("none", lang, text=asked if len(asked) <= 200 else asked[:200] + "…"))
         suggestions += close or SUGGESTED_TOPICS[lang]

@@ -25,8 +25,12 @@ def handle(query: Query, kb: KB) -> Answer:
     pricings = [query.pricing] if query.pricing else list(PRICINGS)
     rows = [
         offer(r)
-        for r in kb.offers(instance_types=query.instance_types, providers=query.providers, regions=query.regions,
-                           order="instance_type, pricing, price_per_hour_usd, region")
+        for r in kb.offers(
+            instance_types=query.instance_types,
+            providers=query.providers,
+            regions=query.regions,
+            order="instance_type, pricing, price_per_hour_usd, region",
+        )
         if r["pricing"] in pricings
     ]
     rows.sort(key=lambda o: (o.instance_type, PRICINGS.index(o.pricing), o.price_per_hour_usd, o.region))
@@ -59,9 +63,16 @@ def _verdict(query: Query, rows: list[Offer], what: str) -> str | None:
         best = next((o for o in first if o.pricing == pricing), None)  # rows are cheapest first per pricing
         if best:
             where = place(best, lang)
-            parts.append(t("verdict.price_part", lang, pricing=pricing_label(pricing, lang),
-                           price=money(best.price_per_hour, best.currency), unit=t("unit.per_hour", lang),
-                           where=where))
+            parts.append(
+                t(
+                    "verdict.price_part",
+                    lang,
+                    pricing=pricing_label(pricing, lang),
+                    price=money(best.price_per_hour, best.currency),
+                    unit=t("unit.per_hour", lang),
+                    where=where,
+                )
+            )
     if not parts:
         return None
     return t("verdict.price", lang, what=first[0].instance_type, parts=t("word.sep", lang).join(parts))
@@ -69,15 +80,22 @@ def _verdict(query: Query, rows: list[Offer], what: str) -> str | None:
 
 def _missing_term(kb: KB, query: Query, what: str, where: str) -> str:
     lang = query.language
-    available = sorted({
-        r["pricing"] for r in kb.offers(instance_types=query.instance_types, regions=query.regions)
-    }, key=PRICINGS.index)
+    available = sorted(
+        {r["pricing"] for r in kb.offers(instance_types=query.instance_types, regions=query.regions)},
+        key=PRICINGS.index,
+    )
     if not available:
         return t("price.none", lang, what=what, where=where, pricing=pricing_label(query.pricing or "on_demand", lang))
     provider = kb.offers(instance_types=query.instance_types, limit=1)[0]["provider"]
-    return t("price.no_term", lang, provider=provider, what=what, where=where,
-             pricing=pricing_label(query.pricing or "on_demand", lang),
-             available=", ".join(pricing_label(p, lang) for p in available))
+    return t(
+        "price.no_term",
+        lang,
+        provider=provider,
+        what=what,
+        where=where,
+        pricing=pricing_label(query.pricing or "on_demand", lang),
+        available=", ".join(pricing_label(p, lang) for p in available),
+    )
 
 
 def _other_terms(kb: KB, query: Query) -> list[str]:
@@ -102,9 +120,11 @@ def _by_provider(query: Query, kb: KB) -> Answer:
     ranked = list(best.values())
     offers = ranked[: query.top_n or BY_PROVIDER_TOP]  # a short answer: the cheapest providers
     title = answer.title  # the cheapest answer's verdict line
-    return answer.model_copy(update={
-        "title": title,
-        "offers": offers,
-        "sources": sources(offers),  # the seed figures' sources come with them (--verbose)
-        "more": len(ranked) - len(offers),
-    })
+    return answer.model_copy(
+        update={
+            "title": title,
+            "offers": offers,
+            "sources": sources(offers),  # the seed figures' sources come with them (--verbose)
+            "more": len(ranked) - len(offers),
+        }
+    )

@@ -22,7 +22,8 @@ def handle(query: Query, kb: KB) -> Answer:
     """recommend <workload> [model size] [budget|performance|ecosystem|compliance]: ranked GPUs, decision path"""
     lang = query.language
     if not (query.workload or query.model_size_b or query.priority or query.gpu_count) and (
-            query.instance_types or match_errata(query, kb)):
+        query.instance_types or match_errata(query, kb)
+    ):
         from handlers import spec  # "which GPU is in Azure NCv3?": a fact question, not a recommendation
 
         return spec.handle(query.model_copy(update={"intent": "spec"}), kb)
@@ -31,8 +32,12 @@ def handle(query: Query, kb: KB) -> Answer:
     fired = R.evaluate(facts, lang)
     hardware = R.first(fired, "hardware")
     if hardware and hardware.then.device == "cpu" and not query.gpus:
-        return Answer(query=query, title=t("rec.cpu", lang), notes=notes,
-                      rules=rule_hits([f for f in fired if f.group == "hardware"]))
+        return Answer(
+            query=query,
+            title=t("rec.cpu", lang),
+            notes=notes,
+            rules=rule_hits([f for f in fired if f.group == "hardware"]),
+        )
     facts["pricing"] = pricing = query.pricing or _advised(fired) or "on_demand"
     memory = R.first(fired, "memory", "bytes_per_param")
     if memory and query.model_size_b:
@@ -44,8 +49,9 @@ def handle(query: Query, kb: KB) -> Answer:
     counts = {v: max(R.gpus_needed(required, v[1]) if required else 1, int(query.gpu_count or 1)) for v in variants}
     if counts and (required or query.gpu_count):
         largest = max(variants, key=lambda v: (v[1], -counts[v]))
-        facts.update(gpus_needed=min(counts.values()), largest_gpu=f"{largest[0]} {largest[1]:g}GB",
-                     largest_gb=largest[1])
+        facts.update(
+            gpus_needed=min(counts.values()), largest_gpu=f"{largest[0]} {largest[1]:g}GB", largest_gb=largest[1]
+        )
     nvlink = any("nvlink" in f.then.require for f in R.evaluate(facts, lang, groups=("hardware", "interconnect")))
     providers, regions = _scope(kb, query, fired, facts)
     cap = _hourly_cap(query, kb)
@@ -64,8 +70,9 @@ def handle(query: Query, kb: KB) -> Answer:
     if by_run:  # multi-GPU training: what the run costs, not the cluster's $/hour
         for o in options:
             row = o["offer"]
-            o["run"] = run_cost.estimate(query, o["tflops"], o["instances"], row["gpu_count"], o["hourly"]) \
-                if row else None
+            o["run"] = (
+                run_cost.estimate(query, o["tflops"], o["instances"], row["gpu_count"], o["hourly"]) if row else None
+            )
         options.sort(key=lambda o: (one and o["needed"] > 1, o["run"] is None, o["run"]["cost"] if o["run"] else 0.0))
     facts.update(_ranking_facts(kb, query, options, pricing, fired, lang))
     top = options[0]["offer"] if options and options[0]["offer"] else None
@@ -75,8 +82,17 @@ def handle(query: Query, kb: KB) -> Answer:
         od = kb.offers(instance_types=[top["instance_type"]], regions=[top["region"]], pricing="on_demand", limit=1)
         if od:
             hours = query.duration_hours or R.HOURS_PER_MONTH
-            facts.update(spot_estimate(kb, top, od[0]["price_per_hour_usd"], top["price_per_hour_usd"], hours,
-                                       options[0]["instances"], lang)[1])
+            facts.update(
+                spot_estimate(
+                    kb,
+                    top,
+                    od[0]["price_per_hour_usd"],
+                    top["price_per_hour_usd"],
+                    hours,
+                    options[0]["instances"],
+                    lang,
+                )[1]
+            )
     errata = match_errata(query, kb)
     facts["erratum_ids"] = [e["id"] for e in errata]
     fired = R.evaluate(facts, lang)
@@ -84,8 +100,17 @@ def handle(query: Query, kb: KB) -> Answer:
     lines = _provider_lines(kb, fired, providers, lang) + errata_lines(errata, lang)
     if by_run:
         n_tokens, said = run_cost.tokens(query)
-        lines.insert(0, t("rec.run_basis", lang, params=query.model_size_b, tokens=n_tokens / 1e9,
-                          said="" if said else t("rec.run_default_tokens", lang), mfu=run_cost.MFU * 100))
+        lines.insert(
+            0,
+            t(
+                "rec.run_basis",
+                lang,
+                params=query.model_size_b,
+                tokens=n_tokens / 1e9,
+                said="" if said else t("rec.run_default_tokens", lang),
+                mfu=run_cost.MFU * 100,
+            ),
+        )
     budget_line = _total_budget(query, options, pricing, kb)
     if budget_line:
         notes.insert(0, budget_line)
@@ -97,9 +122,15 @@ def handle(query: Query, kb: KB) -> Answer:
     from handlers.work import serving_lines  # measured $ per 1M tokens for inference; training: estimated (#15)
 
     lines += serving_lines(kb, query, gpus=list(dict.fromkeys(r.gpu for r in recs)), pricing=pricing)
-    what = " ".join(x for x in (f"{query.model_size_b:g}B" if query.model_size_b else "",
-                                t(f"workload.{query.workload}", lang) if query.workload else "",
-                                t(f"priority.{query.priority}", lang) if query.priority else "") if x)
+    what = " ".join(
+        x
+        for x in (
+            f"{query.model_size_b:g}B" if query.model_size_b else "",
+            t(f"workload.{query.workload}", lang) if query.workload else "",
+            t(f"priority.{query.priority}", lang) if query.priority else "",
+        )
+        if x
+    )
     what = what or ", ".join(query.gpus) or "?"
     if recs and recs[0].offer:
         title = _verdict(options[0], recs[0], pricing, by_run, rank.then.rank_by if rank else "price", lang, kb)
@@ -107,17 +138,34 @@ def handle(query: Query, kb: KB) -> Answer:
         title = t("rec.none_within", lang, what=what, cap=brief.budget_label(query.budget, lang))
     else:
         title = t("rec.title", lang, what=what)
-    return Answer(query=query, title=title, recommendations=recs, rules=rule_hits(fired),
-                  lines=lines, notes=notes, suggestions=suggestions,
-                  sources=sources([r.offer for r in recs if r.offer]), extra={"errata": errata_json(errata, lang)})
+    return Answer(
+        query=query,
+        title=title,
+        recommendations=recs,
+        rules=rule_hits(fired),
+        lines=lines,
+        notes=notes,
+        suggestions=suggestions,
+        sources=sources([r.offer for r in recs if r.offer]),
+        extra={"errata": errata_json(errata, lang)},
+    )
 
 
 def _verdict(option: dict, rec: Recommendation, pricing: str, by_run: bool, rank_by: str, lang: str, kb: KB) -> str:
     """Line one: the pick and the one reason that decided it."""
     row = option["offer"]
-    pick = t("rec.pick", lang, gpu=rec.gpu, n=option["needed"], instances=option["instances"],
-             instance=row["instance_type"], provider=brief.provider_label(row["provider"], lang), region=row["region"],
-             pricing=pricing_label(pricing, lang), hourly=money(option["hourly"]))
+    pick = t(
+        "rec.pick",
+        lang,
+        gpu=rec.gpu,
+        n=option["needed"],
+        instances=option["instances"],
+        instance=row["instance_type"],
+        provider=brief.provider_label(row["provider"], lang),
+        region=row["region"],
+        pricing=pricing_label(pricing, lang),
+        hourly=money(option["hourly"]),
+    )
     if by_run and option.get("run"):
         run = option["run"]
         reason = t("rec.why_run", lang, cost=money(run["cost"]), hours=run["wall_hours"], gpus=run["gpus"])
@@ -156,8 +204,14 @@ def _variants(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> list[t
     refs = [GpuRef.parse(g) for g in query.gpus]
     if not refs and hardware and hardware.then.params.get("min_fp64_tflops"):
         threshold = hardware.then.params["min_fp64_tflops"]
-        names = [r["family"] for r in kb.rows("SELECT family, MAX(fp64_tflops) f FROM gpu_specs WHERE fp64_tflops >= ? "
-                                               "AND family IS NOT NULL GROUP BY family ORDER BY f DESC", [threshold])]
+        names = [
+            r["family"]
+            for r in kb.rows(
+                "SELECT family, MAX(fp64_tflops) f FROM gpu_specs WHERE fp64_tflops >= ? "
+                "AND family IS NOT NULL GROUP BY family ORDER BY f DESC",
+                [threshold],
+            )
+        ]
         facts["fp64_families"] = ", ".join(names)
         refs = [GpuRef(n) for n in names]
     refs = refs or [GpuRef(f) for f in (hardware.then.families if hardware else DEFAULT_FAMILIES)]
@@ -166,11 +220,23 @@ def _variants(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> list[t
     for ref in refs:
         if ref.family in excluded and not query.gpus:
             continue
-        sizes = [ref.memory_gb] if ref.memory_gb else [r["m"] for r in kb.rows(
-            "SELECT DISTINCT gpu_memory_gb m FROM offers WHERE gpu = ? AND vgpu = 0 AND gpu_count >= 1 "
-            "AND kind != 'article' AND gpu_memory_gb IS NOT NULL ORDER BY m", [ref.family])]
-        sizes = sizes or [r["memory_gb"] for r in kb.rows("SELECT DISTINCT memory_gb FROM gpu_specs WHERE family = ?",
-                                                          [ref.family]) if r["memory_gb"]]
+        sizes = (
+            [ref.memory_gb]
+            if ref.memory_gb
+            else [
+                r["m"]
+                for r in kb.rows(
+                    "SELECT DISTINCT gpu_memory_gb m FROM offers WHERE gpu = ? AND vgpu = 0 AND gpu_count >= 1 "
+                    "AND kind != 'article' AND gpu_memory_gb IS NOT NULL ORDER BY m",
+                    [ref.family],
+                )
+            ]
+        )
+        sizes = sizes or [
+            r["memory_gb"]
+            for r in kb.rows("SELECT DISTINCT memory_gb FROM gpu_specs WHERE family = ?", [ref.family])
+            if r["memory_gb"]
+        ]
         variants += [(ref.family, float(m)) for m in sizes if m >= (query.min_gpu_memory_gb or 0)]
     return list(dict.fromkeys(variants))
 
@@ -181,8 +247,9 @@ def _scope(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> tuple[lis
     if query.providers or not rule:
         return list(query.providers), list(query.regions)
     providers = [p for p in rule.then.providers if p in kb.providers]
-    regions = query.regions or [r for r, owners in kb.regions.items()
-                                if R.in_mainland_china(r) and owners & set(providers)]
+    regions = query.regions or [
+        r for r, owners in kb.regions.items() if R.in_mainland_china(r) and owners & set(providers)
+    ]
     names = [provider_name(kb, p, query.language) for p in providers]
     facts["compliance_providers"] = ", ".join(names)
     return providers, regions
@@ -192,8 +259,9 @@ def _form_factors(kb: KB) -> dict[str, str]:
     """Datasheet model -> form factor, read once per knowledge base (asked for every candidate offer)."""
     cached = getattr(kb, "_form_factors", None)
     if cached is None:
-        cached = kb._form_factors = {r["model"]: r["form_factor"] or ""
-                                     for r in kb.rows("SELECT model, form_factor FROM gpu_specs")}
+        cached = kb._form_factors = {
+            r["model"]: r["form_factor"] or "" for r in kb.rows("SELECT model, form_factor FROM gpu_specs")
+        }
     return cached
 
 
@@ -210,12 +278,23 @@ def _hourly_cap(query: Query, kb: KB) -> tuple[str, float] | None:
     return budget.per, brief.cap_usd(budget, kb.fx()["usd_per_cny"]) + 1e-9
 
 
-def _option(kb: KB, variant: tuple[str, float], needed: int, pricing: str, providers: list[str], regions: list[str],
-            nvlink: bool, cap: tuple[str, float] | None = None) -> dict:
+def _option(
+    kb: KB,
+    variant: tuple[str, float],
+    needed: int,
+    pricing: str,
+    providers: list[str],
+    regions: list[str],
+    nvlink: bool,
+    cap: tuple[str, float] | None = None,
+) -> dict:
     """The cheapest way to rent `needed` GPUs of one variant: instances x hourly price (USD), within `cap`."""
     family, memory = variant
-    rows = [r for r in kb.offers(gpus=[GpuRef(family, memory)], pricing=pricing, providers=providers, regions=regions)
-            if whole(r) and (not cap or cap[0] != "gpu_hour" or r["price_per_gpu_hour_usd"] <= cap[1])]
+    rows = [
+        r
+        for r in kb.offers(gpus=[GpuRef(family, memory)], pricing=pricing, providers=providers, regions=regions)
+        if whole(r) and (not cap or cap[0] != "gpu_hour" or r["price_per_gpu_hour_usd"] <= cap[1])
+    ]
     if nvlink and needed > 1:
         rows = [r for r in rows if r["gpu_count"] >= min(needed, 8) and _nvlinked(kb, r)]
     best, hourly, instances = None, math.inf, 0
@@ -226,51 +305,94 @@ def _option(kb: KB, variant: tuple[str, float], needed: int, pricing: str, provi
             continue
         if cost < hourly - 1e-9:
             best, hourly, instances = row, cost, count
-    peak = kb.rows("SELECT MAX(COALESCE(bf16_tflops_dense, fp16_tflops_dense)) t, MAX(fp64_tflops) f FROM gpu_specs "
-                   "WHERE family = ?", [family])[0]
+    peak = kb.rows(
+        "SELECT MAX(COALESCE(bf16_tflops_dense, fp16_tflops_dense)) t, MAX(fp64_tflops) f FROM gpu_specs "
+        "WHERE family = ?",
+        [family],
+    )[0]
     fp64 = peak["f"] or 0.0
     if best and best["gpu_model"]:  # the offer's own model: a PCIe P100 has less FP64 than the SXM2 one
         own = kb.rows("SELECT fp64_tflops f FROM gpu_specs WHERE model = ?", [best["gpu_model"]])
         fp64 = (own[0]["f"] or 0.0) if own else fp64
     elif best:  # the catalog does not say which model (V100 16GB: SXM2 or PCIe): the lowest figure of that size
-        low = kb.rows("SELECT MIN(fp64_tflops) f FROM gpu_specs WHERE family = ? AND ABS(memory_gb - ?) < 0.6",
-                      [family, memory])[0]["f"]
+        low = kb.rows(
+            "SELECT MIN(fp64_tflops) f FROM gpu_specs WHERE family = ? AND ABS(memory_gb - ?) < 0.6", [family, memory]
+        )[0]["f"]
         fp64 = low if low is not None else fp64
-    return {"family": family, "memory": memory, "needed": needed, "offer": best, "hourly": hourly,
-            "instances": instances, "tflops": peak["t"] or 0.0, "fp64": fp64}
+    return {
+        "family": family,
+        "memory": memory,
+        "needed": needed,
+        "offer": best,
+        "hourly": hourly,
+        "instances": instances,
+        "tflops": peak["t"] or 0.0,
+        "fp64": fp64,
+    }
 
 
 def _rank_key(rank_by: str):
     """Options with an offer first; then by throughput, price per FP64 TFLOPS or price (the rule's rank_by)."""
+
     def key(o: dict) -> tuple:
         if rank_by == "throughput":
             return (o["offer"] is None, -o["tflops"], o["hourly"])
         if rank_by == "fp64_price":
             return (o["offer"] is None, o["hourly"] / o["fp64"] if o["fp64"] else float("inf"), o["hourly"])
         return (o["offer"] is None, o["hourly"], -o["tflops"])
+
     return key
 
 
 def _recommendation(option: dict, required: float | None, pricing: str, lang: str, kb: KB) -> Recommendation:
-    parts = [t("rec.fit" if required else "rec.count", lang, mem=option["memory"], needed=option["needed"],
-               required=required or 0)]
+    parts = [
+        t(
+            "rec.fit" if required else "rec.count",
+            lang,
+            mem=option["memory"],
+            needed=option["needed"],
+            required=required or 0,
+        )
+    ]
     if option["tflops"]:
         parts.append(t("rec.perf", lang, tflops=option["tflops"]))
     if option["fp64"] and option["fp64"] >= 5:
         parts.append(t("rec.fp64", lang, fp64=option["fp64"]))
     row = option["offer"]
     if row:
-        parts.append(t("rec.offer", lang, pricing=pricing_label(pricing, lang), instances=option["instances"],
-                       instance=row["instance_type"], provider=provider_name(kb, row["provider"], lang),
-                       region=row["region"], hourly=money(option["hourly"])))
+        parts.append(
+            t(
+                "rec.offer",
+                lang,
+                pricing=pricing_label(pricing, lang),
+                instances=option["instances"],
+                instance=row["instance_type"],
+                provider=provider_name(kb, row["provider"], lang),
+                region=row["region"],
+                hourly=money(option["hourly"]),
+            )
+        )
     else:
         parts.append(t("rec.no_offer", lang, pricing=pricing_label(pricing, lang)))
     if option.get("run"):
         run = option["run"]
-        parts.append(t("rec.run", lang, gpu_hours=run["gpu_hours"], hours=run["wall_hours"], gpus=run["gpus"],
-                       cost=money(run["cost"])))
-    return Recommendation(gpu=f"{option['family']} {option['memory']:g}GB", gpu_memory_gb=option["memory"],
-                          gpu_count=option["needed"], offer=offer(row) if row else None, reason="; ".join(parts))
+        parts.append(
+            t(
+                "rec.run",
+                lang,
+                gpu_hours=run["gpu_hours"],
+                hours=run["wall_hours"],
+                gpus=run["gpus"],
+                cost=money(run["cost"]),
+            )
+        )
+    return Recommendation(
+        gpu=f"{option['family']} {option['memory']:g}GB",
+        gpu_memory_gb=option["memory"],
+        gpu_count=option["needed"],
+        offer=offer(row) if row else None,
+        reason="; ".join(parts),
+    )
 
 
 def _ranking_facts(kb: KB, query: Query, options: list[dict], pricing: str, fired: list[R.Fired], lang: str) -> dict:
@@ -279,13 +401,17 @@ def _ranking_facts(kb: KB, query: Query, options: list[dict], pricing: str, fire
     if not rule:
         return {}
     seed = list(rule.then.seed_ranking)
-    facts = {"seed_ranking_text": " > ".join(provider_name(kb, p, lang) for p in seed),
-             "rank_pricing": pricing_label(pricing, lang)}
+    facts = {
+        "seed_ranking_text": " > ".join(provider_name(kb, p, lang) for p in seed),
+        "rank_pricing": pricing_label(pricing, lang),
+    }
     if rule.then.rank_by == "throughput":
         best: dict[str, float] = {}
-        for row in kb.rows("SELECT DISTINCT o.provider, o.gpu, s.t FROM offers o JOIN (SELECT family, "
-                           "MAX(COALESCE(bf16_tflops_dense, fp16_tflops_dense)) t FROM gpu_specs GROUP BY family) s "
-                           "ON s.family = o.gpu WHERE o.kind = 'catalog' AND o.vgpu = 0"):
+        for row in kb.rows(
+            "SELECT DISTINCT o.provider, o.gpu, s.t FROM offers o JOIN (SELECT family, "
+            "MAX(COALESCE(bf16_tflops_dense, fp16_tflops_dense)) t FROM gpu_specs GROUP BY family) s "
+            "ON s.family = o.gpu WHERE o.kind = 'catalog' AND o.vgpu = 0"
+        ):
             best[row["provider"]] = max(best.get(row["provider"], 0), row["t"] or 0)
         order = sorted(best, key=lambda p: -best[p])
         ranked = sorted({(o["family"], o["tflops"]) for o in options}, key=lambda x: (-x[1], x[0]))  # ties: by name
@@ -301,8 +427,10 @@ def _ranking_facts(kb: KB, query: Query, options: list[dict], pricing: str, fire
             if len(set(order) & set(seed)) >= 2:
                 break
         facts["rank_gpu"] = family
-        facts["kb_ranking"] = ", ".join(
-            f"{provider_name(kb, p, lang)} {money(cheapest[p]['price_per_gpu_hour_usd'])}" for p in order) or "-"
+        facts["kb_ranking"] = (
+            ", ".join(f"{provider_name(kb, p, lang)} {money(cheapest[p]['price_per_gpu_hour_usd'])}" for p in order)
+            or "-"
+        )
     both_kb = [p for p in order if p in seed]
     both_seed = [p for p in seed if p in order]
     if not both_kb:
@@ -323,8 +451,16 @@ def _provider_lines(kb: KB, fired: list[R.Fired], providers: list[str], lang: st
     lines = []
     for pid in providers or list(kb.providers):
         for note in provider_notes(kb, pid, rule.then.note_topic):
-            lines.append(t("rec.note", lang, provider=provider_name(kb, pid, lang), topic=rule.then.note_topic,
-                           note=note["zh"] if lang == "zh" else note["en"], source=note["source"]))
+            lines.append(
+                t(
+                    "rec.note",
+                    lang,
+                    provider=provider_name(kb, pid, lang),
+                    topic=rule.then.note_topic,
+                    note=note["zh"] if lang == "zh" else note["en"],
+                    source=note["source"],
+                )
+            )
         if rule.then.note_topic == "compliance" and not (kb.providers.get(pid) or {}).get("has_catalog"):
             lines.append(t("rec.article_only", lang, provider=provider_name(kb, pid, lang)))
     return lines

@@ -1,9 +1,9 @@
 """Questions whose words point elsewhere than their parsed intent: the parser's last step (`reroute`).
 
-    "reserved vs on-demand break-even for p4d.24xlarge"   compare -> tco (topic break_even)
-    "should I reserve p4d.24xlarge or stay on-demand?"     -> tco (topic break_even): the cheaper option for the usage
-    "spot or on-demand for a 3 day training job"           compare -> tco (topic spot_vs_on_demand)
-    "what's the weather in Paris"                          recommend (HPC) -> help (topic off_topic)
+"reserved vs on-demand break-even for p4d.24xlarge"   compare -> tco (topic break_even)
+"should I reserve p4d.24xlarge or stay on-demand?"     -> tco (topic break_even): the cheaper option for the usage
+"spot or on-demand for a 3 day training job"           compare -> tco (topic spot_vs_on_demand)
+"what's the weather in Paris"                          recommend (HPC) -> help (topic off_topic)
 """
 
 from __future__ import annotations
@@ -37,8 +37,18 @@ def _has(pattern: str, text: str) -> bool:
 def off_topic(query: Query) -> bool:
     """Nothing in the question is about GPUs or clouds: no name was recognised and no domain word is there."""
     # a place alone ("what's the weather in Paris") is not a GPU question; a benchmarked model is
-    named = (query.gpus, query.instance_types, query.providers, query.pricing, query.model_size_b, query.model,
-             query.gpu_count, query.min_gpu_memory_gb, query.issues, query.budget)
+    named = (
+        query.gpus,
+        query.instance_types,
+        query.providers,
+        query.pricing,
+        query.model_size_b,
+        query.model,
+        query.gpu_count,
+        query.min_gpu_memory_gb,
+        query.issues,
+        query.budget,
+    )
     if query.intent not in _ANSWERING:  # gibberish stays "not understood"; digest, checklist ... keep their words
         return False
     return not any(named) and not _DOMAIN.search((query.text or "")[:2000].lower())

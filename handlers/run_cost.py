@@ -24,8 +24,12 @@ _UNIT = {"t": 1e12, "trillion": 1e12, "万亿": 1e12, "b": 1e9, "billion": 1e9, 
 
 def applies(query: Query, needed_max: int) -> bool:
     """Multi-GPU training of a model of known size, not ranked for raw performance."""
-    return (query.workload == "training" and bool(query.model_size_b) and needed_max > 1
-            and query.priority in (None, "cost"))
+    return (
+        query.workload == "training"
+        and bool(query.model_size_b)
+        and needed_max > 1
+        and query.priority in (None, "cost")
+    )
 
 
 def tokens(query: Query) -> tuple[float, bool]:

@@ -16,8 +16,12 @@ from knowledge.kb import KB, GpuRef
 from knowledge.rules import evaluate, query_facts
 
 PRECISIONS = {  # asked precision -> (gpu_specs column, label)
-    "fp64": ("fp64_tflops", "FP64"), "fp32": ("fp32_tflops", "FP32"), "tf32": ("tf32_tflops_dense", "TF32"),
-    "bf16": ("bf16_tflops_dense", "BF16"), "fp16": ("fp16_tflops_dense", "FP16"), "fp8": ("fp8_tflops_dense", "FP8"),
+    "fp64": ("fp64_tflops", "FP64"),
+    "fp32": ("fp32_tflops", "FP32"),
+    "tf32": ("tf32_tflops_dense", "TF32"),
+    "bf16": ("bf16_tflops_dense", "BF16"),
+    "fp16": ("fp16_tflops_dense", "FP16"),
+    "fp8": ("fp8_tflops_dense", "FP8"),
     "int8": ("int8_tops_dense", "INT8"),
 }
 _PRECISION_WORDS = {"双精度": "fp64", "单精度": "fp32", "半精度": "fp16"}
@@ -33,9 +37,18 @@ def handle(query: Query, kb: KB) -> Answer:
     for instance_type in query.instance_types[:3]:
         row, spec_rows = instance_specs(kb, instance_type)
         if row:
-            lines.append(t("spec.instance", lang, instance=instance_type, provider=row["provider"],
-                           count=row["gpu_count"], model=row["gpu_model"] or row["gpu"],
-                           total=row["gpu_count"] * (row["gpu_memory_gb"] or 0), per=row["gpu_memory_gb"] or 0))
+            lines.append(
+                t(
+                    "spec.instance",
+                    lang,
+                    instance=instance_type,
+                    provider=row["provider"],
+                    count=row["gpu_count"],
+                    model=row["gpu_model"] or row["gpu"],
+                    total=row["gpu_count"] * (row["gpu_memory_gb"] or 0),
+                    per=row["gpu_memory_gb"] or 0,
+                )
+            )
             specs += [s for s in spec_rows if s not in specs]
     for name in query.gpus[:3]:
         specs += [s for s in spec_rows_for(kb, GpuRef.parse(name)) if s not in specs]
@@ -47,8 +60,13 @@ def handle(query: Query, kb: KB) -> Answer:
     facts = {**query_facts(query), "erratum_ids": [e["id"] for e in errata]}
     what = ", ".join([*query.instance_types[:3], *query.gpus[:3]]) or ", ".join(e["id"] for e in errata)
     if not specs and not errata:
-        return Answer(query=query, title=t("spec.which", lang), notes=notes, suggestions=suggestions,
-                      rules=rule_hits(evaluate(facts, lang, groups=("spec",))))
+        return Answer(
+            query=query,
+            title=t("spec.which", lang),
+            notes=notes,
+            suggestions=suggestions,
+            rules=rule_hits(evaluate(facts, lang, groups=("spec",))),
+        )
     return Answer(
         query=query,
         title=t("spec.title", lang, what=what),
@@ -63,9 +81,11 @@ def handle(query: Query, kb: KB) -> Answer:
 
 _FACT_WORDS = re.compile(
     r"bandwidth|带宽|network|网络|memory|显存|\d+\s*gb\b|which gpu|what gpu|gpu型号|什么gpu|什么卡|nvlink|"
-    r"\bfp(8|16|32|64)\b|\bbf16\b|tflops|算力|images? per second|images?/s|img/s|吞吐|throughput|benchmark|基准")
+    r"\bfp(8|16|32|64)\b|\bbf16\b|tflops|算力|images? per second|images?/s|img/s|吞吐|throughput|benchmark|基准"
+)
 _PRICE_WORDS = re.compile(
-    r"price|cost|how much does|多少钱|价格|费用|\$|per hour|每小时|一小时|cheap|便宜|value|性价比")
+    r"price|cost|how much does|多少钱|价格|费用|\$|per hour|每小时|一小时|cheap|便宜|value|性价比"
+)
 
 
 def is_fact_question(query: Query, kb: KB) -> bool:
@@ -84,8 +104,11 @@ def with_errata(answer: Answer, query: Query, kb: KB) -> Answer:
     """Another handler's answer with the corrections of the seed errata the question clearly touches (the
     erratum's own question, two topic keywords, or a figure being checked), and their rule."""
     text = scan_text(query).lower()
-    strong = {row["id"] for score, topical, row in _scores(query, kb)
-              if score >= 10 or topical >= 2 or topical and _FIGURE.search(text)}
+    strong = {
+        row["id"]
+        for score, topical, row in _scores(query, kb)
+        if score >= 10 or topical >= 2 or topical and _FIGURE.search(text)
+    }
     errata = [e for e in match_errata(query, kb) if e["id"] in strong]
     if not errata:
         return answer
@@ -96,15 +119,13 @@ def with_errata(answer: Answer, query: Query, kb: KB) -> Answer:
     extra = {**answer.extra, "errata": errata_json(errata, query.language)}
     if far:
         extra["details"] = [*(answer.extra.get("details") or []), *far]
-    return answer.model_copy(update={"lines": [*answer.lines, *near], "rules": [*answer.rules, *hits],
-                                     "extra": extra})
+    return answer.model_copy(update={"lines": [*answer.lines, *near], "rules": [*answer.rules, *hits], "extra": extra})
 
 
 def whole(row: dict) -> bool:
     """A rentable whole-GPU offer: not a vGPU slice or fraction, not a GPU-only price without its host VM, and
     orderable at its pricing model (`knowledge.availability`)."""
-    return (not row["vgpu"] and row["gpu_count"] >= 1 and "GPU only" not in row["instance_type"]
-            and orderable(row))
+    return not row["vgpu"] and row["gpu_count"] >= 1 and "GPU only" not in row["instance_type"] and orderable(row)
 
 
 def cheapest_checked(query: Query, kb: KB) -> Answer:
@@ -151,12 +172,23 @@ def row_line(spec: dict, lang: str) -> str:
         nvlink = t("spec.nvlink", lang, gen=spec["nvlink_gen"], bw=spec["nvlink_bandwidth_gbps"] or 0, bridge=bridge)
     else:
         nvlink = t("spec.no_nvlink", lang)
-    return t("spec.row", lang, model=spec["model"], memory=spec["memory_gb"] or 0, mtype=spec["memory_type"] or "",
-             bandwidth=_fmt(spec["memory_bandwidth_gbps"]), fp64=_fmt(spec["fp64_tflops"]),
-             fp32=_fmt(spec["fp32_tflops"]), tf32=_fmt(spec["tf32_tflops_dense"]),
-             bf16=_fmt(spec["bf16_tflops_dense"]), fp16=_fmt(spec["fp16_tflops_dense"]),
-             fp8=_fmt(spec["fp8_tflops_dense"]), int8=_fmt(spec["int8_tops_dense"]), nvlink=nvlink,
-             tdp=_fmt(spec["tdp_w"]))
+    return t(
+        "spec.row",
+        lang,
+        model=spec["model"],
+        memory=spec["memory_gb"] or 0,
+        mtype=spec["memory_type"] or "",
+        bandwidth=_fmt(spec["memory_bandwidth_gbps"]),
+        fp64=_fmt(spec["fp64_tflops"]),
+        fp32=_fmt(spec["fp32_tflops"]),
+        tf32=_fmt(spec["tf32_tflops_dense"]),
+        bf16=_fmt(spec["bf16_tflops_dense"]),
+        fp16=_fmt(spec["fp16_tflops_dense"]),
+        fp8=_fmt(spec["fp8_tflops_dense"]),
+        int8=_fmt(spec["int8_tops_dense"]),
+        nvlink=nvlink,
+        tdp=_fmt(spec["tdp_w"]),
+    )
 
 
 def precision_lines(specs: list[dict], asked: list[str], count: float | None, lang: str) -> list[str]:
@@ -217,8 +249,12 @@ def _found(word: str, text: str) -> bool:
 def _entity(kb: KB, word: str, instances: set[str]) -> bool:
     """A keyword that only names a GPU, provider or instance (family), not what the erratum is about."""
     low = word.lower()
-    return (low in kb.gpu_names or low in kb.provider_names or low in kb.instance_types
-            or any(i == low or i.startswith(low + ".") or i.startswith(low) and low[-1:].isdigit() for i in instances))
+    return (
+        low in kb.gpu_names
+        or low in kb.provider_names
+        or low in kb.instance_types
+        or any(i == low or i.startswith(low + ".") or i.startswith(low) and low[-1:].isdigit() for i in instances)
+    )
 
 
 def match_errata(query: Query, kb: KB, limit: int = 3) -> list[dict]:
@@ -247,8 +283,13 @@ def _errata(kb: KB) -> list[tuple[dict, list[str], set[str], set[str], set[str]]
     cached = getattr(kb, "_errata_rows", None)
     if cached is None:
         cached = [
-            (row, json.loads(row["keywords"] or "[]"), {i.lower() for i in json.loads(row["instance_types"] or "[]")},
-             {g.lower() for g in json.loads(row["gpus"] or "[]")}, set(json.loads(row["providers"] or "[]")))
+            (
+                row,
+                json.loads(row["keywords"] or "[]"),
+                {i.lower() for i in json.loads(row["instance_types"] or "[]")},
+                {g.lower() for g in json.loads(row["gpus"] or "[]")},
+                set(json.loads(row["providers"] or "[]")),
+            )
             for row in kb.rows("SELECT * FROM errata")
         ]
         kb._errata_rows = cached
@@ -291,8 +332,7 @@ def _scores(query: Query, kb: KB) -> list[tuple[int, int, dict]]:
         if not hits:
             continue
         topical = sum(1 for k in hits if not _entity(kb, k, instances))
-        inst = sum(1 for i in instances if any(a == i or a.endswith("_" + i) for a in asked_instances)
-                   or i in present)
+        inst = sum(1 for i in instances if any(a == i or a.endswith("_" + i) for a in asked_instances) or i in present)
         gpus = len(families & gpu_set)
         providers = len(set(query.providers) & provider_set)
         score = 3 * topical + (len(hits) - topical) + 3 * min(inst, 2) + gpus + providers
@@ -308,19 +348,33 @@ def _scores(query: Query, kb: KB) -> list[tuple[int, int, dict]]:
 
 def errata_lines(errata: list[dict], lang: str) -> list[str]:
     return [
-        t("spec.erratum", lang, id=e["id"], seeds="/".join(json.loads(e["seed"])),
-          text=e["correct_zh"] if lang == "zh" else e["correct_en"], sources="; ".join(json.loads(e["sources"])))
+        t(
+            "spec.erratum",
+            lang,
+            id=e["id"],
+            seeds="/".join(json.loads(e["seed"])),
+            text=e["correct_zh"] if lang == "zh" else e["correct_en"],
+            sources="; ".join(json.loads(e["sources"])),
+        )
         for e in errata
     ]
 
 
 def errata_json(errata: list[dict], lang: str) -> list[dict]:
-    return [{"id": e["id"], "severity": e["severity"], "correct": e["correct_zh"] if lang == "zh" else e["correct_en"],
-             "sources": json.loads(e["sources"])} for e in errata]
+    return [
+        {
+            "id": e["id"],
+            "severity": e["severity"],
+            "correct": e["correct_zh"] if lang == "zh" else e["correct_en"],
+            "sources": json.loads(e["sources"]),
+        }
+        for e in errata
+    ]
 
 
-def split_errata(errata: list[dict], lines: list[str], lang: str, offers: list[Offer], query: Query
-                 ) -> tuple[list[str], list[str]]:
+def split_errata(
+    errata: list[dict], lines: list[str], lang: str, offers: list[Offer], query: Query
+) -> tuple[list[str], list[str]]:
     """(lines of corrections about the GPUs and clouds compared, lines of the others: shown on request)."""
     texts = errata_lines(errata, lang)
     gpus = {g.split()[0].lower() for g in query.gpus} | {o.gpu.lower() for o in offers}

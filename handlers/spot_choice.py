@@ -40,23 +40,48 @@ def handle(query: Query, kb: KB) -> Answer:
         saving = 100 * (1 - spot[1].total / od[1].total) if od[1].total else 0.0
         take_spot = saving > 0 and not _no_interruptions(query)
         key = "verdict.spot" if take_spot else "verdict.spot_od"
-        title = t(key, lang, what=what, hours=hours, spot=money(spot[1].total, currency), spot_where=spot[0],
-                  od=money(od[1].total, currency), od_where=od[0], pct=abs(saving))
+        title = t(
+            key,
+            lang,
+            what=what,
+            hours=hours,
+            spot=money(spot[1].total, currency),
+            spot_where=spot[0],
+            od=money(od[1].total, currency),
+            od_where=od[0],
+            pct=abs(saving),
+        )
     else:
         only = od or spot
-        title = t("verdict.spot_only", lang, what=what, hours=hours, option=only[0],
-                  total=money(only[1].total, currency))
+        title = t(
+            "verdict.spot_only", lang, what=what, hours=hours, option=only[0], total=money(only[1].total, currency)
+        )
         take_spot = only is spot
     if facts.get("spot_bucket"):
-        lines.append(t("spot.risk_line", lang, bucket=facts["spot_bucket"], subject=facts.get("spot_subject", ""),
-                       n=facts.get("interruptions_per_month", 0) * hours / R.HOURS_PER_MONTH,
-                       source=facts.get("spot_source", ""), as_of=facts.get("spot_as_of", "")))
+        lines.append(
+            t(
+                "spot.risk_line",
+                lang,
+                bucket=facts["spot_bucket"],
+                subject=facts.get("spot_subject", ""),
+                n=facts.get("interruptions_per_month", 0) * hours / R.HOURS_PER_MONTH,
+                source=facts.get("spot_source", ""),
+                as_of=facts.get("spot_as_of", ""),
+            )
+        )
     elif spot:
         lines.append(t("spot.no_risk_data", lang, option=spot[0]))
     fired = R.evaluate(facts, lang, groups=("cost", "spot"))
     best = (spot if take_spot else od) or spot or od
     return Answer(
-        query=asked, title=title, tco=od[1] if od else None, tco_options=[spot[1]] if spot and od else
-        ([spot[1]] if spot else []), lines=lines, notes=notes, suggestions=suggestions, rules=rule_hits(fired),
-        sources=_sources(subjects), extra={"tco_best": best[1].pricing, "tco_labels": labels},
+        query=asked,
+        title=title,
+        tco=od[1] if od else None,
+        tco_options=[spot[1]] if spot and od else ([spot[1]] if spot else []),
+        lines=lines,
+        notes=notes,
+        suggestions=suggestions,
+        rules=rule_hits(fired),
+        sources=_sources(subjects),
+        extra={"tco_best": best[1].pricing, "tco_labels": labels},
     )

@@ -119,14 +119,23 @@ class AlertSpec:
     allow_vgpu: bool = False
 
     def as_json(self) -> dict:
-        return {**asdict(self), "gpus": list(self.gpus), "providers": list(self.providers),
-                "regions": list(self.regions)}
+        return {
+            **asdict(self),
+            "gpus": list(self.gpus),
+            "providers": list(self.providers),
+            "regions": list(self.regions),
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> AlertSpec:
-        return cls(tuple(data["gpus"]), data.get("pricing") or "on_demand", data.get("gpu_count"),
-                   tuple(data.get("providers") or ()), tuple(data.get("regions") or ()),
-                   bool(data.get("allow_vgpu")))
+        return cls(
+            tuple(data["gpus"]),
+            data.get("pricing") or "on_demand",
+            data.get("gpu_count"),
+            tuple(data.get("providers") or ()),
+            tuple(data.get("regions") or ()),
+            bool(data.get("allow_vgpu")),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,13 +161,23 @@ class Alert:
         return self.threshold_usd * (1 + HYSTERESIS)
 
     def as_json(self) -> dict:
-        return {"id": self.id, "team": self.team, "channel": self.channel, "text": self.text,
-                "query": self.spec.as_json(), "threshold_usd_per_gpu_hour": self.threshold_usd,
-                "threshold": {"amount": self.threshold_amount, "currency": self.currency},
-                "language": self.language, "armed": self.armed, "generation": self.generation,
-                "last_price_per_gpu_hour": self.last_price, "last_offer": self.last_offer,
-                "last_checked_at": self.last_checked_at.isoformat() if self.last_checked_at else None,
-                "created_at": self.created_at.isoformat(), "rearm_above": round(self.rearm_above, 9)}
+        return {
+            "id": self.id,
+            "team": self.team,
+            "channel": self.channel,
+            "text": self.text,
+            "query": self.spec.as_json(),
+            "threshold_usd_per_gpu_hour": self.threshold_usd,
+            "threshold": {"amount": self.threshold_amount, "currency": self.currency},
+            "language": self.language,
+            "armed": self.armed,
+            "generation": self.generation,
+            "last_price_per_gpu_hour": self.last_price,
+            "last_offer": self.last_offer,
+            "last_checked_at": self.last_checked_at.isoformat() if self.last_checked_at else None,
+            "created_at": self.created_at.isoformat(),
+            "rearm_above": round(self.rearm_above, 9),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,23 +211,56 @@ def _utc(value: dt.datetime | None) -> dt.datetime | None:
 
 
 def _alert(row) -> Alert:
-    return Alert(row.id, row.team, row.channel, row.text, AlertSpec.from_json(json.loads(row.spec)),
-                 row.threshold_usd, row.threshold_amount, row.currency, row.language, bool(row.armed),
-                 row.generation, row.last_price, json.loads(row.last_offer) if row.last_offer else None,
-                 _utc(row.last_checked_at), _utc(row.created_at))
+    return Alert(
+        row.id,
+        row.team,
+        row.channel,
+        row.text,
+        AlertSpec.from_json(json.loads(row.spec)),
+        row.threshold_usd,
+        row.threshold_amount,
+        row.currency,
+        row.language,
+        bool(row.armed),
+        row.generation,
+        row.last_price,
+        json.loads(row.last_offer) if row.last_offer else None,
+        _utc(row.last_checked_at),
+        _utc(row.created_at),
+    )
 
 
-_OFFER_KEYS = ("provider", "instance_type", "region", "zone", "pricing", "gpu", "accelerator", "gpu_count",
-               "price_per_hour", "price_per_gpu_hour", "currency", "price_per_hour_usd", "price_per_gpu_hour_usd",
-               "source", "as_of", "vgpu")
+_OFFER_KEYS = (
+    "provider",
+    "instance_type",
+    "region",
+    "zone",
+    "pricing",
+    "gpu",
+    "accelerator",
+    "gpu_count",
+    "price_per_hour",
+    "price_per_gpu_hour",
+    "currency",
+    "price_per_hour_usd",
+    "price_per_gpu_hour_usd",
+    "source",
+    "as_of",
+    "vgpu",
+)
 
 
 def best_offer(kb, spec: AlertSpec) -> dict | None:
     """The cheapest orderable offer matching `spec` (USD per GPU-hour), or None when nothing matches."""
     from knowledge.kb import GpuRef
 
-    rows = kb.offers(gpus=[GpuRef.parse(g) for g in spec.gpus], pricing=spec.pricing, providers=spec.providers,
-                     regions=spec.regions, gpu_count=spec.gpu_count)
+    rows = kb.offers(
+        gpus=[GpuRef.parse(g) for g in spec.gpus],
+        pricing=spec.pricing,
+        providers=spec.providers,
+        regions=spec.regions,
+        gpu_count=spec.gpu_count,
+    )
     for row in rows:
         if "GPU only" in row["instance_type"] or (row.get("vgpu") and not spec.allow_vgpu):
             continue
@@ -219,9 +271,20 @@ def best_offer(kb, spec: AlertSpec) -> dict | None:
 # --- alerts ------------------------------------------------------------------------------------------------------
 
 
-def create_alert(team: str, channel: str, text: str, spec: AlertSpec, *, threshold_usd: float,
-                 amount: float | None = None, currency: str = "USD", language: str = "en", kb,
-                 created_by: str | None = None, now: dt.datetime | None = None) -> tuple[Alert, dict]:
+def create_alert(
+    team: str,
+    channel: str,
+    text: str,
+    spec: AlertSpec,
+    *,
+    threshold_usd: float,
+    amount: float | None = None,
+    currency: str = "USD",
+    language: str = "en",
+    kb,
+    created_by: str | None = None,
+    now: dt.datetime | None = None,
+) -> tuple[Alert, dict]:
     """Store an alert and look at the price at once: (alert, cheapest offer now).
 
     An alert created at or below its threshold starts disarmed (`alert.armed` False): it waits for the next
@@ -241,10 +304,23 @@ def create_alert(team: str, channel: str, text: str, spec: AlertSpec, *, thresho
         raise AlertError("no offer matches this alert, so there is no price to watch")
     now = _now(now)
     price = offer["price_per_gpu_hour_usd"]
-    row = dict(team=team or "default", channel=channel, text=text[:2000], spec=json.dumps(spec.as_json()),
-               threshold_usd=threshold_usd, threshold_amount=amount if amount is not None else threshold_usd,
-               currency=currency, language=language, armed=price > threshold_usd, generation=1, last_price=price,
-               last_offer=json.dumps(offer), last_checked_at=now, created_by=created_by, created_at=now)
+    row = dict(
+        team=team or "default",
+        channel=channel,
+        text=text[:2000],
+        spec=json.dumps(spec.as_json()),
+        threshold_usd=threshold_usd,
+        threshold_amount=amount if amount is not None else threshold_usd,
+        currency=currency,
+        language=language,
+        armed=price > threshold_usd,
+        generation=1,
+        last_price=price,
+        last_offer=json.dumps(offer),
+        last_checked_at=now,
+        created_by=created_by,
+        created_at=now,
+    )
     with state.engine().begin() as conn:
         alert_id = conn.execute(alerts.insert().values(**row)).inserted_primary_key[0]
     found = get_alert(alert_id)
@@ -294,8 +370,9 @@ def remove_team(team: str) -> int:
 # --- crossings ---------------------------------------------------------------------------------------------------
 
 
-def evaluate(kb, now: dt.datetime | None = None, *, record: bool = True,
-             alert_ids: Iterable[int] | None = None) -> list[Due]:
+def evaluate(
+    kb, now: dt.datetime | None = None, *, record: bool = True, alert_ids: Iterable[int] | None = None
+) -> list[Due]:
     """Every alert against the knowledge base's prices now: the due ones (armed, at or below the threshold).
 
     With `record`, disarmed alerts whose price is back above the threshold by 5 % are re-armed (compare-and-swap:
@@ -315,25 +392,34 @@ def evaluate(kb, now: dt.datetime | None = None, *, record: bool = True,
             due.append(Due(alert, offer, price, alert.last_price, alert.last_checked_at))
         elif record and not alert.armed and price > alert.rearm_above:
             with state.engine().begin() as conn:
-                conn.execute(alerts.update().where(alerts.c.id == alert.id, alerts.c.generation == alert.generation,
-                                                   alerts.c.armed.is_(False))
-                             .values(armed=True, generation=alert.generation + 1))
+                conn.execute(
+                    alerts.update()
+                    .where(alerts.c.id == alert.id, alerts.c.generation == alert.generation, alerts.c.armed.is_(False))
+                    .values(armed=True, generation=alert.generation + 1)
+                )
         if record:
             with state.engine().begin() as conn:
-                conn.execute(alerts.update().where(alerts.c.id == alert.id).values(
-                    last_price=price, last_offer=json.dumps(offer), last_checked_at=now))
+                conn.execute(
+                    alerts.update()
+                    .where(alerts.c.id == alert.id)
+                    .values(last_price=price, last_offer=json.dumps(offer), last_checked_at=now)
+                )
     return due
 
 
 def disarm(alert_id: int, generation: int) -> bool:
     """The alert fired for `generation`: wait for the price to rise above the threshold by 5 % again."""
     with state.engine().begin() as conn:
-        return bool(conn.execute(alerts.update().where(alerts.c.id == alert_id, alerts.c.generation == generation)
-                                 .values(armed=False)).rowcount)
+        return bool(
+            conn.execute(
+                alerts.update().where(alerts.c.id == alert_id, alerts.c.generation == generation).values(armed=False)
+            ).rowcount
+        )
 
 
-def claim_firing(due: Due, *, now: dt.datetime | None = None,
-                 stale_after: dt.timedelta = dt.timedelta(minutes=30)) -> Claim | str:
+def claim_firing(
+    due: Due, *, now: dt.datetime | None = None, stale_after: dt.timedelta = dt.timedelta(minutes=30)
+) -> Claim | str:
     """Claim the right to post `due` (its alert's current generation): a `Claim`, or why not
     (`sent`, `failed`, `in_progress`)."""
     now = _now(now)
@@ -342,17 +428,28 @@ def claim_firing(due: Due, *, now: dt.datetime | None = None,
     eng = state.engine()
     try:
         with eng.begin() as conn:
-            claim_id = conn.execute(firings.insert().values(
-                alert_id=alert.id, generation=alert.generation, status="claimed", claim_token=token,
-                claimed_at=now, attempts=1, retryable=False, price=due.price, previous_price=due.previous_price,
-                previous_at=due.previous_at, offer=json.dumps(due.offer),
-            )).inserted_primary_key[0]
+            claim_id = conn.execute(
+                firings.insert().values(
+                    alert_id=alert.id,
+                    generation=alert.generation,
+                    status="claimed",
+                    claim_token=token,
+                    claimed_at=now,
+                    attempts=1,
+                    retryable=False,
+                    price=due.price,
+                    previous_price=due.previous_price,
+                    previous_at=due.previous_at,
+                    offer=json.dumps(due.offer),
+                )
+            ).inserted_primary_key[0]
         return Claim(claim_id, alert.id, alert.generation, token, 1)
     except IntegrityError:
         pass
     with eng.connect() as conn:
-        row = conn.execute(sa.select(firings).where(firings.c.alert_id == alert.id,
-                                                    firings.c.generation == alert.generation)).first()
+        row = conn.execute(
+            sa.select(firings).where(firings.c.alert_id == alert.id, firings.c.generation == alert.generation)
+        ).first()
     if row is None:
         return "in_progress"
     if row.status == "sent":
@@ -365,22 +462,39 @@ def claim_firing(due: Due, *, now: dt.datetime | None = None,
         won = conn.execute(
             firings.update()
             .where(firings.c.id == row.id, firings.c.claim_token == row.claim_token, firings.c.status == row.status)
-            .values(status="claimed", claim_token=token, claimed_at=now, attempts=row.attempts + 1, error=None,
-                    price=due.price, offer=json.dumps(due.offer))
+            .values(
+                status="claimed",
+                claim_token=token,
+                claimed_at=now,
+                attempts=row.attempts + 1,
+                error=None,
+                price=due.price,
+                offer=json.dumps(due.offer),
+            )
         ).rowcount
     return Claim(row.id, alert.id, alert.generation, token, row.attempts + 1) if won else "in_progress"
 
 
-def finish_firing(claim: Claim, status: str, *, message_ts: str | None = None, error: str | None = None,
-                  retryable: bool = False, now: dt.datetime | None = None) -> bool:
+def finish_firing(
+    claim: Claim,
+    status: str,
+    *,
+    message_ts: str | None = None,
+    error: str | None = None,
+    retryable: bool = False,
+    now: dt.datetime | None = None,
+) -> bool:
     """Record how a claimed firing ended (`sent` or `failed`); False if the claim was taken over meanwhile."""
     if status not in ("sent", "failed"):
         raise ValueError(f"unknown firing status {status!r}")
     with state.engine().begin() as conn:
-        return bool(conn.execute(
-            firings.update().where(firings.c.id == claim.id, firings.c.claim_token == claim.token)
-            .values(status=status, message_ts=message_ts, error=error, retryable=retryable, finished_at=_now(now))
-        ).rowcount)
+        return bool(
+            conn.execute(
+                firings.update()
+                .where(firings.c.id == claim.id, firings.c.claim_token == claim.token)
+                .values(status=status, message_ts=message_ts, error=error, retryable=retryable, finished_at=_now(now))
+            ).rowcount
+        )
 
 
 def firings_of(alert_id: int | None = None) -> list[dict]:

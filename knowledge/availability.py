@@ -53,17 +53,24 @@ def rules() -> tuple[AvailabilityRule, ...]:
     with RULES_CSV.open(encoding="utf-8", newline="") as handle:
         for line, row in enumerate(csv.DictReader(handle), start=2):
             if row["availability"] not in AVAILABILITIES or row["condition"] not in CONDITIONS:
-                raise ValueError(f"{RULES_CSV.name} line {line}: availability must be one of {AVAILABILITIES} "
-                                 f"and condition one of {CONDITIONS}")
+                raise ValueError(
+                    f"{RULES_CSV.name} line {line}: availability must be one of {AVAILABILITIES} "
+                    f"and condition one of {CONDITIONS}"
+                )
             if not row["reason"].strip() or not row["source"].strip():
                 raise ValueError(f"{RULES_CSV.name} line {line}: every rule needs a reason and a source")
-            found.append(AvailabilityRule(
-                provider=row["provider"] or "*",
-                instance_types=tuple(p.strip() for p in (row["instance_type"] or "*").split("|")),
-                pricings=tuple(p.strip() for p in (row["pricing"] or "*").split("|")),
-                condition=row["condition"], availability=row["availability"], reason=row["reason"],
-                source=row["source"], line=line,
-            ))
+            found.append(
+                AvailabilityRule(
+                    provider=row["provider"] or "*",
+                    instance_types=tuple(p.strip() for p in (row["instance_type"] or "*").split("|")),
+                    pricings=tuple(p.strip() for p in (row["pricing"] or "*").split("|")),
+                    condition=row["condition"],
+                    availability=row["availability"],
+                    reason=row["reason"],
+                    source=row["source"],
+                    line=line,
+                )
+            )
     return tuple(found)
 
 
@@ -81,11 +88,14 @@ def apply(offers: list[dict]) -> Counter:
         if key not in candidates:
             candidates[key] = [r for r in priced_rules if r.matches(*key)]
         for rule in candidates[key]:
-            if rule.condition == "no_on_demand_price" and \
-                    (offer["provider"], offer["instance_type"], offer["region"]) in with_on_demand:
+            if (
+                rule.condition == "no_on_demand_price"
+                and (offer["provider"], offer["instance_type"], offer["region"]) in with_on_demand
+            ):
                 continue
-            offer.update(availability=rule.availability, availability_reason=rule.reason,
-                         availability_source=rule.source)
+            offer.update(
+                availability=rule.availability, availability_reason=rule.reason, availability_source=rule.source
+            )
             counts[rule.availability] += 1
             break
     counts["orderable"] = len(offers) - sum(counts.values())
@@ -102,13 +112,25 @@ def unpriced(raw_rows: Iterable[dict]) -> list[dict]:
         key = (row["provider"], instance_type, row["region"])
         if key in seen:
             continue
-        rule = next((r for r in rules() if r.condition == "no_price"
-                     and r.matches(row["provider"], instance_type, "on_demand")), None)
+        rule = next(
+            (
+                r
+                for r in rules()
+                if r.condition == "no_price" and r.matches(row["provider"], instance_type, "on_demand")
+            ),
+            None,
+        )
         if rule is None:
             continue
-        seen[key] = {"provider": row["provider"], "instance_type": instance_type, "accelerator": row["accelerator"],
-                     "region": row["region"], "availability": rule.availability, "availability_reason": rule.reason,
-                     "availability_source": rule.source}
+        seen[key] = {
+            "provider": row["provider"],
+            "instance_type": instance_type,
+            "accelerator": row["accelerator"],
+            "region": row["region"],
+            "availability": rule.availability,
+            "availability_reason": rule.reason,
+            "availability_source": rule.source,
+        }
     return list(seen.values())
 
 
@@ -119,7 +141,10 @@ def orderable(offer: dict) -> bool:
 
 def excluded_counts(rows: Iterable[dict]) -> list[dict]:
     """[{"reason", "availability", "count"}] for the rows that are not orderable, most first."""
-    counts = Counter((r.get("availability_reason") or r.get("availability"), r.get("availability"))
-                     for r in rows if not orderable(r))
-    return [{"reason": reason, "availability": availability, "count": n}
-            for (reason, availability), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    counts = Counter(
+        (r.get("availability_reason") or r.get("availability"), r.get("availability")) for r in rows if not orderable(r)
+    )
+    return [
+        {"reason": reason, "availability": availability, "count": n}
+        for (reason, availability), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]

@@ -24,9 +24,26 @@ ATTRIBUTION = (
     "commit 804d3c71ddae, licensed CC BY-SA 4.0 (https://creativecommons.org/licenses/by-sa/4.0/). Modified: "
     "GPU-mode results selected, reshaped to one row per metric, values rounded to 6 significant digits."
 )
-_KEEP = ("vendor", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gb", "gpus_used", "framework",
-         "framework_version", "benchmark", "model", "model_params_b", "quantization", "max_num_seqs", "workload",
-         "strategy", "concurrency", "step_role", "run_date")
+_KEEP = (
+    "vendor",
+    "instance_type",
+    "gpu_model",
+    "gpu_count",
+    "gpu_memory_gb",
+    "gpus_used",
+    "framework",
+    "framework_version",
+    "benchmark",
+    "model",
+    "model_params_b",
+    "quantization",
+    "max_num_seqs",
+    "workload",
+    "strategy",
+    "concurrency",
+    "step_role",
+    "run_date",
+)
 _NUMERIC = frozenset({"gpu_count", "gpu_memory_gb", "gpus_used", "model_params_b", "max_num_seqs", "concurrency"})
 _LATENCY = frozenset({"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms"})
 _TOKENS = frozenset({"output_tokens_per_s", "generation_tokens_per_s"})
@@ -50,8 +67,16 @@ class ModelEntry:
 def models() -> tuple[ModelEntry, ...]:
     with (BENCH_DIR / "models.csv").open(encoding="utf-8", newline="") as handle:
         return tuple(
-            ModelEntry(r["name"], r["family"], r["version"], float(r["params_b"]), r["benchmark"], r["model"],
-                       tuple(a.strip() for a in r["aliases"].split("|") if a.strip()), r["note"])
+            ModelEntry(
+                r["name"],
+                r["family"],
+                r["version"],
+                float(r["params_b"]),
+                r["benchmark"],
+                r["model"],
+                tuple(a.strip() for a in r["aliases"].split("|") if a.strip()),
+                r["note"],
+            )
             for r in csv.DictReader(handle)
         )
 
@@ -62,8 +87,9 @@ def tables() -> dict[str, list[dict]]:
     with (BENCH_DIR / "llm_inference.csv").open(encoding="utf-8", newline="") as handle:
         reader = csv.reader(handle)
         col = {name: i for i, name in enumerate(next(reader))}
-        metric, value, bench, role, workload = (col[k] for k in ("metric", "value", "benchmark", "step_role",
-                                                                  "workload"))
+        metric, value, bench, role, workload = (
+            col[k] for k in ("metric", "value", "benchmark", "step_role", "workload")
+        )
         keep = [(k, col[k], k in _NUMERIC) for k in _KEEP]
         key_cols = [col[k] for k in ("vendor", "instance_type", "model", "workload", "step_role", "strategy")]
         for row in reader:
@@ -76,8 +102,9 @@ def tables() -> dict[str, list[dict]]:
             key = tuple(row[i] for i in key_cols)
             step = steps.get(key)
             if step is None:
-                step = steps[key] = {k: (float(row[i]) if numeric and row[i] else row[i] or None)
-                                     for k, i, numeric in keep}
+                step = steps[key] = {
+                    k: (float(row[i]) if numeric and row[i] else row[i] or None) for k, i, numeric in keep
+                }
             if name in _TOKENS:
                 step["tokens_per_s"] = float(row[value])
                 step["source"] = row[col["source"]]

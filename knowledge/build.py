@@ -42,20 +42,35 @@ def _specs() -> list[dict]:
 
 def catalog_notes(provider: str, catalog: Catalog, result: Conversion) -> list[dict]:
     """What an import summary and `gpubot kb stats` report about one catalog, one row per finding."""
-    notes = [{"provider": provider, "kind": "unrecognised", "text": name, "rows": n}
-             for name, n in sorted(result.unrecognised.items())]
+    notes = [
+        {"provider": provider, "kind": "unrecognised", "text": name, "rows": n}
+        for name, n in sorted(result.unrecognised.items())
+    ]
     notes += [{"provider": provider, "kind": "identity", "text": text, "rows": None} for text in result.notes]
     if catalog.zero_spot:
-        notes.append({"provider": provider, "kind": "zero_spot", "rows": catalog.zero_spot,
-                      "text": f"{catalog.zero_spot} rows with SpotPrice 0: no spot offer"})
+        notes.append(
+            {
+                "provider": provider,
+                "kind": "zero_spot",
+                "rows": catalog.zero_spot,
+                "text": f"{catalog.zero_spot} rows with SpotPrice 0: no spot offer",
+            }
+        )
     if catalog.no_region:
-        notes.append({"provider": provider, "kind": "no_region", "rows": catalog.no_region,
-                      "text": f"{catalog.no_region} rows without a region: kept under region 'unknown'"})
+        notes.append(
+            {
+                "provider": provider,
+                "kind": "no_region",
+                "rows": catalog.no_region,
+                "text": f"{catalog.no_region} rows without a region: kept under region 'unknown'",
+            }
+        )
     return notes
 
 
-def load_catalogs(sources: list[CatalogSource], notes: list[dict] | None = None
-                  ) -> tuple[list[dict], list[dict], list[str]]:
+def load_catalogs(
+    sources: list[CatalogSource], notes: list[dict] | None = None
+) -> tuple[list[dict], list[dict], list[str]]:
     """(offers, raw rows, skipped notes) for all catalogs; raises CatalogError on the first bad file.
 
     `notes`, when given, collects each catalog's findings (`catalog_notes`)."""
@@ -64,8 +79,15 @@ def load_catalogs(sources: list[CatalogSource], notes: list[dict] | None = None
     skipped: list[str] = []
     for src in sources:
         catalog, hosts = src.read()
-        result = convert(src.provider, catalog, hosts=hosts.hosts if hosts else (), currency=src.currency_info(),
-                         source=src.source, as_of=src.as_of, as_of_known=src.as_of_known)
+        result = convert(
+            src.provider,
+            catalog,
+            hosts=hosts.hosts if hosts else (),
+            currency=src.currency_info(),
+            source=src.source,
+            as_of=src.as_of,
+            as_of_known=src.as_of_known,
+        )
         offers += result.offers
         if notes is not None:
             notes += catalog_notes(src.provider, catalog, result)
@@ -73,18 +95,44 @@ def load_catalogs(sources: list[CatalogSource], notes: list[dict] | None = None
         for cat in (catalog, hosts) if hosts else (catalog,):
             file = Path(cat.path).name
             for row in (*cat.rows, *cat.hosts):
-                raw.append({"provider": src.provider, "file": file, "line": row.line,
-                            "instance_type": row.instance_type, "accelerator": row.accelerator,
-                            "accelerator_count": row.accelerator_count, "vcpus": row.vcpus,
-                            "memory_gib": row.memory_gib, "gpu_info": row.gpu_info, "price": row.price,
-                            "spot_price": row.spot_price, "region": row.region, "zone": row.zone,
-                            "generation": row.generation, "arch": row.arch})
+                raw.append(
+                    {
+                        "provider": src.provider,
+                        "file": file,
+                        "line": row.line,
+                        "instance_type": row.instance_type,
+                        "accelerator": row.accelerator,
+                        "accelerator_count": row.accelerator_count,
+                        "vcpus": row.vcpus,
+                        "memory_gib": row.memory_gib,
+                        "gpu_info": row.gpu_info,
+                        "price": row.price,
+                        "spot_price": row.spot_price,
+                        "region": row.region,
+                        "zone": row.zone,
+                        "generation": row.generation,
+                        "arch": row.arch,
+                    }
+                )
     return offers, raw, skipped
 
 
 def _gpu_info(offers: list[dict], provider: str) -> dict[str, dict]:
-    keys = ("accelerator", "gpu", "gpu_model", "gpu_kind", "gpu_memory_gb", "gpu_count", "accelerator_count", "vgpu",
-            "vcpus", "memory_gib", "gpu_variant", "gpu_form_factor", "gpu_vendor")
+    keys = (
+        "accelerator",
+        "gpu",
+        "gpu_model",
+        "gpu_kind",
+        "gpu_memory_gb",
+        "gpu_count",
+        "accelerator_count",
+        "vgpu",
+        "vcpus",
+        "memory_gib",
+        "gpu_variant",
+        "gpu_form_factor",
+        "gpu_vendor",
+    )
     return {o["instance_type"]: {k: o[k] for k in keys} for o in offers if o["provider"] == provider}
 
 
@@ -98,15 +146,22 @@ def _insert(db, name: str, rows: list[dict]) -> None:
         for key, value in row.items():
             if types.get(key) is None:
                 types[key] = None if value is None else type(value)
-    columns = {key: (int if kind is bool else str if kind in (None, dict, list, tuple) else kind)
-               for key, kind in types.items()}
+    columns = {
+        key: (int if kind is bool else str if kind in (None, dict, list, tuple) else kind)
+        for key, kind in types.items()
+    }
     db[name].create(columns)
     structured = {key for key, kind in types.items() if kind in (dict, list, tuple)}
     keys = list(columns)
     sql = f"INSERT INTO [{name}] ({', '.join(f'[{k}]' for k in keys)}) VALUES ({', '.join('?' * len(keys))})"
     if structured:
-        db.conn.executemany(sql, ([json.dumps(row.get(k)) if k in structured and row.get(k) is not None
-                                   else row.get(k) for k in keys] for row in rows))
+        db.conn.executemany(
+            sql,
+            (
+                [json.dumps(row.get(k)) if k in structured and row.get(k) is not None else row.get(k) for k in keys]
+                for row in rows
+            ),
+        )
     else:
         db.conn.executemany(sql, ([row.get(k) for k in keys] for row in rows))
 
@@ -123,8 +178,9 @@ def build(target: Path | None = None) -> dict:
     offers, raw, skipped = load_catalogs(all_catalogs(), notes)
     aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"))
     gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"))
-    risks += pricing.spot_advisor({o["instance_type"] for o in offers if o["provider"] == "aws"} |
-                                  {r["instance_type"] for r in risks})
+    risks += pricing.spot_advisor(
+        {o["instance_type"] for o in offers if o["provider"] == "aws"} | {r["instance_type"] for r in risks}
+    )
     all_offers = offers + aws_offers + gcp_offers
 
     from knowledge import facts_loader, offer_checks
@@ -146,15 +202,19 @@ def build(target: Path | None = None) -> dict:
         db.execute("PRAGMA synchronous=OFF")
         with db.conn:
             db["meta"].insert_all(
-                [{"key": "schema_version", "value": str(SCHEMA_VERSION)},
-                 {"key": "fingerprint", "value": built_from},
-                 {"key": "imports_version", "value": str(version)},
-                 {"key": "built_at", "value": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}],
+                [
+                    {"key": "schema_version", "value": str(SCHEMA_VERSION)},
+                    {"key": "fingerprint", "value": built_from},
+                    {"key": "imports_version", "value": str(version)},
+                    {"key": "built_at", "value": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                ],
                 pk="key",
             )
             db["gpus"].insert_all(
-                [{**f.model_dump(), "aliases": json.dumps(f.aliases), "spec_models": json.dumps(f.spec_models)}
-                 for f in gpu_families()],
+                [
+                    {**f.model_dump(), "aliases": json.dumps(f.aliases), "spec_models": json.dumps(f.spec_models)}
+                    for f in gpu_families()
+                ],
                 pk="name",
             )
             db["gpu_specs"].insert_all(_specs(), pk="model")

@@ -129,8 +129,9 @@ def read_catalog(path: str | Path) -> Catalog:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise CatalogError(path, f"not UTF-8 text (byte {raw[exc.start]:#x}); save the file as UTF-8", line,
-                           _column_at(raw, exc.start)) from None
+        raise CatalogError(
+            path, f"not UTF-8 text (byte {raw[exc.start]:#x}); save the file as UTF-8", line, _column_at(raw, exc.start)
+        ) from None
     return parse_catalog(text, path)
 
 
@@ -162,8 +163,9 @@ def read_bounded(path: Path) -> bytes:
         raise CatalogError(path, f"file is larger than {MAX_BYTES // 2**20} MB")
     lines, limit = raw.count(b"\n"), max_rows()
     if lines > limit:
-        raise CatalogError(path, f"file has {lines} lines, more than the {limit} a catalog may have "
-                           "(GPUBOT_IMPORT_MAX_ROWS)")
+        raise CatalogError(
+            path, f"file has {lines} lines, more than the {limit} a catalog may have (GPUBOT_IMPORT_MAX_ROWS)"
+        )
     return raw
 
 
@@ -187,8 +189,9 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
         at = control.start()
         line = text.count("\n", 0, at) + 1
         column = _column_at(text.encode("utf-8", "surrogatepass"), len(text[:at].encode("utf-8", "surrogatepass")))
-        raise CatalogError(path, f"control character U+{ord(control.group()):04X} in a cell (a binary or damaged "
-                           "file?)", line, column)
+        raise CatalogError(
+            path, f"control character U+{ord(control.group()):04X} in a cell (a binary or damaged file?)", line, column
+        )
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = tuple(cell.strip() for cell in next(reader))
@@ -198,8 +201,7 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
         raise CatalogError(path, f"malformed CSV ({exc})", 1) from None
     missing = [name for name in REQUIRED if name not in header]
     if missing:
-        raise CatalogError(path, f"missing column(s) {', '.join(missing)}; header is {','.join(header)}", 1,
-                           missing[0])
+        raise CatalogError(path, f"missing column(s) {', '.join(missing)}; header is {','.join(header)}", 1, missing[0])
     if len(set(header)) != len(header):
         twice = next(name for name in header if header.count(name) > 1)
         raise CatalogError(path, "duplicate column names in header", 1, twice)
@@ -217,7 +219,9 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
             if len(record) != len(header):
                 column = header[len(record)] if len(record) < len(header) else f"{len(header) + 1} (beyond the header)"
                 raise CatalogError(
-                    path, f"expected {len(header)} cells, found {len(record)} (truncated or malformed row)", line,
+                    path,
+                    f"expected {len(header)} cells, found {len(record)} (truncated or malformed row)",
+                    line,
                     column,
                 )
 
@@ -235,7 +239,9 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
                 zero_spot += 1
             count = _number(cell("AcceleratorCount"), path, line, "AcceleratorCount")
             if accelerator and not count:
-                raise CatalogError(path, "an accelerator row needs a positive AcceleratorCount", line, "AcceleratorCount")
+                raise CatalogError(
+                    path, "an accelerator row needs a positive AcceleratorCount", line, "AcceleratorCount"
+                )
             row = CatalogRow(
                 line=line,
                 instance_type=cell("InstanceType"),
@@ -261,9 +267,12 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
                 if earlier != value:
                     column = next(name for name, a, b in zip(_COMPARED, earlier, value, strict=True) if a != b)
                     raise CatalogError(
-                        path, f"conflicting duplicate of line {earlier_line} for {key[0] or key[1]} in {key[3]} "
+                        path,
+                        f"conflicting duplicate of line {earlier_line} for {key[0] or key[1]} in {key[3]} "
                         f"({column} {_shown(earlier[_COMPARED.index(column)])} there, "
-                        f"{_shown(value[_COMPARED.index(column)])} here)", line, column,
+                        f"{_shown(value[_COMPARED.index(column)])} here)",
+                        line,
+                        column,
                     )
                 duplicates += 1
                 continue

@@ -17,8 +17,10 @@ def summary_lines(notes: list[dict]) -> list[str]:
     if unknown:
         names = ", ".join(f"{n['text']} ({n['rows']} rows)" for n in unknown[:SHOWN])
         more = f" and {len(unknown) - SHOWN} more" if len(unknown) > SHOWN else ""
-        lines.append(f"{len(unknown)} accelerator name{'s' if len(unknown) != 1 else ''} not recognised: {names}"
-                     f"{more} (kept under their own names, never mapped to a GPU model)")
+        lines.append(
+            f"{len(unknown)} accelerator name{'s' if len(unknown) != 1 else ''} not recognised: {names}"
+            f"{more} (kept under their own names, never mapped to a GPU model)"
+        )
     lines += [n["text"] for n in notes if n["kind"] in ("zero_spot", "no_region")]
     lines += [n["text"] for n in notes if n["kind"] == "identity"]
     return lines
@@ -27,8 +29,9 @@ def summary_lines(notes: list[dict]) -> list[str]:
 def findings(kb: Any) -> dict:
     """`gpubot kb stats` keys: unrecognised accelerator names per provider, and the other findings."""
     try:
-        rows = kb.rows("SELECT provider, kind, text, rows FROM catalog_notes WHERE kind != '' "
-                       "ORDER BY provider, kind, text")
+        rows = kb.rows(
+            "SELECT provider, kind, text, rows FROM catalog_notes WHERE kind != '' ORDER BY provider, kind, text"
+        )
     except sqlite3.OperationalError:  # a knowledge base built before the table existed
         return {}
     unknown: dict[str, list[str]] = {}
@@ -37,5 +40,7 @@ def findings(kb: Any) -> dict:
         if row["kind"] == "unrecognised":
             unknown.setdefault(row["provider"], []).append(f"{row['text']} ({row['rows']} rows)")
         else:
-            other.append(row["text"] if row["text"].startswith(row["provider"]) else f"{row['provider']}: {row['text']}")
+            other.append(
+                row["text"] if row["text"].startswith(row["provider"]) else f"{row['provider']}: {row['text']}"
+            )
     return {"unrecognised_accelerators": unknown, "catalog_findings": other}

@@ -56,19 +56,33 @@ def import_catalog(
     as_of = _date(as_of) if as_of else dt.date.today().isoformat()
     source = source or f"{path.name} imported with gpubot kb import"
     src = CatalogSource(provider, path, Path(hosts) if hosts else None, currency, usd_per_unit, as_of, source)
-    result = convert(provider, catalog, hosts=host_catalog.hosts if host_catalog else (),
-                     currency=src.currency_info(), source=source, as_of=as_of)
+    result = convert(
+        provider,
+        catalog,
+        hosts=host_catalog.hosts if host_catalog else (),
+        currency=src.currency_info(),
+        source=source,
+        as_of=as_of,
+    )
     if not result.offers:
         raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
 
     content = _text(path)
     with engine().begin() as conn:
-        new_id = conn.execute(catalog_imports.insert().values(
-            provider=provider, filename=path.name, content=content,
-            hosts_content=_text(Path(hosts)) if hosts else None, currency=currency, usd_per_unit=usd_per_unit,
-            as_of=as_of, source=source, sha256=hashlib.sha256(content.encode()).hexdigest(),
-            imported_at=dt.datetime.now(dt.UTC),
-        )).inserted_primary_key[0]
+        new_id = conn.execute(
+            catalog_imports.insert().values(
+                provider=provider,
+                filename=path.name,
+                content=content,
+                hosts_content=_text(Path(hosts)) if hosts else None,
+                currency=currency,
+                usd_per_unit=usd_per_unit,
+                as_of=as_of,
+                source=source,
+                sha256=hashlib.sha256(content.encode()).hexdigest(),
+                imported_at=dt.datetime.now(dt.UTC),
+            )
+        ).inserted_primary_key[0]
     try:
         report = builder.build(kb_path())
         snapshot = _record_snapshot(provider, path, hosts, currency, usd_per_unit, source, as_of)
@@ -89,11 +103,19 @@ def import_catalog(
     }
 
 
-def _record_snapshot(provider: str, path: Path, hosts, currency: str, usd_per_unit: float, source: str,
-                     as_of: str) -> str:
+def _record_snapshot(
+    provider: str, path: Path, hosts, currency: str, usd_per_unit: float, source: str, as_of: str
+) -> str:
     """Record the imported prices in the price history (README: `kb import` records a snapshot); "unchanged"
     when they equal the provider's latest snapshot."""
-    offers = history.offers_from_catalog(provider, path, hosts_path=Path(hosts) if hosts else None,
-                                         currency=currency, usd_per_unit=usd_per_unit, source=source, as_of=as_of)
+    offers = history.offers_from_catalog(
+        provider,
+        path,
+        hosts_path=Path(hosts) if hosts else None,
+        currency=currency,
+        usd_per_unit=usd_per_unit,
+        source=source,
+        as_of=as_of,
+    )
     result = history.record_snapshot(provider, offers, source, kind="catalog")
     return "recorded" if result.created else "unchanged"

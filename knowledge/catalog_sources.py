@@ -43,8 +43,10 @@ class CatalogSource:
     def currency_info(self) -> Currency:
         if self.currency == "USD":
             return Currency()
-        note = f"{self.currency} as returned by the vendor; the catalog stored USD at {self.usd_per_unit} USD per " \
-               f"{self.currency}"
+        note = (
+            f"{self.currency} as returned by the vendor; the catalog stored USD at {self.usd_per_unit} USD per "
+            f"{self.currency}"
+        )
         return Currency(self.currency, self.usd_per_unit, note)
 
 

@@ -79,12 +79,14 @@ def claim(key: str, *, retry_num: int = 0, hold: bool = True) -> bool:
             won = _bounded(_claim_in_db, key, now, lease_seconds(), None if hold else now)
         except Exception as exc:  # locked, unreachable, too slow: decide here, never make the ack wait
             if retry_num > 0:
-                log.warning("state database unavailable (%s); retry %d of %s taken as handled", _why(exc),
-                            retry_num, key)
+                log.warning(
+                    "state database unavailable (%s); retry %d of %s taken as handled", _why(exc), retry_num, key
+                )
                 won = False
             else:
-                log.warning("state database unavailable (%s); handling %s on this process's record only",
-                            _why(exc), key)
+                log.warning(
+                    "state database unavailable (%s); handling %s on this process's record only", _why(exc), key
+                )
                 won = True
         with _lock:
             if won:
@@ -133,16 +135,18 @@ def _why(exc: BaseException) -> str:
 def _claim_in_db(key: str, now: float, lease: float, done_at: float | None) -> bool:
     try:
         with engine().begin() as conn:
-            conn.execute(event_claims.insert().values(claim_key=key, owner=OWNER, lease_until=now + lease,
-                                                      claimed_at=now, done_at=done_at))
+            conn.execute(
+                event_claims.insert().values(
+                    claim_key=key, owner=OWNER, lease_until=now + lease, claimed_at=now, done_at=done_at
+                )
+            )
         return True
     except IntegrityError:
         pass
     with engine().begin() as conn:
         taken = conn.execute(  # a claim whose holder stopped renewing it (died) is taken over
             event_claims.update()
-            .where(event_claims.c.claim_key == key, event_claims.c.done_at.is_(None),
-                   event_claims.c.lease_until < now)
+            .where(event_claims.c.claim_key == key, event_claims.c.done_at.is_(None), event_claims.c.lease_until < now)
             .values(owner=OWNER, lease_until=now + lease, claimed_at=now, done_at=done_at)
         ).rowcount
     if taken:
@@ -154,16 +158,20 @@ def _finish_in_db(key: str, now: float) -> None:
     with engine().begin() as conn:
         conn.execute(event_claims.update().where(event_claims.c.claim_key == key).values(done_at=now))
         if int(now) % 97 == 0:  # occasional cleanup keeps the table small
-            conn.execute(event_claims.delete().where(sa.or_(event_claims.c.done_at < now - KEEP_SECONDS,
-                                                            event_claims.c.lease_until < now - KEEP_SECONDS)))
+            conn.execute(
+                event_claims.delete().where(
+                    sa.or_(event_claims.c.done_at < now - KEEP_SECONDS, event_claims.c.lease_until < now - KEEP_SECONDS)
+                )
+            )
 
 
 def _renew(keys: list[str], now: float) -> None:
     with engine().begin() as conn:
-        conn.execute(event_claims.update()
-                     .where(event_claims.c.claim_key.in_(keys), event_claims.c.owner == OWNER,
-                            event_claims.c.done_at.is_(None))
-                     .values(lease_until=now + lease_seconds()))
+        conn.execute(
+            event_claims.update()
+            .where(event_claims.c.claim_key.in_(keys), event_claims.c.owner == OWNER, event_claims.c.done_at.is_(None))
+            .values(lease_until=now + lease_seconds())
+        )
 
 
 def _beat() -> None:

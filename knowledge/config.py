@@ -22,8 +22,18 @@ from knowledge.config_defaults import CATALOG_URL_PREFIX, DEFAULTS, FREE_TEXT, N
 if TYPE_CHECKING:
     from knowledge.config_model import Config
 
-__all__ = ["CATALOG_URL_PREFIX", "DEFAULTS", "FREE_TEXT", "NAMES", "ConfigError", "catalog_url", "check", "config",
-           "get", "raw"]
+__all__ = [
+    "CATALOG_URL_PREFIX",
+    "DEFAULTS",
+    "FREE_TEXT",
+    "NAMES",
+    "ConfigError",
+    "catalog_url",
+    "check",
+    "config",
+    "get",
+    "raw",
+]
 
 _lock = threading.Lock()
 _cached: tuple[tuple[str | None, ...], Config] | None = None

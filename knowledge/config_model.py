@@ -27,65 +27,76 @@ class Config(BaseSettings):
     model_config = SettingsConfigDict(frozen=True, case_sensitive=False, extra="ignore", env_ignore_empty=True)
 
     gpubot_home: Path | None = Field(
-        None, description="Folder for the knowledge base, caches and the SQLite state "
+        None,
+        description="Folder for the knowledge base, caches and the SQLite state "
         "(default: $XDG_DATA_HOME/gpubot, else ~/.local/share/gpubot).",
     )
     xdg_data_home: Path | None = Field(
-        None, description="Per-user data folder; GPUBOT_HOME defaults to its gpubot subfolder.",
+        None,
+        description="Per-user data folder; GPUBOT_HOME defaults to its gpubot subfolder.",
     )
     database_url: SecretStr | None = Field(
-        None, description="State database URL (default: SQLite state.db in GPUBOT_HOME; postgresql://... to share "
+        None,
+        description="State database URL (default: SQLite state.db in GPUBOT_HOME; postgresql://... to share "
         "between machines; postgres:// is accepted).",
     )
     gpubot_db_busy_timeout: float = Field(
-        D["GPUBOT_DB_BUSY_TIMEOUT"], ge=0,
+        D["GPUBOT_DB_BUSY_TIMEOUT"],
+        ge=0,
         description="Seconds a write waits for another process's lock on the SQLite state database.",
     )
     gpubot_kb_refresh_seconds: float = Field(
-        D["GPUBOT_KB_REFRESH_SECONDS"], ge=0,
-        description="How often a server checks whether its knowledge base is behind the stored imports, "
-        "in seconds.",
+        D["GPUBOT_KB_REFRESH_SECONDS"],
+        ge=0,
+        description="How often a server checks whether its knowledge base is behind the stored imports, in seconds.",
     )
     gpubot_answer_cache: int = Field(
-        D["GPUBOT_ANSWER_CACHE"], ge=0,
-        description="Answers kept per knowledge base in a server (0: none, and the CLI keeps no printed "
-        "answers).",
+        D["GPUBOT_ANSWER_CACHE"],
+        ge=0,
+        description="Answers kept per knowledge base in a server (0: none, and the CLI keeps no printed answers).",
     )
     gpubot_log_level: LogLevel | None = Field(
-        None, description="Log level: DEBUG, INFO, WARNING, ERROR, CRITICAL (default: WARNING for the CLI, INFO for "
+        None,
+        description="Log level: DEBUG, INFO, WARNING, ERROR, CRITICAL (default: WARNING for the CLI, INFO for "
         "servers; LOG_LEVEL is read too by `gpubot serve`).",
     )
     gpubot_refresh_sources: str | None = Field(
-        None, description="Comma-separated sources the clock refreshes daily (default: every bundled cloud).",
+        None,
+        description="Comma-separated sources the clock refreshes daily (default: every bundled cloud).",
     )
     gpubot_refresh_hour: int = Field(
-        D["GPUBOT_REFRESH_HOUR"], ge=0, le=23,
-        description="UTC hour of the clock's daily price refresh.")
+        D["GPUBOT_REFRESH_HOUR"], ge=0, le=23, description="UTC hour of the clock's daily price refresh."
+    )
     gpubot_digest_minute: int = Field(
-        D["GPUBOT_DIGEST_MINUTE"], ge=0, le=59,
-        description="Minute of each hour the clock posts due digests.")
+        D["GPUBOT_DIGEST_MINUTE"], ge=0, le=59, description="Minute of each hour the clock posts due digests."
+    )
     gpubot_secret_key: SecretStr | None = Field(
-        None, description="Fernet key that encrypts workspaces' bot tokens in the state database (OAuth mode).",
+        None,
+        description="Fernet key that encrypts workspaces' bot tokens in the state database (OAuth mode).",
     )
     gpubot_http_read_timeout: float = Field(
-        D["GPUBOT_HTTP_READ_TIMEOUT"], gt=0,
+        D["GPUBOT_HTTP_READ_TIMEOUT"],
+        gt=0,
         description="Seconds a client has to send a request's headers, and then its body.",
     )
     gpubot_http_max_connections: int = Field(
-        D["GPUBOT_HTTP_MAX_CONNECTIONS"], gt=0,
+        D["GPUBOT_HTTP_MAX_CONNECTIONS"],
+        gt=0,
         description="Open connections per HTTP worker; more are closed at once.",
     )
     gpubot_claim_lease_seconds: float = Field(
-        D["GPUBOT_CLAIM_LEASE_SECONDS"], gt=0,
+        D["GPUBOT_CLAIM_LEASE_SECONDS"],
+        gt=0,
         description="How long a worker's claim on a Slack event lasts before another may take it over.",
     )
     gpubot_claim_timeout: float = Field(
-        D["GPUBOT_CLAIM_TIMEOUT"], gt=0,
-        description="Seconds the ack waits for the state database to claim an event before answering "
-        "without it.",
+        D["GPUBOT_CLAIM_TIMEOUT"],
+        gt=0,
+        description="Seconds the ack waits for the state database to claim an event before answering without it.",
     )
     gpubot_import_max_rows: int = Field(
-        D["GPUBOT_IMPORT_MAX_ROWS"], ge=1,
+        D["GPUBOT_IMPORT_MAX_ROWS"],
+        ge=1,
         description="Most lines a catalog file may have (`gpubot kb import`, refreshes).",
     )
 
@@ -134,9 +145,15 @@ def describe(model: type[BaseSettings] = Config) -> list[tuple[str, str, str]]:
         seen.add(variable)
         default = "" if field.default is None else str(field.default)
         rows.append((variable, field.description or "", default))
-    rows.append((CATALOG_URL_PREFIX + "<NAME>", "Catalog URL the clock downloads for provider NAME, e.g. "
-                 "GPUBOT_CATALOG_URL_NEBIUS (default: the provider's published catalog, "
-                 "knowledge/data/catalog_urls.csv).", ""))
+    rows.append(
+        (
+            CATALOG_URL_PREFIX + "<NAME>",
+            "Catalog URL the clock downloads for provider NAME, e.g. "
+            "GPUBOT_CATALOG_URL_NEBIUS (default: the provider's published catalog, "
+            "knowledge/data/catalog_urls.csv).",
+            "",
+        )
+    )
     return rows
 
 

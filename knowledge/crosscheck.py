@@ -23,8 +23,10 @@ from knowledge.paths import DATA_DIR
 
 SNAPSHOT_CSV = DATA_DIR / "history" / "gcp_weekly" / "gcp_gpu_prices_last_snapshot.csv"
 THRESHOLD = 0.05
-BILLING_SOURCE = ("Google Cloud Billing Catalog via Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml "
-                  "@fd66b26 (knowledge/data/history/gcp_weekly, Apache-2.0)")
+BILLING_SOURCE = (
+    "Google Cloud Billing Catalog via Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml "
+    "@fd66b26 (knowledge/data/history/gcp_weekly, Apache-2.0)"
+)
 _UNKNOWN_DATE_WORDS = ("date not recorded", "date unknown", "not recorded")
 _COLUMNS = {"on_demand": "hour", "spot": "hour_spot"}
 
@@ -59,8 +61,10 @@ def trusted(catalog: dict, billing_as_of: str) -> tuple[str, str]:
     if date_known(catalog) and catalog["as_of"] > billing_as_of:
         return "catalog", f"the catalog figure is newer ({catalog['as_of']} vs {billing_as_of})"
     if not date_known(catalog):
-        return "billing", (f"Google's billing catalog is dated ({billing_as_of}) and is the vendor's own billing data; "
-                           "the catalog's upstream date is not recorded and it is a third-party extract")
+        return "billing", (
+            f"Google's billing catalog is dated ({billing_as_of}) and is the vendor's own billing data; "
+            "the catalog's upstream date is not recorded and it is a third-party extract"
+        )
     if catalog["as_of"] < billing_as_of:
         return "billing", f"the billing-catalog figure is newer ({billing_as_of} vs {catalog['as_of']})"
     return "billing", f"same date ({billing_as_of}): the vendor's own billing data over a third-party extract"
@@ -91,35 +95,67 @@ def apply(offers: list[dict], terms: list[dict]) -> list[dict]:
             continue
         winner, why = trusted(offer, billed["as_of"])
         gpus = offer["gpu_count"] or 1
-        catalog_figure = {"price_per_hour_usd": offer["price_per_hour_usd"],
-                          "price_per_gpu_hour_usd": offer["price_per_hour_usd"] / gpus,
-                          "source": offer["source"], "as_of": offer["as_of"], "as_of_known": date_known(offer)}
-        billing_figure = {"price_per_hour_usd": value, "price_per_gpu_hour_usd": value / gpus,
-                          "source": BILLING_SOURCE, "as_of": billed["as_of"], "as_of_known": True,
-                          "line": billed["line"]}
+        catalog_figure = {
+            "price_per_hour_usd": offer["price_per_hour_usd"],
+            "price_per_gpu_hour_usd": offer["price_per_hour_usd"] / gpus,
+            "source": offer["source"],
+            "as_of": offer["as_of"],
+            "as_of_known": date_known(offer),
+        }
+        billing_figure = {
+            "price_per_hour_usd": value,
+            "price_per_gpu_hour_usd": value / gpus,
+            "source": BILLING_SOURCE,
+            "as_of": billed["as_of"],
+            "as_of_known": True,
+            "line": billed["line"],
+        }
         ssd = f", incl. the {billed['local_ssd_gb']:g} GB local SSD GCP attaches" if billed["local_ssd_gb"] else ""
         reason = f"sources differ by {abs(diff) * 100:.0f} %; ranked with the "
         if winner == "billing":
-            offer.update(price_per_hour=value, price_per_hour_usd=value, price_per_gpu_hour=value / gpus,
-                         price_per_gpu_hour_usd=value / gpus, source=billing_figure["source"],
-                         as_of=billed["as_of"], other_prices=[catalog_figure])
+            offer.update(
+                price_per_hour=value,
+                price_per_hour_usd=value,
+                price_per_gpu_hour=value / gpus,
+                price_per_gpu_hour_usd=value / gpus,
+                source=billing_figure["source"],
+                as_of=billed["as_of"],
+                other_prices=[catalog_figure],
+            )
             reason += f"billing-catalog figure (whole VM{ssd}), because {why}"
         else:
             offer["other_prices"] = [billing_figure]
             reason += f"catalog figure, because {why}"
         offer["price_trust_reason"] = reason
-        report.append({"kind": "offer", "instance_type": offer["instance_type"], "region": offer["region"],
-                       "pricing": offer["pricing"], "catalog_usd": catalog_figure["price_per_hour_usd"],
-                       "billing_usd": value, "diff_pct": round(diff * 100, 1), "trusted": winner})
+        report.append(
+            {
+                "kind": "offer",
+                "instance_type": offer["instance_type"],
+                "region": offer["region"],
+                "pricing": offer["pricing"],
+                "catalog_usd": catalog_figure["price_per_hour_usd"],
+                "billing_usd": value,
+                "diff_pct": round(diff * 100, 1),
+                "trusted": winner,
+            }
+        )
     for term in terms:
         if term.get("provider") != "gcp" or term.get("term") != "ondemand":
             continue
         billed = snapshot.get((term["instance_type"], term["region"]))
         if billed and billed["on_demand"] and (diff := _differs(term["price_per_hour"], billed["on_demand"])):
-            report.append({"kind": "commitment_file", "instance_type": term["instance_type"],
-                           "region": term["region"], "pricing": "on_demand", "catalog_usd": term["price_per_hour"],
-                           "billing_usd": billed["on_demand"], "diff_pct": round(diff * 100, 1),
-                           "trusted": "billing"})
+            report.append(
+                {
+                    "kind": "commitment_file",
+                    "instance_type": term["instance_type"],
+                    "region": term["region"],
+                    "pricing": "on_demand",
+                    "catalog_usd": term["price_per_hour"],
+                    "billing_usd": billed["on_demand"],
+                    "diff_pct": round(diff * 100, 1),
+                    "trusted": "billing",
+                }
+            )
     return report
 
 
@@ -127,8 +163,19 @@ def compared_counts(offers: list[dict], terms: list[dict]) -> dict[str, int]:
     """How many figures had a billing-catalog counterpart (for `kb stats`)."""
     snapshot = billing_snapshot()
     return {
-        "offers_compared": sum(1 for o in offers if o["provider"] == "gcp" and o.get("kind") == "catalog"
-                               and o["pricing"] in _COLUMNS and (o["instance_type"], o["region"]) in snapshot),
-        "commitment_figures_compared": sum(1 for t in terms if t.get("provider") == "gcp" and t.get("term") ==
-                                           "ondemand" and (t["instance_type"], t["region"]) in snapshot),
+        "offers_compared": sum(
+            1
+            for o in offers
+            if o["provider"] == "gcp"
+            and o.get("kind") == "catalog"
+            and o["pricing"] in _COLUMNS
+            and (o["instance_type"], o["region"]) in snapshot
+        ),
+        "commitment_figures_compared": sum(
+            1
+            for t in terms
+            if t.get("provider") == "gcp"
+            and t.get("term") == "ondemand"
+            and (t["instance_type"], t["region"]) in snapshot
+        ),
     }

@@ -81,8 +81,22 @@ __all__ = [
 ]
 
 # --- vocabularies -------------------------------------------------------------------------------------
-ProviderId = Literal["aws", "azure", "gcp", "alibaba", "tencent", "huawei", "inspur", "oci", "lambda", "runpod", "nebius",
-                     "hyperstack", "primeintellect", "shadeform"]
+ProviderId = Literal[
+    "aws",
+    "azure",
+    "gcp",
+    "alibaba",
+    "tencent",
+    "huawei",
+    "inspur",
+    "oci",
+    "lambda",
+    "runpod",
+    "nebius",
+    "hyperstack",
+    "primeintellect",
+    "shadeform",
+]
 SeedId = Literal["S0", "S1", "S2"]
 Currency = Literal["USD", "CNY"]
 Pricing = Literal["on_demand", "reserved_1y", "reserved_3y", "spot"]
@@ -127,10 +141,24 @@ COST_UNITS = {
     "load_balancer_per_hour": "per_hour",
 }
 
-SEED_FIGURE_COLUMNS = (
-    "id,seed,section,provider,subject,metric,value,unit,currency,pricing,quote_zh,status,erratum_ids,"
-    "correction,source,as_of"
-).split(",")
+SEED_FIGURE_COLUMNS = [
+    "id",
+    "seed",
+    "section",
+    "provider",
+    "subject",
+    "metric",
+    "value",
+    "unit",
+    "currency",
+    "pricing",
+    "quote_zh",
+    "status",
+    "erratum_ids",
+    "correction",
+    "source",
+    "as_of",
+]  # noqa: E501
 
 Text = Annotated[str, Field(min_length=1)]  # non-empty after stripping
 

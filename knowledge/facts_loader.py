@@ -31,12 +31,19 @@ def tables(catalog_offers: list[dict]) -> dict[str, list[dict]]:
     known = {p.id for p in providers}
     with_catalog = {o["provider"] for o in catalog_offers if o["kind"] == "catalog"}
     provider_rows = [
-        {**{k: _dump(v) for k, v in p.model_dump().items()}, "has_catalog": p.id in with_catalog}
-        for p in providers
+        {**{k: _dump(v) for k, v in p.model_dump().items()}, "has_catalog": p.id in with_catalog} for p in providers
     ]
     for extra in sorted(with_catalog - known):
-        provider_rows.append({"id": extra, "name_en": extra, "name_zh": extra, "aliases": json.dumps([extra]),
-                              "kind": "cloud", "has_catalog": True})
+        provider_rows.append(
+            {
+                "id": extra,
+                "name_en": extra,
+                "name_zh": extra,
+                "aliases": json.dumps([extra]),
+                "kind": "cloud",
+                "has_catalog": True,
+            }
+        )
     return {
         "providers": provider_rows,
         "fx": [fx.model_dump()],
@@ -65,34 +72,36 @@ def article_offers(figures: list, fx: object) -> list[dict]:
         per_hour = fig.value * count if fig.unit == "per_gpu_hour" else fig.value
         usd_per_unit = 1.0 if fig.currency == "USD" else fx.usd_per_cny
         notes = [n for n in (subject["note"], fig.correction) if n]
-        rows.append({
-            "provider": fig.provider,
-            "instance_type": fig.subject,
-            "accelerator": subject["gpu"],
-            "gpu": subject["gpu"],
-            "gpu_model": None,
-            "gpu_kind": "gpu",
-            "gpu_memory_gb": float(subject["gpu_memory_gb"]) if subject["gpu_memory_gb"] else None,
-            "gpu_count": count,
-            "accelerator_count": count,
-            "vcpus": None,
-            "memory_gib": None,
-            "region": "article",
-            "zone": None,
-            "pricing": pricing,
-            "price_per_hour": per_hour,
-            "price_per_gpu_hour": per_hour / count,
-            "currency": fig.currency or "USD",
-            "price_per_hour_usd": per_hour * usd_per_unit,
-            "price_per_gpu_hour_usd": per_hour * usd_per_unit / count,
-            "vgpu": False,
-            "kind": "article",
-            "status": fig.status,
-            "note": "; ".join(notes) or None,
-            "source": f"seed article {fig.seed} §{fig.section}: {fig.quote_zh}",
-            "as_of": fig.as_of or "undated",
-            "line": None,
-            "figure_id": fig.id,
-            "servable": fig.status != "wrong",
-        })
+        rows.append(
+            {
+                "provider": fig.provider,
+                "instance_type": fig.subject,
+                "accelerator": subject["gpu"],
+                "gpu": subject["gpu"],
+                "gpu_model": None,
+                "gpu_kind": "gpu",
+                "gpu_memory_gb": float(subject["gpu_memory_gb"]) if subject["gpu_memory_gb"] else None,
+                "gpu_count": count,
+                "accelerator_count": count,
+                "vcpus": None,
+                "memory_gib": None,
+                "region": "article",
+                "zone": None,
+                "pricing": pricing,
+                "price_per_hour": per_hour,
+                "price_per_gpu_hour": per_hour / count,
+                "currency": fig.currency or "USD",
+                "price_per_hour_usd": per_hour * usd_per_unit,
+                "price_per_gpu_hour_usd": per_hour * usd_per_unit / count,
+                "vgpu": False,
+                "kind": "article",
+                "status": fig.status,
+                "note": "; ".join(notes) or None,
+                "source": f"seed article {fig.seed} §{fig.section}: {fig.quote_zh}",
+                "as_of": fig.as_of or "undated",
+                "line": None,
+                "figure_id": fig.id,
+                "servable": fig.status != "wrong",
+            }
+        )
     return rows

@@ -33,8 +33,25 @@ _MEMORY_WORD = re.compile(r"^(\d+(?:\.\d+)?)(gb|g|gib)$")
 _FORMS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL", "oam": "OAM"}
 _FORM_WORD = re.compile(r"^(sxm|pcie|nvl|oam)\d?$")
 _BRIDGE_WORDS = frozenset({"nvlink", "hgx"})  # an NVLink bridge or HGX board: not a form factor of its own
-_NOISE = frozenset({"nvidia", "tesla", "geforce", "quadro", "amd", "intel", "habana", "radeon", "instinct",
-                    "gpu", "hbm2", "hbm2e", "hbm3", "hbm3e", "generation"})
+_NOISE = frozenset(
+    {
+        "nvidia",
+        "tesla",
+        "geforce",
+        "quadro",
+        "amd",
+        "intel",
+        "habana",
+        "radeon",
+        "instinct",
+        "gpu",
+        "hbm2",
+        "hbm2e",
+        "hbm3",
+        "hbm3e",
+        "generation",
+    }
+)
 _INSTANCE_FORM = re.compile(r"(?<![a-z])(sxm\d?|pcie|nvl)(?=$|[^a-z]|x\d)", re.IGNORECASE)
 _INSTANCE_MEMORY = re.compile(r"(?<![0-9])(\d{2,3})\s?G(?:B)?(?![a-z0-9])", re.IGNORECASE)  # "2xV100_16GB"
 _MIB = re.compile(r"""['"]SizeInMiB['"]\s*:\s*(\d+(?:\.\d+)?)""")
@@ -153,11 +170,17 @@ def _memory_readings(gpu_info: str, count: float) -> list[tuple[float, str]]:
     total = float(m.group(1)) if (m := _TOTAL.search(gpu_info)) else None
     n = count if count >= 1 else 1.0
     if size is not None:
-        readings += [(size / 1024, "SizeInMiB per GPU"), (size / 1024 / n, "SizeInMiB per instance"),
-                     (size, "SizeInMiB holding GB")]
+        readings += [
+            (size / 1024, "SizeInMiB per GPU"),
+            (size / 1024 / n, "SizeInMiB per instance"),
+            (size, "SizeInMiB holding GB"),
+        ]
     if total is not None:
-        readings += [(total / 1024 / n, "TotalGpuMemoryInMiB per instance"), (total / 1024, "TotalGpuMemoryInMiB "
-                     "per GPU"), (total / n, "TotalGpuMemoryInMiB holding GB per instance")]
+        readings += [
+            (total / 1024 / n, "TotalGpuMemoryInMiB per instance"),
+            (total / 1024, "TotalGpuMemoryInMiB per GPU"),
+            (total / n, "TotalGpuMemoryInMiB holding GB per instance"),
+        ]
     return [(round(gb, 1), how) for gb, how in readings if _PLAUSIBLE[0] <= gb <= _PLAUSIBLE[1]]
 
 
@@ -165,14 +188,16 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= _TOLERANCE * b
 
 
-def _memory(fam: _Family | None, named: float | None, gpu_info: str, count: float, raw: str,
-            hint: float | None = None) -> tuple[float | None, tuple[str, ...]]:
+def _memory(
+    fam: _Family | None, named: float | None, gpu_info: str, count: float, raw: str, hint: float | None = None
+) -> tuple[float | None, tuple[str, ...]]:
     readings = _memory_readings(gpu_info, count)
     sizes = fam.sizes if fam else set()
     if named is not None:
         if readings and not any(_close(gb, named) for gb, _ in readings):
-            return named, (f"{raw}: GpuInfo memory ({readings[0][0]:g} GB) disagrees with the name's {named:g} GB; "
-                           "using the name",)
+            return named, (
+                f"{raw}: GpuInfo memory ({readings[0][0]:g} GB) disagrees with the name's {named:g} GB; using the name",
+            )
         return named, ()
     if not readings:
         return (hint if hint in sizes else next(iter(sizes)) if len(sizes) == 1 else None), ()
@@ -190,24 +215,32 @@ def _memory(fam: _Family | None, named: float | None, gpu_info: str, count: floa
         matched = {pick: matched[pick]} if pick is not None else matched
     if len(matched) == 1:
         ((size, how),) = matched.items()
-        note = () if how == usual else (f"{raw}: GpuInfo memory read as {how} ({size:g} GB per GPU, as the "
-                                        "datasheet)",)
+        note = () if how == usual else (f"{raw}: GpuInfo memory read as {how} ({size:g} GB per GPU, as the datasheet)",)
         return size, note
     if matched:
-        return None, (f"{raw}: GpuInfo memory fits {' or '.join(f'{s:g}' for s in sorted(matched))} GB per GPU "
-                      "depending on its unit; memory left unknown",)
+        return None, (
+            f"{raw}: GpuInfo memory fits {' or '.join(f'{s:g}' for s in sorted(matched))} GB per GPU "
+            "depending on its unit; memory left unknown",
+        )
     if len(sizes) == 1:
         (size,) = sizes
-        return size, (f"{raw}: GpuInfo memory ({readings[0][0]:g} GB) matches no datasheet size; using the "
-                      f"datasheet's {size:g} GB",)
-    return None, (f"{raw}: GpuInfo memory ({readings[0][0]:g} GB) matches none of the datasheet sizes "
-                  f"({', '.join(f'{s:g}' for s in sorted(sizes))} GB); memory left unknown",)
+        return size, (
+            f"{raw}: GpuInfo memory ({readings[0][0]:g} GB) matches no datasheet size; using the "
+            f"datasheet's {size:g} GB",
+        )
+    return None, (
+        f"{raw}: GpuInfo memory ({readings[0][0]:g} GB) matches none of the datasheet sizes "
+        f"({', '.join(f'{s:g}' for s in sorted(sizes))} GB); memory left unknown",
+    )
 
 
 def _model(fam: _Family, form: str | None, memory: float | None) -> tuple[str | None, str | None]:
     """(datasheet model, form) when exactly one datasheet model fits the known form and memory."""
-    fits = [(m, f) for m, f, mem in fam.models if m and (form is None or f == form)
-            and (memory is None or mem is None or _close(memory, mem))]
+    fits = [
+        (m, f)
+        for m, f, mem in fam.models
+        if m and (form is None or f == form) and (memory is None or mem is None or _close(memory, mem))
+    ]
     if len(fits) == 1:
         return fits[0][0], form or fits[0][1]
     return None, form
@@ -224,8 +257,16 @@ def identify(provider: str, name: str, instance_type: str = "", gpu_info: str = 
     if mapping is not None:
         fam = families.get(mapping.gpu)
         form = parse_name(mapping.gpu_model)[1] if mapping.gpu_model else parse_name(name)[1]
-        return Identity(mapping.gpu, fam.vendor if fam else None, fam.kind if fam else "gpu", form,
-                        mapping.memory_gb, mapping.gpu_model or None, True, "mapping")
+        return Identity(
+            mapping.gpu,
+            fam.vendor if fam else None,
+            fam.kind if fam else "gpu",
+            form,
+            mapping.memory_gb,
+            mapping.gpu_model or None,
+            True,
+            "mapping",
+        )
     key, form, named = parse_name(name)
     family = keys.get(key) or keys.get(_key(split_words(name)))
     if family is None:

@@ -144,8 +144,9 @@ def _offer_rows(provider: str, offers: Iterable[Mapping]) -> list[dict]:
             "gpu_count": gpu_count,
             "zone": offer.get("zone") or None,
             "price_per_hour_usd": usd,
-            "price_per_gpu_hour_usd": float(offer.get("price_per_gpu_hour_usd") or (usd / gpu_count if gpu_count
-                                                                                   else usd)),
+            "price_per_gpu_hour_usd": float(
+                offer.get("price_per_gpu_hour_usd") or (usd / gpu_count if gpu_count else usd)
+            ),
             "price_per_hour": native,
             "currency": str(offer.get("currency") or "USD"),
             "vgpu": bool(offer.get("vgpu")),
@@ -161,18 +162,27 @@ def _offer_rows(provider: str, offers: Iterable[Mapping]) -> list[dict]:
 def content_hash(rows: Iterable[Mapping]) -> str:
     """SHA-256 over the offers' keys, GPUs and prices (rounded to 1e-9), independent of order and source name."""
     lines = sorted(
-        "\t".join([
-            r["instance_type"], r["region"], r["pricing"], r["gpu"], f"{r['gpu_count']:.6g}",
-            f"{r['price_per_hour_usd']:.9f}", f"{r['price_per_hour']:.9f}", r["currency"],
-        ])
+        "\t".join(
+            [
+                r["instance_type"],
+                r["region"],
+                r["pricing"],
+                r["gpu"],
+                f"{r['gpu_count']:.6g}",
+                f"{r['price_per_hour_usd']:.9f}",
+                f"{r['price_per_hour']:.9f}",
+                r["currency"],
+            ]
+        )
         for r in rows
     )
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 def _snapshot(row) -> Snapshot:
-    return Snapshot(row.id, row.provider, row.seq, row.source, row.kind, _utc(row.taken_at), row.content_hash,
-                    row.offers)
+    return Snapshot(
+        row.id, row.provider, row.seq, row.source, row.kind, _utc(row.taken_at), row.content_hash, row.offers
+    )
 
 
 def record_snapshot(
@@ -204,8 +214,14 @@ def record_snapshot(
             with eng.begin() as conn:
                 snapshot_id = conn.execute(
                     snapshots.insert().values(
-                        provider=provider, seq=next_seq, source=source[:2000], kind=kind, taken_at=taken,
-                        recorded_at=_utc(None), content_hash=digest, offers=len(rows),
+                        provider=provider,
+                        seq=next_seq,
+                        source=source[:2000],
+                        kind=kind,
+                        taken_at=taken,
+                        recorded_at=_utc(None),
+                        content_hash=digest,
+                        offers=len(rows),
                     )
                 ).inserted_primary_key[0]
                 conn.execute(snapshot_offers.insert(), [{**row, "snapshot_id": snapshot_id} for row in rows])
@@ -311,10 +327,19 @@ def _change(provider: str, old: dict | None, new: dict | None) -> Change:
     new_usd = new["price_per_hour_usd"] if new else None
     pct = (new_usd - old_usd) / old_usd * 100 if old_usd and new_usd else None
     return Change(
-        provider=provider, instance_type=ref["instance_type"], gpu=ref["gpu"], region=ref["region"],
-        pricing=ref["pricing"], old=old_usd, new=new_usd, change_pct=pct, gpu_count=ref["gpu_count"],
-        gpu_memory_gb=ref["gpu_memory_gb"], currency=ref["currency"],
-        old_native=old["price_per_hour"] if old else None, new_native=new["price_per_hour"] if new else None,
+        provider=provider,
+        instance_type=ref["instance_type"],
+        gpu=ref["gpu"],
+        region=ref["region"],
+        pricing=ref["pricing"],
+        old=old_usd,
+        new=new_usd,
+        change_pct=pct,
+        gpu_count=ref["gpu_count"],
+        gpu_memory_gb=ref["gpu_memory_gb"],
+        currency=ref["currency"],
+        old_native=old["price_per_hour"] if old else None,
+        new_native=new["price_per_hour"] if new else None,
     )
 
 
@@ -405,8 +430,9 @@ def offers_from_catalog(
     hosts = ()
     if hosts_path and not catalog.hosts:
         hosts = read_catalog(hosts_path).hosts
-    src = CatalogSource(provider, Path(path), Path(hosts_path) if hosts_path else None, currency, usd_per_unit,
-                        as_of, source)
+    src = CatalogSource(
+        provider, Path(path), Path(hosts_path) if hosts_path else None, currency, usd_per_unit, as_of, source
+    )
     result = convert(provider, catalog, hosts=hosts, currency=src.currency_info(), source=source, as_of=as_of)
     if not result.offers:
         raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
@@ -432,8 +458,13 @@ def ensure_baselines(provider_names: Iterable[str] | None = None) -> list[Snapsh
         if len(existing) >= 2 or any(s.seq == BASELINE_SEQ for s in existing):
             continue
         offers = offers_from_catalog(
-            src.provider, src.path, hosts_path=src.hosts_path, currency=src.currency, usd_per_unit=src.usd_per_unit,
-            source=src.source, as_of=src.as_of,
+            src.provider,
+            src.path,
+            hosts_path=src.hosts_path,
+            currency=src.currency,
+            usd_per_unit=src.usd_per_unit,
+            source=src.source,
+            as_of=src.as_of,
         )
         rows = _offer_rows(src.provider, offers)
         if existing and existing[0].content_hash == content_hash(rows):
@@ -441,7 +472,7 @@ def ensure_baselines(provider_names: Iterable[str] | None = None) -> list[Snapsh
         taken = dt.datetime.now(dt.UTC)
         if existing:
             taken = min(taken, existing[0].taken_at - dt.timedelta(seconds=1))
-        results.append(record_snapshot(src.provider, rows, f"bundled: {src.source}", taken, kind="bundled",
-                                       seq=BASELINE_SEQ))
+        results.append(
+            record_snapshot(src.provider, rows, f"bundled: {src.source}", taken, kind="bundled", seq=BASELINE_SEQ)
+        )
     return results
-

@@ -42,12 +42,18 @@ PROVIDER = "gcp"
 SERIES = "gcp_weekly"  # the `series` of these points; recorded snapshots are "snapshots"
 NOISE = 1e-4  # relative: smaller moves are float noise, not price changes
 HOURS_PER_MONTH = 730
-COLUMNS = (("on_demand", "hour", 1.0), ("spot", "hour_spot", 1.0), ("reserved_1y", "month_1y", HOURS_PER_MONTH),
-           ("reserved_3y", "month_3y", HOURS_PER_MONTH))
-ATTRIBUTION = ('GCP price history: Nils Knieling, "google-cloud-pricing-cost-calculator" pricing.yml '
-               "(https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator), 290 weekly versions "
-               "2022-02-09 to 2026-07-30, Apache License 2.0. Modified: GPU machine types and N1 hosts extracted, "
-               "change points only.")
+COLUMNS = (
+    ("on_demand", "hour", 1.0),
+    ("spot", "hour_spot", 1.0),
+    ("reserved_1y", "month_1y", HOURS_PER_MONTH),
+    ("reserved_3y", "month_3y", HOURS_PER_MONTH),
+)
+ATTRIBUTION = (
+    'GCP price history: Nils Knieling, "google-cloud-pricing-cost-calculator" pricing.yml '
+    "(https://github.com/Cyclenerd/google-cloud-pricing-cost-calculator), 290 weekly versions "
+    "2022-02-09 to 2026-07-30, Apache License 2.0. Modified: GPU machine types and N1 hosts extracted, "
+    "change points only."
+)
 
 _SCHEMA = """
 CREATE TABLE history_snapshots (provider TEXT NOT NULL, idx INTEGER NOT NULL, taken_at TEXT NOT NULL,
@@ -80,8 +86,10 @@ def _gpu_names() -> dict[str, dict]:
 
 
 def snapshot_source(commit: str) -> str:
-    return (f"GCP billing catalog, weekly (Cyclenerd/google-cloud-pricing-cost-calculator@{commit[:12]}:pricing.yml, "
-            "Apache-2.0)")
+    return (
+        f"GCP billing catalog, weekly (Cyclenerd/google-cloud-pricing-cost-calculator@{commit[:12]}:pricing.yml, "
+        "Apache-2.0)"
+    )
 
 
 def replay(path: Path = CHANGES_FILE) -> tuple[list[tuple], list[tuple]]:
@@ -90,8 +98,19 @@ def replay(path: Path = CHANGES_FILE) -> tuple[list[tuple], list[tuple]]:
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.reader(handle)
         header = next(reader)
-        col = {name: header.index(name) for name in ("snapshot_commit", "snapshot_date", "name", "gpu_name",
-                                                      "gpu_count", "region", "change", "source")}
+        col = {
+            name: header.index(name)
+            for name in (
+                "snapshot_commit",
+                "snapshot_date",
+                "name",
+                "gpu_name",
+                "gpu_count",
+                "region",
+                "change",
+                "source",
+            )
+        }
         prices = [(pricing, header.index(column), divisor) for pricing, column, divisor in COLUMNS]
         c_gpu, c_name = header.index("gpu_name"), header.index("name")
         rows = [r for r in reader if r[c_gpu] or not r[c_name].startswith("n1-")]  # N1 hosts carry no GPU
@@ -99,8 +118,9 @@ def replay(path: Path = CHANGES_FILE) -> tuple[list[tuple], list[tuple]]:
     c_count, c_region, c_change, c_source = col["gpu_count"], col["region"], col["change"], col["source"]
     dates = sorted({(_utc(r[c_date]), r[c_commit]) for r in rows})
     index = {commit: n for n, (_, commit) in enumerate(dates)}
-    snapshots = [(PROVIDER, n, when.isoformat(), commit, snapshot_source(commit))
-                 for n, (when, commit) in enumerate(dates)]
+    snapshots = [
+        (PROVIDER, n, when.isoformat(), commit, snapshot_source(commit)) for n, (when, commit) in enumerate(dates)
+    ]
     rows.sort(key=lambda r: index[r[c_commit]])  # stable: the file's order within a snapshot
     skip = _one_version_listings(rows, index, c_commit, c_name, c_region, c_change)
     gpu_of: dict[str, tuple[dict, float]] = {}
@@ -112,8 +132,24 @@ def replay(path: Path = CHANGES_FILE) -> tuple[list[tuple], list[tuple]]:
         name, region, pricing = key
         info, count = gpu_of[name]
         memory = float(info["gpu_memory_gb"]) if info["gpu_memory_gb"] else None
-        intervals.append((PROVIDER, info["gpu"], pricing, name, region, info["accelerator"], memory, count,
-                          int(count < 1), price, price / count, first, last, source))
+        intervals.append(
+            (
+                PROVIDER,
+                info["gpu"],
+                pricing,
+                name,
+                region,
+                info["accelerator"],
+                memory,
+                count,
+                int(count < 1),
+                price,
+                price / count,
+                first,
+                last,
+                source,
+            )
+        )
 
     for row in rows:
         name = row[c_name]

@@ -28,8 +28,15 @@ class Snapshot:
     offers: int
 
     def as_json(self) -> dict:
-        return {"id": self.id, "provider": self.provider, "seq": self.seq, "source": self.source, "kind": self.kind,
-                "taken_at": self.taken_at.isoformat(), "offers": self.offers}
+        return {
+            "id": self.id,
+            "provider": self.provider,
+            "seq": self.seq,
+            "source": self.source,
+            "kind": self.kind,
+            "taken_at": self.taken_at.isoformat(),
+            "offers": self.offers,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,9 +161,15 @@ class Digest:
             "since": self.since,
             "gpus": list(self.gpus),
             "snapshots": [
-                {"provider": p.provider, "old": p.old.as_json() if p.old else None, "new": p.new.as_json(),
-                 "changes": len(p.changes.changed), "added": len(p.changes.added),
-                 "removed": len(p.changes.removed), "below_threshold": p.changes.below_threshold}
+                {
+                    "provider": p.provider,
+                    "old": p.old.as_json() if p.old else None,
+                    "new": p.new.as_json(),
+                    "changes": len(p.changes.changed),
+                    "added": len(p.changes.added),
+                    "removed": len(p.changes.removed),
+                    "below_threshold": p.changes.below_threshold,
+                }
                 for p in self.providers
             ],
         }

@@ -31,8 +31,16 @@ from knowledge import history_bundled as hb
 from knowledge.kb import GpuRef
 from knowledge.kb_open import open_kb
 
-__all__ = ["Point", "UnknownGpu", "history_families", "mark_source_changes", "resolve_gpu", "segments", "series",
-           "to_json"]
+__all__ = [
+    "Point",
+    "UnknownGpu",
+    "history_families",
+    "mark_source_changes",
+    "resolve_gpu",
+    "segments",
+    "series",
+    "to_json",
+]
 
 PRICING_ORDER = {p: n for n, p in enumerate(history.PRICINGS)}
 GPU_ONLY = "GPU only"  # marker in the instance type of a GPU-only figure (knowledge.offers.convert)
@@ -94,8 +102,11 @@ class Point:
             "accelerators": list(self.accelerators),
         }
         if self.currency != "USD":
-            data["native"] = {"currency": self.currency, "min_price_per_gpu_hour": self.min_price_native,
-                              "median_price_per_gpu_hour": self.median_price_native}
+            data["native"] = {
+                "currency": self.currency,
+                "min_price_per_gpu_hour": self.min_price_native,
+                "median_price_per_gpu_hour": self.median_price_native,
+            }
         if self.excluded_gpu_only:
             data["excluded_gpu_only"] = self.excluded_gpu_only
         data["series"] = self.series
@@ -110,9 +121,16 @@ def segments(points: Iterable[Point]) -> list[dict]:
     for p in points:
         run = last.get(p.key)
         if run is None or p.source_changed:
-            run = {"gpu": p.gpu, "provider": p.provider, "pricing": p.pricing, "series": p.series,
-                   "from": p.taken_at.isoformat(), "to": p.taken_at.isoformat(), "points": 0,
-                   "source": p.source}
+            run = {
+                "gpu": p.gpu,
+                "provider": p.provider,
+                "pricing": p.pricing,
+                "series": p.series,
+                "from": p.taken_at.isoformat(),
+                "to": p.taken_at.isoformat(),
+                "points": 0,
+                "source": p.source,
+            }
             out.append(run)
             last[p.key] = run
         run["to"], run["points"] = p.taken_at.isoformat(), run["points"] + 1
@@ -123,8 +141,16 @@ def segments(points: Iterable[Point]) -> list[dict]:
 def mark_source_changes(points: Iterable[Point]) -> list[Point]:
     """Points sorted by series and time, each flagged `source_changed` where its series' source differs from the
     previous point's (bundled weekly history, then recorded snapshots): never spliced silently."""
-    ordered = sorted(points, key=lambda p: (p.provider, PRICING_ORDER.get(p.pricing, 9), p.gpu, p.taken_at,
-                                            p.seq if p.seq is not None else -1))
+    ordered = sorted(
+        points,
+        key=lambda p: (
+            p.provider,
+            PRICING_ORDER.get(p.pricing, 9),
+            p.gpu,
+            p.taken_at,
+            p.seq if p.seq is not None else -1,
+        ),
+    )
     out, previous = [], {}
     for p in ordered:
         before = previous.get(p.key)
@@ -138,9 +164,11 @@ def mark_source_changes(points: Iterable[Point]) -> list[Point]:
 def to_json(points: Iterable[Point]) -> dict:
     """The JSON of `gpubot history --json`."""
     points = list(points)
-    return {"history": [p.as_json() for p in points],
-            "segments": segments(points),
-            "unit": "USD per GPU-hour; native: the vendor's currency where it is not USD"}
+    return {
+        "history": [p.as_json() for p in points],
+        "segments": segments(points),
+        "unit": "USD per GPU-hour; native: the vendor's currency where it is not USD",
+    }
 
 
 # --- names -------------------------------------------------------------------------------------------------------
@@ -157,8 +185,11 @@ def _variants(providers: Iterable[str] | None = None) -> list[tuple[str, str, fl
     if not ids:
         return []
     so = history.snapshot_offers
-    query = sa.select(so.c.gpu, so.c.accelerator, so.c.gpu_memory_gb, so.c.provider).where(
-        so.c.snapshot_id.in_(ids)).distinct()
+    query = (
+        sa.select(so.c.gpu, so.c.accelerator, so.c.gpu_memory_gb, so.c.provider)
+        .where(so.c.snapshot_id.in_(ids))
+        .distinct()
+    )
     with state.engine().connect() as conn:
         return [(r.gpu, r.accelerator, r.gpu_memory_gb, r.provider) for r in conn.execute(query)]
 
@@ -255,12 +286,23 @@ def _point(ref: GpuRef, snap: history.Snapshot, pricing: str, rows: list, exclud
         natives = [r.price_per_gpu_hour_usd * r.price_per_hour / r.price_per_hour_usd for r in rows]
         native_min, native_median = natives[0], statistics.median(natives)
     return Point(
-        provider=snap.provider, gpu=str(ref), pricing=pricing, snapshot_id=snap.id, seq=snap.seq,
-        taken_at=snap.taken_at, source=snap.source, min_price_per_gpu_hour=cheapest.price_per_gpu_hour_usd,
-        median_price_per_gpu_hour=statistics.median(prices), offers=len(rows),
-        cheapest_instance_type=cheapest.instance_type, cheapest_region=cheapest.region, currency=currency,
-        min_price_native=native_min, median_price_native=native_median,
-        accelerators=tuple(sorted({r.accelerator for r in rows})), region_minima=tuple(regions.items()),
+        provider=snap.provider,
+        gpu=str(ref),
+        pricing=pricing,
+        snapshot_id=snap.id,
+        seq=snap.seq,
+        taken_at=snap.taken_at,
+        source=snap.source,
+        min_price_per_gpu_hour=cheapest.price_per_gpu_hour_usd,
+        median_price_per_gpu_hour=statistics.median(prices),
+        offers=len(rows),
+        cheapest_instance_type=cheapest.instance_type,
+        cheapest_region=cheapest.region,
+        currency=currency,
+        min_price_native=native_min,
+        median_price_native=native_median,
+        accelerators=tuple(sorted({r.accelerator for r in rows})),
+        region_minima=tuple(regions.items()),
         excluded_gpu_only=excluded,
     )
 
@@ -298,8 +340,16 @@ def series(
         if not snaps:
             continue
         query = sa.select(
-            so.c.snapshot_id, so.c.instance_type, so.c.region, so.c.pricing, so.c.accelerator, so.c.gpu_memory_gb,
-            so.c.price_per_gpu_hour_usd, so.c.price_per_hour_usd, so.c.price_per_hour, so.c.currency,
+            so.c.snapshot_id,
+            so.c.instance_type,
+            so.c.region,
+            so.c.pricing,
+            so.c.accelerator,
+            so.c.gpu_memory_gb,
+            so.c.price_per_gpu_hour_usd,
+            so.c.price_per_hour_usd,
+            so.c.price_per_hour,
+            so.c.currency,
         ).where(so.c.provider == name, so.c.gpu == ref.family, so.c.snapshot_id.in_(list(snaps)))
         if pricings:
             query = query.where(so.c.pricing.in_(pricings))
@@ -327,8 +377,9 @@ def series(
     return mark_source_changes(points)
 
 
-def _bundled_points(kb, ref, *, regions: Iterable[str] = (), pricings: Iterable[str] = (),
-           since: dt.datetime | None = None) -> list:
+def _bundled_points(
+    kb, ref, *, regions: Iterable[str] = (), pricings: Iterable[str] = (), since: dt.datetime | None = None
+) -> list:
     """One `Point` per (pricing model, snapshot) of the bundled GCP history for `ref`.
 
     `ref` is a `GpuRef` (a family covers its variants; a memory variant only that one). An empty list when the
@@ -336,13 +387,17 @@ def _bundled_points(kb, ref, *, regions: Iterable[str] = (), pricings: Iterable[
     """
     conn = kb.conn
     try:
-        snaps = conn.execute("SELECT idx, taken_at, commit_id, source FROM history_snapshots WHERE provider = ? "
-                             "ORDER BY idx", (hb.PROVIDER,)).fetchall()
+        snaps = conn.execute(
+            "SELECT idx, taken_at, commit_id, source FROM history_snapshots WHERE provider = ? ORDER BY idx",
+            (hb.PROVIDER,),
+        ).fetchall()
     except sqlite3.OperationalError:  # a knowledge base built before bundled history existed
         return []
     regions, pricings = [r.lower() for r in regions], list(pricings)
-    sql = ("SELECT pricing, instance_type, region, accelerator, gpu_memory_gb, price_per_gpu_hour_usd, "
-           "price_per_hour_usd, first_idx, last_idx FROM history_intervals WHERE provider = ? AND gpu = ?")
+    sql = (
+        "SELECT pricing, instance_type, region, accelerator, gpu_memory_gb, price_per_gpu_hour_usd, "
+        "price_per_hour_usd, first_idx, last_idx FROM history_intervals WHERE provider = ? AND gpu = ?"
+    )
     params: list = [hb.PROVIDER, ref.family]
     if pricings:
         sql += f" AND pricing IN ({','.join('?' * len(pricings))})"

@@ -48,9 +48,7 @@ class ImportRecord:
 
 def latest_imports() -> list[ImportRecord]:
     """The newest import of each provider."""
-    newest = (
-        sa.select(sa.func.max(catalog_imports.c.id)).group_by(catalog_imports.c.provider).scalar_subquery()
-    )
+    newest = sa.select(sa.func.max(catalog_imports.c.id)).group_by(catalog_imports.c.provider).scalar_subquery()
     columns = [catalog_imports.c[name] for name in ImportRecord.__slots__]
     with engine().connect() as conn:
         rows = conn.execute(sa.select(*columns).where(catalog_imports.c.id.in_(newest)).order_by("id")).all()
@@ -63,8 +61,9 @@ def imports_version() -> str:
     A knowledge base built at another token is behind. "0" when there are no imports."""
     columns = [catalog_imports.c[name] for name in _VERSIONED]
     with engine().connect() as conn:
-        rows = conn.execute(sa.select(*columns, sa.func.length(catalog_imports.c.hosts_content))
-                            .order_by(catalog_imports.c.id)).all()
+        rows = conn.execute(
+            sa.select(*columns, sa.func.length(catalog_imports.c.hosts_content)).order_by(catalog_imports.c.id)
+        ).all()
     return _token(rows)
 
 
@@ -100,8 +99,9 @@ def imports_version_quick() -> str | None:
     except sqlite3.Error:
         return None
     try:
-        rows = conn.execute(f"SELECT {', '.join(_VERSIONED)}, length(hosts_content) FROM catalog_imports "
-                            "ORDER BY id").fetchall()
+        rows = conn.execute(
+            f"SELECT {', '.join(_VERSIONED)}, length(hosts_content) FROM catalog_imports ORDER BY id"
+        ).fetchall()
     except sqlite3.OperationalError as exc:
         return "0" if "no such table" in str(exc) else None
     except sqlite3.Error:

@@ -19,8 +19,9 @@ from knowledge.kb_schema import SCHEMA_VERSION, fingerprint  # noqa: F401 - re-e
 
 REQUIRED_TABLES = ("meta", "gpus", "gpu_specs", "offers", "providers", "price_terms")  # what every build has
 log = logging.getLogger("gpubot.kb")
-_MEMORY = re.compile(r"^(?P<family>.+?)(?:\s+(?P<form>SXM|PCIe|NVL|OAM))?(?:\s+(?P<memory>\d+(?:\.\d+)?)\s*GB)?$",
-                     re.IGNORECASE)
+_MEMORY = re.compile(
+    r"^(?P<family>.+?)(?:\s+(?P<form>SXM|PCIe|NVL|OAM))?(?:\s+(?P<memory>\d+(?:\.\d+)?)\s*GB)?$", re.IGNORECASE
+)
 _FORMS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL", "oam": "OAM"}
 
 
@@ -65,8 +66,9 @@ class GpuRef:
         return cls(name.strip())
 
     def __str__(self) -> str:
-        return " ".join(p for p in (self.family, self.form_factor, f"{self.memory_gb:g}GB" if self.memory_gb else "")
-                        if p)
+        return " ".join(
+            p for p in (self.family, self.form_factor, f"{self.memory_gb:g}GB" if self.memory_gb else "") if p
+        )
 
 
 def gpu_refs(gpus: Iterable[str], variants: Iterable[str] = ()) -> list[GpuRef]:
@@ -101,13 +103,15 @@ class KB:
         page_size = self.conn.execute("PRAGMA page_size").fetchone()[0]
         size = Path(self.path).stat().st_size
         if size < pages * page_size:
-            raise KnowledgeBaseError(f"knowledge base {self.path} is truncated ({size} of {pages * page_size} bytes); "
-                                     "run `gpubot kb build`")
+            raise KnowledgeBaseError(
+                f"knowledge base {self.path} is truncated ({size} of {pages * page_size} bytes); run `gpubot kb build`"
+            )
         tables = {row[0] for row in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         missing = [name for name in REQUIRED_TABLES if name not in tables]
         if missing:
-            raise KnowledgeBaseError(f"knowledge base {self.path} lacks table(s) {', '.join(missing)}; "
-                                     "run `gpubot kb build`")
+            raise KnowledgeBaseError(
+                f"knowledge base {self.path} lacks table(s) {', '.join(missing)}; run `gpubot kb build`"
+            )
 
     def verify(self) -> None:
         """Read every page (`PRAGMA quick_check`); KnowledgeBaseError when any is damaged."""
@@ -116,8 +120,9 @@ class KB:
         except sqlite3.DatabaseError as exc:
             problems = [str(exc)]
         if problems != ["ok"]:
-            raise KnowledgeBaseError(f"knowledge base {self.path} is corrupt ({'; '.join(problems)[:300]}); "
-                                     "run `gpubot kb build`")
+            raise KnowledgeBaseError(
+                f"knowledge base {self.path} is corrupt ({'; '.join(problems)[:300]}); run `gpubot kb build`"
+            )
 
     def close(self) -> None:
         self.conn.close()
@@ -141,8 +146,17 @@ class KB:
         """A query failed because the file is damaged (not because the SQL is wrong): mark it (`kb.db.damaged`,
         naming this very file), so that the next `open_kb` or `LiveKB` refresh rebuilds it; KnowledgeBaseError."""
         text = str(exc).lower()
-        if not any(sign in text for sign in ("malformed", "not a database", "disk i/o", "unable to open",
-                                             "file is encrypted", "database corrupt")):
+        if not any(
+            sign in text
+            for sign in (
+                "malformed",
+                "not a database",
+                "disk i/o",
+                "unable to open",
+                "file is encrypted",
+                "database corrupt",
+            )
+        ):
             return
         marked = ""
         try:
@@ -152,8 +166,9 @@ class KB:
         except OSError:
             pass
         log.error("knowledge base %s is damaged: %s%s", self.path, exc, marked)
-        raise KnowledgeBaseError(f"knowledge base {self.path} is damaged ({exc}){marked or '; run `gpubot kb build`'}"
-                                 ) from exc
+        raise KnowledgeBaseError(
+            f"knowledge base {self.path} is damaged ({exc}){marked or '; run `gpubot kb build`'}"
+        ) from exc
 
     def _execute(self, sql: str, params: Sequence | dict = ()) -> list[sqlite3.Row]:
         """Rows of a query (sqlite3.Row), with a damaged file reported as such (see `_damaged`)."""
@@ -201,7 +216,12 @@ class KB:
         """alias (lower-cased) -> provider id"""
         names: dict[str, str] = {}
         for pid, row in self.providers.items():
-            for alias in [pid, row.get("name_en") or pid, row.get("name_zh") or pid, *json.loads(row["aliases"] or "[]")]:
+            for alias in [
+                pid,
+                row.get("name_en") or pid,
+                row.get("name_zh") or pid,
+                *json.loads(row["aliases"] or "[]"),
+            ]:
                 names.setdefault(alias.lower(), pid)
         return names
 
@@ -242,9 +262,17 @@ class KB:
 
         `orderable=True` keeps only offers that can be ordered at their pricing model (`knowledge.availability`),
         `False` only those that cannot; `None` (the default) keeps both."""
-        where, params = self._offer_where(gpus=gpus, pricing=pricing, providers=providers, regions=regions,
-                                          instance_types=instance_types, gpu_count=gpu_count,
-                                          min_memory_gb=min_memory_gb, kinds=kinds, orderable=orderable)
+        where, params = self._offer_where(
+            gpus=gpus,
+            pricing=pricing,
+            providers=providers,
+            regions=regions,
+            instance_types=instance_types,
+            gpu_count=gpu_count,
+            min_memory_gb=min_memory_gb,
+            kinds=kinds,
+            orderable=orderable,
+        )
         sql = f"SELECT * FROM offers WHERE {' AND '.join(where)} ORDER BY {order}"
         if limit:
             sql += f" LIMIT {int(limit)}"
@@ -302,7 +330,7 @@ class KB:
         kinds: Iterable[str] = ("catalog", "pricing"),
         orderable: bool | None = None,
     ) -> tuple[list[str], list]:
-        where, params = ["kind IN (%s)" % ",".join("?" * len(kinds := list(kinds)))], list(kinds)
+        where, params = ["kind IN ({})".format(",".join("?" * len(kinds := list(kinds))))], list(kinds)
         if orderable is not None:
             from knowledge.availability import NOT_ORDERABLE
 

@@ -48,16 +48,20 @@ def open_kb(path: Path | None = None, *, build_if_missing: bool = True, verify: 
     if not build_if_missing:
         if stale is not None:
             stale.close()
-        raise KnowledgeBaseError(f"knowledge base {path} is {'stale' if stale else 'missing'}; "
-                                 "run `gpubot kb build`")
+        raise KnowledgeBaseError(f"knowledge base {path} is {'stale' if stale else 'missing'}; run `gpubot kb build`")
     from knowledge import build as builder  # here: opening a current one needs no builder
 
     try:
         builder.build(path)  # through the module, so that a test can replace `build.build`
     except Exception as exc:
         if stale is not None:
-            log.warning("knowledge base %s could not be rebuilt (%s: %s); still using the one built at %s",
-                        path, type(exc).__name__, exc, stale.meta("built_at"))
+            log.warning(
+                "knowledge base %s could not be rebuilt (%s: %s); still using the one built at %s",
+                path,
+                type(exc).__name__,
+                exc,
+                stale.meta("built_at"),
+            )
             return stale
         why = "is damaged" if damaged else "is missing"
         raise KnowledgeBaseError(f"knowledge base {path} {why} and could not be built: {exc}") from exc

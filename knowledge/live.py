@@ -92,9 +92,12 @@ class LiveKB:
                 except KnowledgeBaseError:  # damaged on disk: rebuilt below
                     on_disk = None
                 try:  # another worker of this machine may have rebuilt it while we waited for the lock
-                    fresh = on_disk is not None and on_disk.meta("imports_version") == _version() and (
-                        on_disk.meta("fingerprint") == fingerprint()
-                    ) and not marked_damaged(path, on_disk._identity)
+                    fresh = (
+                        on_disk is not None
+                        and on_disk.meta("imports_version") == _version()
+                        and (on_disk.meta("fingerprint") == fingerprint())
+                        and not marked_damaged(path, on_disk._identity)
+                    )
                 finally:
                     if on_disk is not None:
                         on_disk.close()
@@ -172,8 +175,12 @@ def build_elsewhere(path: Path) -> dict:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", _BUILD, str(path)], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[1])
+    done = subprocess.run(
+        [sys.executable, "-c", _BUILD, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     lines = done.stdout.strip().splitlines()
     try:
         report = json.loads(lines[-1]) if lines else {}

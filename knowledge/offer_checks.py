@@ -15,8 +15,15 @@ import json
 
 from knowledge import availability, crosscheck, quirks, zones
 
-COLUMNS = ("availability", "availability_reason", "availability_source", "zone_kind", "zone_label", "other_prices",
-           "price_trust_reason")
+COLUMNS = (
+    "availability",
+    "availability_reason",
+    "availability_source",
+    "zone_kind",
+    "zone_label",
+    "other_prices",
+    "price_trust_reason",
+)
 
 
 def apply(offers: list[dict], terms: list[dict], raw: list[dict]) -> tuple[list[dict], dict[str, list[dict]]]:
@@ -25,8 +32,10 @@ def apply(offers: list[dict], terms: list[dict], raw: list[dict]) -> tuple[list[
     by_availability = availability.apply(offers)
     by_zone = zones.apply(offers)
     family = {(o["provider"], o["accelerator"]): o["gpu"] for o in offers if o.get("accelerator")}
-    unpriced = [{**row, "gpu": family.get((row["provider"], row["accelerator"]), row["accelerator"])}
-                for row in availability.unpriced(raw)]
+    unpriced = [
+        {**row, "gpu": family.get((row["provider"], row["accelerator"]), row["accelerator"])}
+        for row in availability.unpriced(raw)
+    ]
     if offers:  # the table gets every column even when no offer needs one (NULL: orderable, one source)
         for column in COLUMNS:
             offers[0].setdefault(column, None)
@@ -37,10 +46,12 @@ def apply(offers: list[dict], terms: list[dict], raw: list[dict]) -> tuple[list[
         "availability": dict(by_availability),
         "zone_kinds": by_zone,
         "unpriced_rows": len(unpriced),
-        "crosscheck": {**crosscheck.compared_counts(offers, terms),
-                       "offers_differing": sum(1 for d in disagreements if d["kind"] == "offer"),
-                       "commitment_figures_differing": sum(1 for d in disagreements if d["kind"] == "commitment_file"),
-                       "threshold_pct": crosscheck.THRESHOLD * 100},
+        "crosscheck": {
+            **crosscheck.compared_counts(offers, terms),
+            "offers_differing": sum(1 for d in disagreements if d["kind"] == "offer"),
+            "commitment_figures_differing": sum(1 for d in disagreements if d["kind"] == "commitment_file"),
+            "threshold_pct": crosscheck.THRESHOLD * 100,
+        },
     }
     tables = {
         "unpriced": unpriced,
@@ -53,6 +64,7 @@ def apply(offers: list[dict], terms: list[dict], raw: list[dict]) -> tuple[list[
 
 def stats(kb) -> dict:
     """What `gpubot kb stats` lists of these checks: quirks applied, availability, zones, the cross-check."""
+
     def table(name: str, sql: str) -> list[dict]:
         return kb.rows(sql) if name in kb.table_names else []
 
@@ -63,7 +75,10 @@ def stats(kb) -> dict:
         "zone_kinds": summary.get("zone_kinds", {}),
         "price_crosscheck": {
             **summary.get("crosscheck", {}),
-            "largest": table("crosscheck", "SELECT * FROM crosscheck WHERE kind = 'offer' AND pricing = 'on_demand' "
-                                           "ORDER BY ABS(diff_pct) DESC, instance_type, region LIMIT 5"),
+            "largest": table(
+                "crosscheck",
+                "SELECT * FROM crosscheck WHERE kind = 'offer' AND pricing = 'on_demand' "
+                "ORDER BY ABS(diff_pct) DESC, instance_type, region LIMIT 5",
+            ),
         },
     }

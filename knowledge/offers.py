@@ -91,8 +91,18 @@ def describe_accelerator(provider: str, row: CatalogRow) -> Accelerator:
         memory = ident.memory_gb
         if fraction < 1 or not whole_count:
             memory = _memory_from_info(row.gpu_info) or (memory * fraction if memory else None)
-        return Accelerator(ident.family, ident.model, memory, fraction, ident.kind, ident.variant,
-                           ident.form_factor, ident.vendor, ident.recognised, ident.notes)
+        return Accelerator(
+            ident.family,
+            ident.model,
+            memory,
+            fraction,
+            ident.kind,
+            ident.variant,
+            ident.form_factor,
+            ident.vendor,
+            ident.recognised,
+            ident.notes,
+        )
     info_memory = _memory_from_info(row.gpu_info)
     gpu, model, full, memory = mapping.gpu, mapping.gpu_model, mapping.full_memory_gb, mapping.memory_gb
     whole_memory = memory or full or info_memory
@@ -103,21 +113,36 @@ def describe_accelerator(provider: str, row: CatalogRow) -> Accelerator:
         memory = info_memory
     elif memory is None:
         memory = info_memory
-    return Accelerator(gpu, model or None, memory, fraction, ident.kind,
-                       variant_label(gpu, ident.form_factor, whole_memory), ident.form_factor, ident.vendor)
+    return Accelerator(
+        gpu,
+        model or None,
+        memory,
+        fraction,
+        ident.kind,
+        variant_label(gpu, ident.form_factor, whole_memory),
+        ident.form_factor,
+        ident.vendor,
+    )
 
 
 def _host_type(provider: str, accelerator: str, count: float) -> str | None:
     for rule in host_rules():
-        if rule.provider == provider and rule.accelerator == accelerator:
-            if rule.accelerator_count == "*" or float(rule.accelerator_count) == count:
-                return rule.host_instance_type
+        if (
+            rule.provider == provider
+            and rule.accelerator == accelerator
+            and (rule.accelerator_count == "*" or float(rule.accelerator_count) == count)
+        ):
+            return rule.host_instance_type
     return None
 
 
 def _quirk(provider: str, row: CatalogRow, price: float | None) -> str | None:
     for quirk in catalog_quirks():
-        if not quirk.fix and quirk.price is not None and quirk.matches(provider, row.instance_type, row.accelerator, price):
+        if (
+            not quirk.fix
+            and quirk.price is not None
+            and quirk.matches(provider, row.instance_type, row.accelerator, price)
+        ):
             return quirk.reason
     return None
 
@@ -125,9 +150,13 @@ def _quirk(provider: str, row: CatalogRow, price: float | None) -> str | None:
 def _corrected(provider: str, row: CatalogRow) -> tuple[float | None, float | None, str | None]:
     """(on-demand, spot, note) of a row after the known corrections of `catalog_quirks.csv` (swapped prices)."""
     for quirk in catalog_quirks():
-        if (quirk.fix == "swap_prices" and row.price is not None and row.spot_price is not None
-                and row.spot_price > row.price and quirk.matches(provider, row.instance_type, row.accelerator,
-                                                                 row.price)):
+        if (
+            quirk.fix == "swap_prices"
+            and row.price is not None
+            and row.spot_price is not None
+            and row.spot_price > row.price
+            and quirk.matches(provider, row.instance_type, row.accelerator, row.price)
+        ):
             return row.spot_price, row.price, f"on-demand and spot prices swapped back: {quirk.reason} ({quirk.source})"
     return row.price, row.spot_price, None
 
@@ -183,7 +212,9 @@ def convert(
             host = host_index.get((host_type, row.zone or row.region)) if host_type else None
             count = f"{row.accelerator_count:g}x {row.accelerator}"
             if host is not None and host_type:
-                instance_type = host_type if _host_type_is_fixed(provider, row.accelerator) else f"{host_type} + {count}"
+                instance_type = (
+                    host_type if _host_type_is_fixed(provider, row.accelerator) else f"{host_type} + {count}"
+                )
                 note = f"price includes the {host_type} host VM"
             elif acc.kind == "tpu":
                 instance_type = row.accelerator
@@ -223,8 +254,9 @@ def convert(
             if not acc.recognised:
                 notes.append(f"accelerator name {row.accelerator!r} not recognised: kept under its own name")
             if vgpu:
-                notes.append(f"vGPU slice: {min(share, acc.fraction):.3g} of a {acc.gpu}; price shown per whole "
-                             "GPU-hour")
+                notes.append(
+                    f"vGPU slice: {min(share, acc.fraction):.3g} of a {acc.gpu}; price shown per whole GPU-hour"
+                )
             best[key] = {
                 "provider": provider,
                 "instance_type": instance_type,

@@ -42,8 +42,17 @@ GCP_GPU_KEYS = {
 BUCKETS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
 
 
-def _offer(base: dict, provider: str, instance_type: str, region: str, pricing: str, usd: float, source: str,
-           as_of: str, note: str) -> dict:
+def _offer(
+    base: dict,
+    provider: str,
+    instance_type: str,
+    region: str,
+    pricing: str,
+    usd: float,
+    source: str,
+    as_of: str,
+    note: str,
+) -> dict:
     gpus = base["gpu_count"]
     return {
         **base,
@@ -78,23 +87,56 @@ def aws_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple
             linux = by_os.get("linux")
             if not linux:
                 continue
-            for term, value in (("ondemand", linux.get("ondemand")), *linux.get("reserved", {}).items(),
-                                ("spot_min", linux.get("spot_min")), ("spot_avg", linux.get("spot_avg")),
-                                ("spot_max", linux.get("spot_max"))):
+            for term, value in (
+                ("ondemand", linux.get("ondemand")),
+                *linux.get("reserved", {}).items(),
+                ("spot_min", linux.get("spot_min")),
+                ("spot_avg", linux.get("spot_avg")),
+                ("spot_max", linux.get("spot_max")),
+            ):
                 if value in (None, "", "0", "0.0"):
                     continue
-                terms.append({"provider": "aws", "instance_type": instance_type, "region": region, "term": term,
-                              "price_per_hour": float(value), "currency": "USD", "source": AWS_SOURCE,
-                              "as_of": AWS_AS_OF})
+                terms.append(
+                    {
+                        "provider": "aws",
+                        "instance_type": instance_type,
+                        "region": region,
+                        "term": term,
+                        "price_per_hour": float(value),
+                        "currency": "USD",
+                        "source": AWS_SOURCE,
+                        "as_of": AWS_AS_OF,
+                    }
+                )
             for pricing, term in RESERVED_TERMS.items():
                 value = linux.get("reserved", {}).get(term)
                 if base and value and float(value) > 0:
-                    offers.append(_offer(base, "aws", instance_type, region, pricing, float(value), AWS_SOURCE,
-                                         AWS_AS_OF, f"AWS {term} (effective hourly rate)"))
+                    offers.append(
+                        _offer(
+                            base,
+                            "aws",
+                            instance_type,
+                            region,
+                            pricing,
+                            float(value),
+                            AWS_SOURCE,
+                            AWS_AS_OF,
+                            f"AWS {term} (effective hourly rate)",
+                        )
+                    )
             if linux.get("pct_interrupt") in BUCKETS:
-                risks.append({"provider": "aws", "instance_type": instance_type, "region": region,
-                              "bucket": linux["pct_interrupt"], "bucket_index": BUCKETS.index(linux["pct_interrupt"]),
-                              "savings_pct": linux.get("pct_savings_od"), "source": AWS_SOURCE, "as_of": AWS_AS_OF})
+                risks.append(
+                    {
+                        "provider": "aws",
+                        "instance_type": instance_type,
+                        "region": region,
+                        "bucket": linux["pct_interrupt"],
+                        "bucket_index": BUCKETS.index(linux["pct_interrupt"]),
+                        "savings_pct": linux.get("pct_savings_od"),
+                        "source": AWS_SOURCE,
+                        "as_of": AWS_AS_OF,
+                    }
+                )
     return offers, terms, risks
 
 
@@ -107,9 +149,18 @@ def spot_advisor(instance_types: Iterable[str], directory: Path = PRICING_DIR) -
     for region, by_os in data["spot_advisor"].items():
         for instance_type, entry in by_os.get("Linux", {}).items():
             if instance_type in wanted:
-                rows.append({"provider": "aws", "instance_type": instance_type, "region": region,
-                             "bucket": labels[entry["r"]], "bucket_index": entry["r"], "savings_pct": entry.get("s"),
-                             "source": ADVISOR_SOURCE, "as_of": ADVISOR_AS_OF})
+                rows.append(
+                    {
+                        "provider": "aws",
+                        "instance_type": instance_type,
+                        "region": region,
+                        "bucket": labels[entry["r"]],
+                        "bucket_index": entry["r"],
+                        "savings_pct": entry.get("s"),
+                        "source": ADVISOR_SOURCE,
+                        "as_of": ADVISOR_AS_OF,
+                    }
+                )
     return rows
 
 
@@ -127,9 +178,18 @@ def gcp_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple
             key = next((k for k in GCP_GPU_KEYS if entry.get(k)), None)
             if key:
                 gpu, model, memory = GCP_GPU_KEYS[key]
-                base = {"accelerator": key, "gpu": gpu, "gpu_model": model, "gpu_kind": "gpu", "gpu_memory_gb": memory,
-                        "gpu_count": float(entry[key]), "accelerator_count": float(entry[key]), "vgpu": False,
-                        "vcpus": entry.get("cpu"), "memory_gib": entry.get("ram")}
+                base = {
+                    "accelerator": key,
+                    "gpu": gpu,
+                    "gpu_model": model,
+                    "gpu_kind": "gpu",
+                    "gpu_memory_gb": memory,
+                    "gpu_count": float(entry[key]),
+                    "accelerator_count": float(entry[key]),
+                    "vgpu": False,
+                    "vcpus": entry.get("cpu"),
+                    "memory_gib": entry.get("ram"),
+                }
         for region, cost in entry.get("cost", {}).items():
             hourly = {"ondemand": cost.get("hour"), "spot": cost.get("hour_spot")}
             for pricing, month_key in GCP_TERMS.items():
@@ -137,11 +197,31 @@ def gcp_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple
                     hourly[pricing] = cost[month_key] / HOURS_PER_MONTH
             for term, value in hourly.items():
                 if value:
-                    terms.append({"provider": "gcp", "instance_type": machine, "region": region, "term": term,
-                                  "price_per_hour": float(value), "currency": "USD", "source": GCP_SOURCE,
-                                  "as_of": GCP_AS_OF})
+                    terms.append(
+                        {
+                            "provider": "gcp",
+                            "instance_type": machine,
+                            "region": region,
+                            "term": term,
+                            "price_per_hour": float(value),
+                            "currency": "USD",
+                            "source": GCP_SOURCE,
+                            "as_of": GCP_AS_OF,
+                        }
+                    )
             for pricing in GCP_TERMS:
                 if base and hourly.get(pricing):
-                    offers.append(_offer(base, "gcp", machine, region, pricing, float(hourly[pricing]), GCP_SOURCE,
-                                         GCP_AS_OF, f"GCP {pricing[-2:]} committed use, whole VM (month / 730)"))
+                    offers.append(
+                        _offer(
+                            base,
+                            "gcp",
+                            machine,
+                            region,
+                            pricing,
+                            float(hourly[pricing]),
+                            GCP_SOURCE,
+                            GCP_AS_OF,
+                            f"GCP {pricing[-2:]} committed use, whole VM (month / 730)",
+                        )
+                    )
     return offers, terms

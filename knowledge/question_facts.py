@@ -12,8 +12,10 @@ from typing import Any
 _FLAGS = {
     "large_model": r"large[- ]model|\bllms?\b|foundation model|大模型|大语言模型|千亿|百亿",
     "distributed": r"distributed|multi[- ]?node|cluster|分布式|多机|多节点|集群",
-    "not_compute": (r"not compute[- ]intensive|cpu[- ]only|no gpu|without (a )?gpu|"
-                    r"非计算密集|不是计算密集|不需要gpu|无需gpu"),
+    "not_compute": (
+        r"not compute[- ]intensive|cpu[- ]only|no gpu|without (a )?gpu|"
+        r"非计算密集|不是计算密集|不需要gpu|无需gpu"
+    ),
     "china": r"\bchina\b|chinese mainland|mainland|中国|国内|境内|大陆|数据本地化|本地化存储|等保|\bmlps\b",
     "long": r"long[- ]term|long project|long-running|长期",
     "short": r"short[- ]term|experiment|quick test|\bpoc\b|短期|实验|试验|临时",
@@ -58,8 +60,7 @@ def query_facts(query: Any) -> dict[str, Any]:
         "workload": workload,
         "model_size_b": query.model_size_b,
         "large_model": "large_model" in flags,
-        "compute_intensive": (False if workload == "general" or "not_compute" in flags
-                              else True if workload else None),
+        "compute_intensive": (False if workload == "general" or "not_compute" in flags else True if workload else None),
         "fine_tune_method": method if workload == "fine_tuning" else None,
         "quantization": "int4" if "int4" in flags else "int8" if "int8" in flags else None,
         "gpu_count": query.gpu_count,

@@ -54,25 +54,51 @@ def correct(offers: list[dict]) -> tuple[list[dict], list[dict]]:
                     offer["note"] = "; ".join(filter(None, [offer.get("note"), f"corrected: {quirk.reason}"]))
                     hits += 1
         else:  # no_spot_if_equal
-            on_demand = {(o["provider"], o["instance_type"], o["region"]): o["price_per_hour_usd"]
-                         for o in offers if o["pricing"] == "on_demand" and o.get("kind") == "catalog"}
+            on_demand = {
+                (o["provider"], o["instance_type"], o["region"]): o["price_per_hour_usd"]
+                for o in offers
+                if o["pricing"] == "on_demand" and o.get("kind") == "catalog"
+            }
             kept = []
             for offer in offers:
                 key = (offer["provider"], offer["instance_type"], offer["region"])
-                if (offer["pricing"] == "spot" and offer.get("kind") == "catalog" and _matches(quirk, offer)
-                        and key in on_demand and abs(on_demand[key] - offer["price_per_hour_usd"]) < 1e-9):
+                if (
+                    offer["pricing"] == "spot"
+                    and offer.get("kind") == "catalog"
+                    and _matches(quirk, offer)
+                    and key in on_demand
+                    and abs(on_demand[key] - offer["price_per_hour_usd"]) < 1e-9
+                ):
                     hits += 1
                     continue
                 kept.append(offer)
             offers = kept
-        applied.append({"provider": quirk.provider, "instance_type": quirk.instance_type or "*",
-                        "accelerator": quirk.accelerator or "*", "fix": quirk.fix, "reason": quirk.reason,
-                        "source": quirk.source, "offers": hits})
+        applied.append(
+            {
+                "provider": quirk.provider,
+                "instance_type": quirk.instance_type or "*",
+                "accelerator": quirk.accelerator or "*",
+                "fix": quirk.fix,
+                "reason": quirk.reason,
+                "source": quirk.source,
+                "offers": hits,
+            }
+        )
     return offers, applied
 
 
 def skip_rules() -> list[dict]:
     """The quirk rows that skip a figure (placeholders, data errors), for `kb stats`."""
-    return [{"provider": q.provider, "instance_type": q.instance_type or "*", "accelerator": q.accelerator or "*",
-             "price": q.price, "fix": "skip", "reason": q.reason, "source": q.source}
-            for q in catalog_quirks() if not q.fix or q.fix == "swap_prices"]
+    return [
+        {
+            "provider": q.provider,
+            "instance_type": q.instance_type or "*",
+            "accelerator": q.accelerator or "*",
+            "price": q.price,
+            "fix": "skip",
+            "reason": q.reason,
+            "source": q.source,
+        }
+        for q in catalog_quirks()
+        if not q.fix or q.fix == "swap_prices"
+    ]

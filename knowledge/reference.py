@@ -139,5 +139,7 @@ def upstream_clouds() -> tuple[UpstreamCloud, ...]:
 def spec_models() -> dict[str, float | None]:
     """datasheet model (gpu_specs.csv) -> memory per GPU in GB (None where the sheet leaves it blank)."""
     with (DATA_DIR / "gpu_specs.csv").open(encoding="utf-8", newline="") as handle:
-        return {row["model"]: float(row["memory_gb"]) if row["memory_gb"].strip() else None
-                for row in csv.DictReader(handle)}
+        return {
+            row["model"]: float(row["memory_gb"]) if row["memory_gb"].strip() else None
+            for row in csv.DictReader(handle)
+        }

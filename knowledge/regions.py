@@ -35,8 +35,9 @@ def matching(regions: Iterable[str], patterns: str) -> tuple[str, ...]:
     )  # fmt: skip
 
 
-def load_groups(regions: Iterable[str], path: Path = REGION_GROUPS_CSV) -> tuple[dict[str, tuple[str, ...]],
-                                                                                 dict[str, str]]:
+def load_groups(
+    regions: Iterable[str], path: Path = REGION_GROUPS_CSV
+) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
     """(group -> the given region ids it matches, alias -> group)."""
     regions = list(regions)
     groups: dict[str, tuple[str, ...]] = {}

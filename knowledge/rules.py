@@ -351,8 +351,13 @@ def break_even_utilisation(reserved_rate: float, on_demand_rate: float) -> float
     return reserved_rate / on_demand_rate
 
 
-BUCKET_PARAMS = {"<5%": "bucket_lt5", "5-10%": "bucket_5_10", "10-15%": "bucket_10_15", "15-20%": "bucket_15_20",
-                 ">20%": "bucket_gt20"}
+BUCKET_PARAMS = {
+    "<5%": "bucket_lt5",
+    "5-10%": "bucket_5_10",
+    "10-15%": "bucket_10_15",
+    "15-20%": "bucket_15_20",
+    ">20%": "bucket_gt20",
+}
 
 
 def interruptions_per_month(bucket: str, params: dict[str, float]) -> float:
@@ -406,9 +411,16 @@ def spot_expected_cost(
     spot_cost = spot_rate * instances * wall
     on_demand_cost = on_demand_rate * instances * hours
     return SpotEstimate(
-        hours=hours, instances=instances, interruptions=interruptions, lost_hours=lost,
-        checkpoint_hours=checkpoint_hours, wall_hours=wall, spot_cost=spot_cost, on_demand_cost=on_demand_cost,
-        list_saving=1 - spot_rate / on_demand_rate, effective_saving=1 - spot_cost / on_demand_cost,
+        hours=hours,
+        instances=instances,
+        interruptions=interruptions,
+        lost_hours=lost,
+        checkpoint_hours=checkpoint_hours,
+        wall_hours=wall,
+        spot_cost=spot_cost,
+        on_demand_cost=on_demand_cost,
+        list_saving=1 - spot_rate / on_demand_rate,
+        effective_saving=1 - spot_cost / on_demand_cost,
     )
 
 

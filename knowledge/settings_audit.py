@@ -55,14 +55,30 @@ def _dump(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def record(team: str, channel: str | None, key: str, old: Any, new: Any, *, changed_by: str | None,
-           via: str = "slash", now: dt.datetime | None = None) -> bool:
+def record(
+    team: str,
+    channel: str | None,
+    key: str,
+    old: Any,
+    new: Any,
+    *,
+    changed_by: str | None,
+    via: str = "slash",
+    now: dt.datetime | None = None,
+) -> bool:
     """Record one change; False (nothing written) when the value did not change."""
     if _dump(old) == _dump(new):
         return False
-    row = {"team_id": team, "channel_id": channel or "", "key": key, "old_value": _dump(old),
-           "new_value": _dump(new), "changed_by": changed_by, "changed_at": now or dt.datetime.now(dt.UTC),
-           "via": via}
+    row = {
+        "team_id": team,
+        "channel_id": channel or "",
+        "key": key,
+        "old_value": _dump(old),
+        "new_value": _dump(new),
+        "changed_by": changed_by,
+        "changed_at": now or dt.datetime.now(dt.UTC),
+        "via": via,
+    }
     with state.engine().begin() as conn:
         conn.execute(changes_table.insert().values(**row))
     return True
@@ -73,13 +89,27 @@ def recent(team: str, channel: str | None, limit: int = 5) -> list[Change]:
     c = changes_table.c
     scopes = sorted({channel or "", ""})
     with state.engine().connect() as conn:
-        rows = conn.execute(sa.select(changes_table).where(c.team_id == team, c.channel_id.in_(scopes))
-                            .order_by(c.changed_at.desc(), c.id.desc()).limit(limit)).all()
+        rows = conn.execute(
+            sa.select(changes_table)
+            .where(c.team_id == team, c.channel_id.in_(scopes))
+            .order_by(c.changed_at.desc(), c.id.desc())
+            .limit(limit)
+        ).all()
     out = []
     for r in rows:
         at = r.changed_at if r.changed_at.tzinfo else r.changed_at.replace(tzinfo=dt.UTC)  # SQLite drops it
-        out.append(Change(r.team_id, r.channel_id, r.key, None if r.old_value is None else json.loads(r.old_value),
-                          None if r.new_value is None else json.loads(r.new_value), r.changed_by, at, r.via))
+        out.append(
+            Change(
+                r.team_id,
+                r.channel_id,
+                r.key,
+                None if r.old_value is None else json.loads(r.old_value),
+                None if r.new_value is None else json.loads(r.new_value),
+                r.changed_by,
+                at,
+                r.via,
+            )
+        )
     return out
 
 

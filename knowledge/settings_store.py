@@ -62,22 +62,52 @@ PRICINGS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 DEFAULTS: dict[str, Any] = dict.fromkeys(KEYS)  # nothing set: every question decides for itself
 
 _KEY_ALIASES = {
-    "provider": "providers", "providers": "providers", "cloud": "providers", "clouds": "providers",
-    "region": "regions", "regions": "regions",
-    "currency": "currency", "currencies": "currency",
-    "language": "language", "lang": "language", "languages": "language",
-    "pricing": "pricing", "price_model": "pricing", "pricing_model": "pricing",
-    "budget": "budget", "max_price": "budget",
+    "provider": "providers",
+    "providers": "providers",
+    "cloud": "providers",
+    "clouds": "providers",
+    "region": "regions",
+    "regions": "regions",
+    "currency": "currency",
+    "currencies": "currency",
+    "language": "language",
+    "lang": "language",
+    "languages": "language",
+    "pricing": "pricing",
+    "price_model": "pricing",
+    "pricing_model": "pricing",
+    "budget": "budget",
+    "max_price": "budget",
 }
 _PRICING_ALIASES = {
-    "on_demand": "on_demand", "ondemand": "on_demand", "on-demand": "on_demand", "od": "on_demand",
-    "spot": "spot", "preemptible": "spot",
-    "reserved_1y": "reserved_1y", "reserved-1y": "reserved_1y", "1y": "reserved_1y", "reserved1y": "reserved_1y",
-    "reserved_3y": "reserved_3y", "reserved-3y": "reserved_3y", "3y": "reserved_3y", "reserved3y": "reserved_3y",
+    "on_demand": "on_demand",
+    "ondemand": "on_demand",
+    "on-demand": "on_demand",
+    "od": "on_demand",
+    "spot": "spot",
+    "preemptible": "spot",
+    "reserved_1y": "reserved_1y",
+    "reserved-1y": "reserved_1y",
+    "1y": "reserved_1y",
+    "reserved1y": "reserved_1y",
+    "reserved_3y": "reserved_3y",
+    "reserved-3y": "reserved_3y",
+    "3y": "reserved_3y",
+    "reserved3y": "reserved_3y",
 }
 _LANGUAGE_ALIASES = {"en": "en", "english": "en", "zh": "zh", "chinese": "zh", "cn": "zh", "中文": "zh"}
-_CURRENCY_ALIASES = {"usd": "USD", "$": "USD", "us$": "USD", "dollar": "USD", "dollars": "USD",
-                     "cny": "CNY", "rmb": "CNY", "¥": "CNY", "yuan": "CNY", "元": "CNY"}
+_CURRENCY_ALIASES = {
+    "usd": "USD",
+    "$": "USD",
+    "us$": "USD",
+    "dollar": "USD",
+    "dollars": "USD",
+    "cny": "CNY",
+    "rmb": "CNY",
+    "¥": "CNY",
+    "yuan": "CNY",
+    "元": "CNY",
+}
 _BUDGET = re.compile(
     r"^\s*(?P<pre>\$|¥|us\$)?\s*(?P<amount>\d+(?:\.\d+)?)\s*(?P<cur>[a-z$¥元]+)?\s*"
     r"(?:(?:/|per\s+)\s*(?:gpu[\s-]*(?:hour|hr|h)s?|gpu-?h|h(?:ou)?r?))?\s*$",
@@ -174,8 +204,10 @@ def parse_budget(text: str | Mapping) -> dict[str, Any]:
     else:
         m = _BUDGET.match(str(text))
         if not m:
-            raise SettingError(f"cannot read the budget {str(text)!r}; write it like `2 USD/GPU-hour` or "
-                               "`15 CNY/GPU-hour`", key="budget")
+            raise SettingError(
+                f"cannot read the budget {str(text)!r}; write it like `2 USD/GPU-hour` or `15 CNY/GPU-hour`",
+                key="budget",
+            )
         word = (m.group("cur") or m.group("pre") or "usd").lower()
         if word not in _CURRENCY_ALIASES:
             raise SettingError(f"unknown currency {m.group('cur')!r} in the budget", CURRENCIES, key="budget")
@@ -200,8 +232,9 @@ def _choice(value: Any, aliases: Mapping[str, str], allowed: tuple[str, ...], wh
 
     close = difflib.get_close_matches(word, list(aliases), n=3, cutoff=0.5)
     suggestions = list(dict.fromkeys(aliases[c] for c in close)) or list(allowed)
-    raise SettingError(f"unknown {what} {' '.join(words) or value!r}; choose {', '.join(allowed)}", suggestions,
-                       key=key)
+    raise SettingError(
+        f"unknown {what} {' '.join(words) or value!r}; choose {', '.join(allowed)}", suggestions, key=key
+    )
 
 
 def normalize(key: str, value: Any, kb=None) -> Any:
@@ -212,8 +245,7 @@ def normalize(key: str, value: Any, kb=None) -> Any:
             from knowledge.kb_open import open_kb
 
             kb = open_kb()
-        items = ([w.strip() for w in _LIST_SPLIT.split(value) if w.strip()] if isinstance(value, str)
-                 else _words(value))
+        items = [w.strip() for w in _LIST_SPLIT.split(value) if w.strip()] if isinstance(value, str) else _words(value)
         if key == "providers":
             return _names(items, kb.provider_names, "provider", "provider", key)
         return _names(items, {r: r for r in kb.regions}, "region", "region", key)
@@ -222,8 +254,13 @@ def normalize(key: str, value: Any, kb=None) -> Any:
     if key == "language":
         return _choice(value, _LANGUAGE_ALIASES, LANGUAGES, "language", key)
     if key == "pricing":
-        return _choice(str(value).replace(" ", "_") if isinstance(value, str) else value, _PRICING_ALIASES,
-                       PRICINGS, "pricing", key)
+        return _choice(
+            str(value).replace(" ", "_") if isinstance(value, str) else value,
+            _PRICING_ALIASES,
+            PRICINGS,
+            "pricing",
+            key,
+        )
     return parse_budget(value if isinstance(value, Mapping) else " ".join(_words(value)))
 
 
@@ -253,15 +290,23 @@ def _upsert(conn: sa.Connection, row: dict) -> None:
         else:
             from sqlalchemy.dialects.postgresql import insert
         stmt = insert(settings_table).values(**row)
-        conn.execute(stmt.on_conflict_do_update(
-            index_elements=[settings_table.c.team_id, settings_table.c.channel_id, settings_table.c.key],
-            set_={"value": stmt.excluded.value, "updated_by": stmt.excluded.updated_by,
-                  "updated_at": stmt.excluded.updated_at},
-        ))
+        conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[settings_table.c.team_id, settings_table.c.channel_id, settings_table.c.key],
+                set_={
+                    "value": stmt.excluded.value,
+                    "updated_by": stmt.excluded.updated_by,
+                    "updated_at": stmt.excluded.updated_at,
+                },
+            )
+        )
         return
     t = settings_table.c  # another database: update, else insert (the primary key still keeps one row)
-    done = conn.execute(settings_table.update().where(
-        t.team_id == row["team_id"], t.channel_id == row["channel_id"], t.key == row["key"]).values(**row)).rowcount
+    done = conn.execute(
+        settings_table.update()
+        .where(t.team_id == row["team_id"], t.channel_id == row["channel_id"], t.key == row["key"])
+        .values(**row)
+    ).rowcount
     if not done:
         conn.execute(settings_table.insert().values(**row))
 
@@ -273,13 +318,18 @@ def _team(team: str) -> str:
     return team
 
 
-def set_setting(team: str, channel: str | None, key: str, value: Any, *, kb=None,
-                updated_by: str | None = None) -> Any:
+def set_setting(team: str, channel: str | None, key: str, value: Any, *, kb=None, updated_by: str | None = None) -> Any:
     """Validate and store a setting for a channel (`channel` '' or None: the workspace); returns the stored value."""
     key = key_of(key)
     stored = normalize(key, value, kb)
-    row = {"team_id": _team(team), "channel_id": (channel or WORKSPACE).strip(), "key": key,
-           "value": json.dumps(stored, ensure_ascii=False), "updated_by": updated_by, "updated_at": _now()}
+    row = {
+        "team_id": _team(team),
+        "channel_id": (channel or WORKSPACE).strip(),
+        "key": key,
+        "value": json.dumps(stored, ensure_ascii=False),
+        "updated_by": updated_by,
+        "updated_at": _now(),
+    }
     with state.engine().begin() as conn:
         _upsert(conn, row)
     return stored
@@ -289,8 +339,9 @@ def scope_settings(team: str, channel: str | None) -> dict[str, Any]:
     """The settings stored for exactly one scope (a channel, or '' / None for the workspace)."""
     t = settings_table.c
     with state.engine().connect() as conn:
-        rows = conn.execute(sa.select(t.key, t.value).where(
-            t.team_id == _team(team), t.channel_id == (channel or WORKSPACE))).all()
+        rows = conn.execute(
+            sa.select(t.key, t.value).where(t.team_id == _team(team), t.channel_id == (channel or WORKSPACE))
+        ).all()
     return {row.key: json.loads(row.value) for row in rows if row.key in KEYS}
 
 
@@ -299,7 +350,8 @@ def _settings_query() -> sa.Select:
     """The statement `get_settings` runs for every question, built once (building it cost more than running it)."""
     t = settings_table.c
     return sa.select(t.channel_id, t.key, t.value).where(
-        t.team_id == sa.bindparam("team"), t.channel_id.in_(sa.bindparam("scopes", expanding=True)))
+        t.team_id == sa.bindparam("team"), t.channel_id.in_(sa.bindparam("scopes", expanding=True))
+    )
 
 
 def get_settings(team: str, channel: str | None) -> EffectiveSettings:

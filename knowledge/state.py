@@ -46,9 +46,9 @@ def database_url() -> str:
     if not url:
         return f"sqlite:///{home() / 'state.db'}"
     if url.startswith("postgres://"):  # Heroku-style scheme
-        url = "postgresql://" + url[len("postgres://"):]
+        url = "postgresql://" + url[len("postgres://") :]
     if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+        url = "postgresql+psycopg://" + url[len("postgresql://") :]
     return url
 
 
@@ -96,8 +96,9 @@ def _engine_for(url: str) -> sa.Engine:
 
         guard(engine)
         return engine
-    engine = sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5,
-                              connect_args={"connect_timeout": 5})  # an unreachable server fails, never hangs
+    engine = sa.create_engine(
+        url, pool_pre_ping=True, pool_size=5, max_overflow=5, connect_args={"connect_timeout": 5}
+    )  # an unreachable server fails, never hangs
     guard(engine)  # the same length limits as SQLite: refused before PostgreSQL would raise a DataError
     return engine
 
@@ -171,8 +172,13 @@ def load_table_owners() -> None:
     """Import the modules that define tables on `metadata`, so that migrations see every table."""
     import importlib
 
-    for module in ("knowledge.imports", "knowledge.history", "knowledge.subscriptions", "knowledge.settings_store",
-                   "knowledge.claims"):
+    for module in (
+        "knowledge.imports",
+        "knowledge.history",
+        "knowledge.subscriptions",
+        "knowledge.settings_store",
+        "knowledge.claims",
+    ):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

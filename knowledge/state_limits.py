@@ -24,8 +24,11 @@ def guard(engine: sa.Engine) -> None:
 
 
 def _limits(table: sa.Table) -> dict[str, int]:
-    return {c.key: c.type.length for c in table.columns
-            if isinstance(c.type, sa.String) and not isinstance(c.type, sa.Text) and c.type.length}
+    return {
+        c.key: c.type.length
+        for c in table.columns
+        if isinstance(c.type, sa.String) and not isinstance(c.type, sa.Text) and c.type.length
+    }
 
 
 def check(statement: Insert | Update, multiparams=(), params=None) -> None:
@@ -45,5 +48,6 @@ def check(statement: Insert | Update, multiparams=(), params=None) -> None:
         for key, value in row.items():
             limit = limits.get(key)
             if limit and isinstance(value, str) and len(value) > limit:
-                raise ValueTooLongError(f"{key.replace('_', ' ')} is longer than {limit} characters "
-                                        f"({len(value)}): {value[:40]!r}…")
+                raise ValueTooLongError(
+                    f"{key.replace('_', ' ')} is longer than {limit} characters ({len(value)}): {value[:40]!r}…"
+                )

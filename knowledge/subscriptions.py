@@ -143,9 +143,19 @@ def _utc(value: dt.datetime) -> dt.datetime:
 
 
 def _subscription(row) -> Subscription:
-    return Subscription(row.team, row.channel, row.hour, row.timezone,
-                        tuple(g for g in row.gpus.split(",") if g), row.threshold_pct, row.charts, row.quiet,
-                        row.language, row.active, row.disabled_reason)
+    return Subscription(
+        row.team,
+        row.channel,
+        row.hour,
+        row.timezone,
+        tuple(g for g in row.gpus.split(",") if g),
+        row.threshold_pct,
+        row.charts,
+        row.quiet,
+        row.language,
+        row.active,
+        row.disabled_reason,
+    )
 
 
 def resolve_gpus(names: Iterable[str]) -> tuple[str, ...]:
@@ -215,8 +225,17 @@ def subscribe(
     team, channel = (team or DEFAULT_TEAM).strip(), channel.strip()
     if not _CHANNEL.match(channel):
         raise ValueError(f"{channel!r} is not a Slack channel id (e.g. C0123456789)")
-    values = _validate({"hour": hour, "timezone": timezone, "gpus": gpus, "threshold_pct": threshold_pct,
-                        "charts": charts, "quiet": quiet, "language": language})
+    values = _validate(
+        {
+            "hour": hour,
+            "timezone": timezone,
+            "gpus": gpus,
+            "threshold_pct": threshold_pct,
+            "charts": charts,
+            "quiet": quiet,
+            "language": language,
+        }
+    )
     now = _now()
     eng = state.engine()
     update = {**values, "active": True, "disabled_reason": None, "updated_at": now}
@@ -229,9 +248,22 @@ def subscribe(
             ).rowcount
         if done:
             break
-        row = {"hour": 9, "timezone": "UTC", "gpus": "", "threshold_pct": 1.0, "charts": True, "quiet": False,
-               "language": "en", **values, "team": team, "channel": channel, "active": True,
-               "created_by": created_by, "created_at": now, "updated_at": now}
+        row = {
+            "hour": 9,
+            "timezone": "UTC",
+            "gpus": "",
+            "threshold_pct": 1.0,
+            "charts": True,
+            "quiet": False,
+            "language": "en",
+            **values,
+            "team": team,
+            "channel": channel,
+            "active": True,
+            "created_by": created_by,
+            "created_at": now,
+            "updated_at": now,
+        }
         try:
             with eng.begin() as conn:
                 conn.execute(subscriptions.insert().values(**row))
@@ -246,16 +278,22 @@ def subscribe(
 def unsubscribe(team: str, channel: str) -> bool:
     """Remove a channel's subscription; False when there was none. The record of past posts is kept."""
     with state.engine().begin() as conn:
-        return bool(conn.execute(
-            subscriptions.delete().where(subscriptions.c.team == (team or DEFAULT_TEAM),
-                                         subscriptions.c.channel == channel)
-        ).rowcount)
+        return bool(
+            conn.execute(
+                subscriptions.delete().where(
+                    subscriptions.c.team == (team or DEFAULT_TEAM), subscriptions.c.channel == channel
+                )
+            ).rowcount
+        )
 
 
 def get_subscription(team: str, channel: str) -> Subscription | None:
     with state.engine().connect() as conn:
-        row = conn.execute(sa.select(subscriptions).where(
-            subscriptions.c.team == (team or DEFAULT_TEAM), subscriptions.c.channel == channel)).first()
+        row = conn.execute(
+            sa.select(subscriptions).where(
+                subscriptions.c.team == (team or DEFAULT_TEAM), subscriptions.c.channel == channel
+            )
+        ).first()
     return _subscription(row) if row else None
 
 
@@ -280,7 +318,11 @@ def period_for(sub: Subscription, now: dt.datetime | None = None) -> tuple[str, 
 
 
 def claim_post(
-    team: str, channel: str, period: str, *, now: dt.datetime | None = None,
+    team: str,
+    channel: str,
+    period: str,
+    *,
+    now: dt.datetime | None = None,
     stale_after: dt.timedelta = dt.timedelta(minutes=30),
 ) -> Claim | str:
     """Claim (team, channel, period) for posting: a `Claim`, or the reason it is not ours
@@ -290,16 +332,25 @@ def claim_post(
     eng = state.engine()
     try:
         with eng.begin() as conn:
-            claim_id = conn.execute(posts.insert().values(
-                team=team, channel=channel, period=period, status="claimed", claim_token=token, claimed_at=now,
-                attempts=1, retryable=False,
-            )).inserted_primary_key[0]
+            claim_id = conn.execute(
+                posts.insert().values(
+                    team=team,
+                    channel=channel,
+                    period=period,
+                    status="claimed",
+                    claim_token=token,
+                    claimed_at=now,
+                    attempts=1,
+                    retryable=False,
+                )
+            ).inserted_primary_key[0]
         return Claim(claim_id, team, channel, period, token, 1)
     except IntegrityError:
         pass
     with eng.connect() as conn:
-        row = conn.execute(sa.select(posts).where(
-            posts.c.team == team, posts.c.channel == channel, posts.c.period == period)).first()
+        row = conn.execute(
+            sa.select(posts).where(posts.c.team == team, posts.c.channel == channel, posts.c.period == period)
+        ).first()
     if row is None:  # deleted in between: very unlikely; let the next run try
         return "in_progress"
     if row.status in ("sent", "skipped", "unverified"):  # unverified: maybe posted; never posted blindly again
@@ -336,13 +387,21 @@ def finish_post(
     if status not in ("sent", "skipped", "failed", "unverified"):
         raise ValueError(f"unknown post status {status!r}")
     with state.engine().begin() as conn:
-        return bool(conn.execute(
-            posts.update()
-            .where(posts.c.id == claim.id, posts.c.claim_token == claim.token)
-            .values(status=status, message_ts=message_ts, error=error, retryable=retryable,
-                    finished_at=_now(now), changes=changes,
-                    snapshot_ids=json.dumps(dict(snapshot_ids)) if snapshot_ids is not None else None)
-        ).rowcount)
+        return bool(
+            conn.execute(
+                posts.update()
+                .where(posts.c.id == claim.id, posts.c.claim_token == claim.token)
+                .values(
+                    status=status,
+                    message_ts=message_ts,
+                    error=error,
+                    retryable=retryable,
+                    finished_at=_now(now),
+                    changes=changes,
+                    snapshot_ids=json.dumps(dict(snapshot_ids)) if snapshot_ids is not None else None,
+                )
+            ).rowcount
+        )
 
 
 def last_delivered(team: str, channel: str) -> dict[str, int] | None:
@@ -350,8 +409,12 @@ def last_delivered(team: str, channel: str) -> dict[str, int] | None:
     with state.engine().connect() as conn:
         row = conn.execute(
             sa.select(posts.c.snapshot_ids)
-            .where(posts.c.team == team, posts.c.channel == channel, posts.c.status.in_(("sent", "skipped")),
-                   posts.c.snapshot_ids.is_not(None))
+            .where(
+                posts.c.team == team,
+                posts.c.channel == channel,
+                posts.c.status.in_(("sent", "skipped")),
+                posts.c.snapshot_ids.is_not(None),
+            )
             .order_by(posts.c.finished_at.desc(), posts.c.id.desc())
             .limit(1)
         ).first()

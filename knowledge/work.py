@@ -25,14 +25,27 @@ from knowledge import availability, crosscheck
 from knowledge.benchmarks import SOURCE, ModelEntry, models
 from knowledge.reference import host_rules
 
-__all__ = ["STEPS", "WORKLOADS", "Ranking", "cost_per_token", "entry", "measured", "nearest_model", "rank",
-           "rank_by_datasheet", "sibling", "usd_per_million"]
+__all__ = [
+    "STEPS",
+    "WORKLOADS",
+    "Ranking",
+    "cost_per_token",
+    "entry",
+    "measured",
+    "nearest_model",
+    "rank",
+    "rank_by_datasheet",
+    "sibling",
+    "usd_per_million",
+]
 
 WORKLOADS = {"chat": "chat-256-128", "rag": "rag-1024-256", "long": "long-4096-512"}
 STEPS = ("max_throughput", "synchronous", "single_stream")
 SINGLE_STREAM_WORKLOAD = "tg128"
-_ROLES = {"max_throughput": ("max_throughput", "synchronous+max_throughput"),
-          "synchronous": ("synchronous", "synchronous+max_throughput")}
+_ROLES = {
+    "max_throughput": ("max_throughput", "synchronous+max_throughput"),
+    "synchronous": ("synchronous", "synchronous+max_throughput"),
+}
 _SAME_SIZE = 0.05  # a size within 5% of a measured model's is that model ("a 70B model" = Llama-3.3-70B)
 _USABLE_MEMORY = 0.9  # share of GPU memory an estimate may assume the weights can use
 
@@ -50,8 +63,9 @@ class Ranking:
 
     def sort(self) -> Ranking:
         """Cheapest per 1M tokens first (rows and their details kept in step)."""
-        order = sorted(range(len(self.rows)), key=lambda i: (self.rows[i]["usd_per_million_tokens"],
-                                                             self.rows[i]["instance_type"]))
+        order = sorted(
+            range(len(self.rows)), key=lambda i: (self.rows[i]["usd_per_million_tokens"], self.rows[i]["instance_type"])
+        )
         self.rows, self.details = [self.rows[i] for i in order], [self.details[i] for i in order]
         return self
 
@@ -73,20 +87,34 @@ def nearest_model(size_b: float, benchmark: str = "vllm_serving") -> tuple[Model
 
 def sibling(model: ModelEntry, benchmark: str) -> ModelEntry | None:
     """The same model measured by the other benchmark (Phi-4 <-> Phi-4 GGUF), if any."""
-    return next((m for m in models() if m.benchmark == benchmark and m.family == model.family
-                 and m.version == model.version and abs(m.params_b - model.params_b) <= _SAME_SIZE * model.params_b),
-                None)
+    return next(
+        (
+            m
+            for m in models()
+            if m.benchmark == benchmark
+            and m.family == model.family
+            and m.version == model.version
+            and abs(m.params_b - model.params_b) <= _SAME_SIZE * model.params_b
+        ),
+        None,
+    )
 
 
 def measured(kb, model: str, workload: str, step: str) -> list[dict]:
     """Benchmark rows of one model (benchmark id), one per instance type (llama.cpp: full offload preferred)."""
     if step == "single_stream":
-        rows = kb.rows("SELECT * FROM llm_benchmarks WHERE model = ? AND workload = ? "
-                       "ORDER BY strategy != 'single-stream/full', tokens_per_s DESC", (model, SINGLE_STREAM_WORKLOAD))
+        rows = kb.rows(
+            "SELECT * FROM llm_benchmarks WHERE model = ? AND workload = ? "
+            "ORDER BY strategy != 'single-stream/full', tokens_per_s DESC",
+            (model, SINGLE_STREAM_WORKLOAD),
+        )
     else:
         roles = _ROLES[step]
-        rows = kb.rows("SELECT * FROM llm_benchmarks WHERE model = ? AND workload = ? AND step_role IN (?, ?) "
-                       "ORDER BY tokens_per_s DESC", (model, workload, *roles))
+        rows = kb.rows(
+            "SELECT * FROM llm_benchmarks WHERE model = ? AND workload = ? AND step_role IN (?, ?) "
+            "ORDER BY tokens_per_s DESC",
+            (model, workload, *roles),
+        )
     seen: dict[tuple[str, str], dict] = {}
     for row in rows:
         seen.setdefault((row["vendor"], row["instance_type"]), row)
@@ -96,8 +124,14 @@ def measured(kb, model: str, workload: str, step: str) -> list[dict]:
 def _gcp_accelerator(instance_type: str) -> str | None:
     """The accelerator a GCP machine series carries (`g2-standard-16` -> L4), from the fixed host rules."""
     series = instance_type.rsplit("-", 1)[0]
-    return next((r.accelerator for r in host_rules() if r.provider == "gcp" and r.accelerator_count != "*"
-                 and r.host_instance_type.rsplit("-", 1)[0] == series), None)
+    return next(
+        (
+            r.accelerator
+            for r in host_rules()
+            if r.provider == "gcp" and r.accelerator_count != "*" and r.host_instance_type.rsplit("-", 1)[0] == series
+        ),
+        None,
+    )
 
 
 def _gcp_composed(kb, instance_type: str, gpu_count: float, pricing: str, regions: list[str]) -> list[dict]:
@@ -116,27 +150,43 @@ def _gcp_composed(kb, instance_type: str, gpu_count: float, pricing: str, region
         "ORDER BY usd, a.region, a.zone",
         (instance_type, accelerator, gpu_count, *regions),
     )
-    ref = kb.rows("SELECT gpu, source, as_of, as_of_known FROM offers WHERE provider = 'gcp' AND kind = 'catalog' "
-                  "AND accelerator = ? LIMIT 1", (accelerator,))
+    ref = kb.rows(
+        "SELECT gpu, source, as_of, as_of_known FROM offers WHERE provider = 'gcp' AND kind = 'catalog' "
+        "AND accelerator = ? LIMIT 1",
+        (accelerator,),
+    )
     if not found or not ref:
         return []
     offers: dict[str, dict] = {}
     for hit in found:  # cheapest first: the first zone of each region
-        offers.setdefault(hit["region"], {
-            "provider": "gcp", "instance_type": instance_type, "region": hit["region"], "zone": hit["zone"],
-            "pricing": pricing, "kind": "catalog", "gpu": ref[0]["gpu"], "gpu_count": gpu_count,
-            "price_per_hour_usd": hit["usd"], "source": ref[0]["source"], "as_of": ref[0]["as_of"],
-            "as_of_known": None if ref[0]["as_of_known"] is None else bool(ref[0]["as_of_known"]),
-            "note": f"{accelerator} x{gpu_count:g} (gcp_vms.csv line {hit['acc_line']}) + {instance_type} host "
-                    f"(gcp_host_vms.csv line {hit['host_line']}), {hit['zone']}"})
+        offers.setdefault(
+            hit["region"],
+            {
+                "provider": "gcp",
+                "instance_type": instance_type,
+                "region": hit["region"],
+                "zone": hit["zone"],
+                "pricing": pricing,
+                "kind": "catalog",
+                "gpu": ref[0]["gpu"],
+                "gpu_count": gpu_count,
+                "price_per_hour_usd": hit["usd"],
+                "source": ref[0]["source"],
+                "as_of": ref[0]["as_of"],
+                "as_of_known": None if ref[0]["as_of_known"] is None else bool(ref[0]["as_of_known"]),
+                "note": f"{accelerator} x{gpu_count:g} (gcp_vms.csv line {hit['acc_line']}) + {instance_type} host "
+                f"(gcp_host_vms.csv line {hit['host_line']}), {hit['zone']}",
+            },
+        )
     composed = list(offers.values())
     availability.apply(composed)
     crosscheck.apply(composed, [])  # re-prices (and re-sources) where Google's billing catalog is trusted
     return sorted(composed, key=lambda o: (o["price_per_hour_usd"], o["region"]))
 
 
-def _prices(kb, benches: list[dict], pricing: str, regions: list[str]
-            ) -> tuple[dict[tuple[str, str], dict], dict[tuple[str, str], dict]]:
+def _prices(
+    kb, benches: list[dict], pricing: str, regions: list[str]
+) -> tuple[dict[tuple[str, str], dict], dict[tuple[str, str], dict]]:
     """((provider, instance type) -> its cheapest orderable offer, (provider, instance type) -> one offer of each
     instance type listed at this pricing model but orderable nowhere asked), for all the benchmarked types at once."""
     types = sorted({b["instance_type"] for b in benches})
@@ -145,9 +195,11 @@ def _prices(kb, benches: list[dict], pricing: str, regions: list[str]
     where = f" AND region IN ({','.join('?' * len(regions))})" if regions else ""
     found: dict[tuple[str, str], dict] = {}
     blocked: dict[tuple[str, str], dict] = {}  # listed at this pricing model, but cannot be ordered so
-    for offer in kb.rows(f"SELECT * FROM offers WHERE instance_type IN ({','.join('?' * len(types))}) AND pricing = ? "
-                         f"AND kind IN ('catalog', 'pricing'){where} ORDER BY price_per_hour_usd, region",
-                         (*types, pricing, *regions)):
+    for offer in kb.rows(
+        f"SELECT * FROM offers WHERE instance_type IN ({','.join('?' * len(types))}) AND pricing = ? "
+        f"AND kind IN ('catalog', 'pricing'){where} ORDER BY price_per_hour_usd, region",
+        (*types, pricing, *regions),
+    ):
         key = (offer["provider"], offer["instance_type"])
         if availability.orderable(offer):  # never rank what cannot be ordered
             found.setdefault(key, offer)
@@ -168,21 +220,51 @@ def _row(bench: dict, offer: dict, basis: str, tokens_per_s: float, step: str) -
     price = offer["price_per_hour_usd"]
     strategy = bench["strategy"] if step == "single_stream" else step
     row = {
-        "provider": offer["provider"], "instance_type": bench["instance_type"], "region": offer["region"],
-        "pricing": offer["pricing"], "gpu": offer["gpu"], "gpu_count": offer["gpu_count"],
-        "gpus_used": bench["gpus_used"], "model": bench["model"], "quantization": bench["quantization"],
-        "workload": bench["workload"], "strategy": strategy, "tokens_per_s": round(tokens_per_s, 3),
-        "price_per_hour_usd": price, "usd_per_million_tokens": round(usd_per_million(price, tokens_per_s), 4),
-        "basis": basis, "benchmark_source": bench["source"], "run_date": bench["run_date"],
-        "source": offer["source"], "as_of": offer["as_of"],
+        "provider": offer["provider"],
+        "instance_type": bench["instance_type"],
+        "region": offer["region"],
+        "pricing": offer["pricing"],
+        "gpu": offer["gpu"],
+        "gpu_count": offer["gpu_count"],
+        "gpus_used": bench["gpus_used"],
+        "model": bench["model"],
+        "quantization": bench["quantization"],
+        "workload": bench["workload"],
+        "strategy": strategy,
+        "tokens_per_s": round(tokens_per_s, 3),
+        "price_per_hour_usd": price,
+        "usd_per_million_tokens": round(usd_per_million(price, tokens_per_s), 4),
+        "basis": basis,
+        "benchmark_source": bench["source"],
+        "run_date": bench["run_date"],
+        "source": offer["source"],
+        "as_of": offer["as_of"],
     }
     if other := offer.get("other_prices"):  # the two GCP sources disagree: the other figure, and which one ranks
-        row |= {"other_prices": json.loads(other) if isinstance(other, str) else other,
-                "price_trust_reason": offer.get("price_trust_reason")}
-    detail = {k: bench.get(k) for k in ("framework", "framework_version", "gpu_model", "concurrency",
-                                        "max_num_seqs", "ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "tpot_p95_ms")}
-    detail |= {"zone": offer.get("zone"), "currency": offer.get("currency") or "USD",
-               "price_per_hour": offer.get("price_per_hour", price), "price_note": offer.get("note")}
+        row |= {
+            "other_prices": json.loads(other) if isinstance(other, str) else other,
+            "price_trust_reason": offer.get("price_trust_reason"),
+        }
+    detail = {
+        k: bench.get(k)
+        for k in (
+            "framework",
+            "framework_version",
+            "gpu_model",
+            "concurrency",
+            "max_num_seqs",
+            "ttft_p50_ms",
+            "ttft_p95_ms",
+            "tpot_p50_ms",
+            "tpot_p95_ms",
+        )
+    }
+    detail |= {
+        "zone": offer.get("zone"),
+        "currency": offer.get("currency") or "USD",
+        "price_per_hour": offer.get("price_per_hour", price),
+        "price_note": offer.get("note"),
+    }
     return row, detail
 
 
@@ -196,9 +278,19 @@ def _fits(size_b: float, ref: dict) -> bool:
     return need <= _USABLE_MEMORY * (ref["gpu_memory_gb"] or 0) * (ref["gpus_used"] or 1)
 
 
-def rank(kb, *, model: ModelEntry | None, size_b: float | None = None, workload: str = "chat-256-128",
-         step: str = "max_throughput", pricing: str = "on_demand", providers: Iterable[str] = (),
-         regions: Iterable[str] = (), gpus: Iterable[str] = (), instance_types: Iterable[str] = ()) -> Ranking:
+def rank(
+    kb,
+    *,
+    model: ModelEntry | None,
+    size_b: float | None = None,
+    workload: str = "chat-256-128",
+    step: str = "max_throughput",
+    pricing: str = "on_demand",
+    providers: Iterable[str] = (),
+    regions: Iterable[str] = (),
+    gpus: Iterable[str] = (),
+    instance_types: Iterable[str] = (),
+) -> Ranking:
     """$ per 1M output tokens per instance type, cheapest first.
 
     With `model`, the rows are its measurements. With only `size_b` (no measured model of that size), each
@@ -224,8 +316,12 @@ def rank(kb, *, model: ModelEntry | None, size_b: float | None = None, workload:
                 ref = min(fitting, key=lambda b: abs(math.log(b["_params"] / (size_b or 1.0))))
                 pairs.append((ref, ref))
     result = Ranking(measured_on=sorted({f"{b['vendor']} {b['instance_type']}" for b, _ in pairs}))
-    pairs = [(b, r) for b, r in pairs if (not providers or b["vendor"] in providers)
-             and (not instance_types or b["instance_type"].lower() in instance_types)]
+    pairs = [
+        (b, r)
+        for b, r in pairs
+        if (not providers or b["vendor"] in providers)
+        and (not instance_types or b["instance_type"].lower() in instance_types)
+    ]
     prices, blocked = _prices(kb, [b for b, _ in pairs], pricing, regions)
     left_out: list[dict] = []
     for bench, ref in pairs:
@@ -242,21 +338,39 @@ def rank(kb, *, model: ModelEntry | None, size_b: float | None = None, workload:
         tokens, basis = bench["tokens_per_s"], "measured"
         if model is None:
             tokens = tokens * ref["_params"] / size_b
-            basis = (f"estimate: {ref['model']} ({ref['_params']:g}B) measured {ref['tokens_per_s']:g} tok/s on "
-                     f"this instance, scaled by the parameter ratio {ref['_params']:g}/{size_b:g}")
+            basis = (
+                f"estimate: {ref['model']} ({ref['_params']:g}B) measured {ref['tokens_per_s']:g} tok/s on "
+                f"this instance, scaled by the parameter ratio {ref['_params']:g}/{size_b:g}"
+            )
         row, detail = _row(bench, offer, basis, tokens, step)
         result.rows.append(row)
         result.details.append(detail)
-    result.excluded = [e | {"instance_types": sorted(f"{o['provider']} {o['instance_type']}" for o in left_out
-                                                     if (o.get("availability_reason") or o.get("availability"))
-                                                     == e["reason"])}
-                       for e in availability.excluded_counts(left_out)]
+    result.excluded = [
+        e
+        | {
+            "instance_types": sorted(
+                f"{o['provider']} {o['instance_type']}"
+                for o in left_out
+                if (o.get("availability_reason") or o.get("availability")) == e["reason"]
+            )
+        }
+        for e in availability.excluded_counts(left_out)
+    ]
     return result.sort()
 
 
-def rank_by_datasheet(kb, *, model: ModelEntry, gpus: Iterable[str], workload: str = "chat-256-128",
-                      step: str = "max_throughput", pricing: str = "on_demand", providers: Iterable[str] = (),
-                      regions: Iterable[str] = (), limit: int = 10) -> Ranking:
+def rank_by_datasheet(
+    kb,
+    *,
+    model: ModelEntry,
+    gpus: Iterable[str],
+    workload: str = "chat-256-128",
+    step: str = "max_throughput",
+    pricing: str = "on_demand",
+    providers: Iterable[str] = (),
+    regions: Iterable[str] = (),
+    limit: int = 10,
+) -> Ranking:
     """A GPU the model was not measured on: labelled estimates for its single-GPU instance types.
 
     Decode throughput is bound by memory bandwidth, so tokens/s = the model's measured single-GPU row on the GPU
@@ -264,39 +378,70 @@ def rank_by_datasheet(kb, *, model: ModelEntry, gpus: Iterable[str], workload: s
     weights fit in this GPU's memory."""
     from knowledge.kb import GpuRef
 
-    bandwidth = {r["model"]: r["memory_bandwidth_gbps"] for r in kb.rows(
-        "SELECT model, memory_bandwidth_gbps FROM gpu_specs WHERE memory_bandwidth_gbps > 0")}
+    bandwidth = {
+        r["model"]: r["memory_bandwidth_gbps"]
+        for r in kb.rows("SELECT model, memory_bandwidth_gbps FROM gpu_specs WHERE memory_bandwidth_gbps > 0")
+    }
     singles = [b for b in measured(kb, model.model, workload, step) if b["gpus_used"] == 1 and b["gpu_count"] == 1]
     types = sorted({b["instance_type"] for b in singles})
-    spec_of = {r["instance_type"]: r["gpu_model"] for r in kb.rows(
-        f"SELECT DISTINCT instance_type, gpu_model FROM offers WHERE instance_type IN ({','.join('?' * len(types))})",
-        types)} if types else {}
+    spec_of = (
+        {
+            r["instance_type"]: r["gpu_model"]
+            for r in kb.rows(
+                f"SELECT DISTINCT instance_type, gpu_model FROM offers WHERE instance_type IN ({','.join('?' * len(types))})",  # noqa: E501
+                types,
+            )
+        }
+        if types
+        else {}
+    )
     refs = [(b, spec_of[b["instance_type"]]) for b in singles if bandwidth.get(spec_of.get(b["instance_type"]))]
     result = Ranking()
     if not refs:
         return result
     need_gb = model.params_b * _bytes_per_param(model.model, model.benchmark) / _USABLE_MEMORY
     seen: set[str] = set()
-    for offer in kb.offers(gpus=[GpuRef.parse(g) for g in gpus], pricing=pricing, providers=providers,
-                           regions=regions, gpu_count=1, kinds=("catalog", "pricing"), orderable=True):
+    for offer in kb.offers(
+        gpus=[GpuRef.parse(g) for g in gpus],
+        pricing=pricing,
+        providers=providers,
+        regions=regions,
+        gpu_count=1,
+        kinds=("catalog", "pricing"),
+        orderable=True,
+    ):
         target = bandwidth.get(offer["gpu_model"])
-        if (offer["instance_type"] in seen or offer["vgpu"] or target is None or len(seen) >= limit
-                or (offer["gpu_memory_gb"] or 0) < need_gb):
+        if (
+            offer["instance_type"] in seen
+            or offer["vgpu"]
+            or target is None
+            or len(seen) >= limit
+            or (offer["gpu_memory_gb"] or 0) < need_gb
+        ):
             continue
         seen.add(offer["instance_type"])
         ref, ref_gpu = min(refs, key=lambda r: abs(math.log(bandwidth[r[1]] / target)))
         tokens = ref["tokens_per_s"] * target / bandwidth[ref_gpu]
-        basis = (f"estimate: {ref['model']} measured {ref['tokens_per_s']:g} tok/s on {ref_gpu} ({ref['vendor']} "
-                 f"{ref['instance_type']}), scaled by datasheet memory bandwidth "
-                 f"{target:g}/{bandwidth[ref_gpu]:g} GB/s")
+        basis = (
+            f"estimate: {ref['model']} measured {ref['tokens_per_s']:g} tok/s on {ref_gpu} ({ref['vendor']} "
+            f"{ref['instance_type']}), scaled by datasheet memory bandwidth "
+            f"{target:g}/{bandwidth[ref_gpu]:g} GB/s"
+        )
         row, detail = _row({**ref, "instance_type": offer["instance_type"]}, offer, basis, tokens, step)
         result.rows.append(row)
         result.details.append(detail)
     return result.sort()
 
 
-def cost_per_token(kb, *, model: str | None = None, model_size_b: float | None = None, gpus: Iterable[str] = (),
-                   instance_types: Iterable[str] = (), pricing: str | None = None) -> dict | None:
+def cost_per_token(
+    kb,
+    *,
+    model: str | None = None,
+    model_size_b: float | None = None,
+    gpus: Iterable[str] = (),
+    instance_types: Iterable[str] = (),
+    pricing: str | None = None,
+) -> dict | None:
     """For recommend/compare: measured $ per 1M output tokens (vLLM, chat, max throughput) of `model`, else of the
     measured model of `model_size_b`, else Llama-3.1-8B, on the GPUs or instance types asked.
 

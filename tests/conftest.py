@@ -49,10 +49,22 @@ def state_url(request, tmp_path, monkeypatch) -> str:
 
 # The fast tier (`./scripts/test -m "not slow"`, under a minute): everything but real servers, subprocesses and
 # PostgreSQL. The whole suite (no -m) runs everything, always.
-SLOW_MODULES = frozenset({
-    "test_scale", "test_faults", "test_fuzz", "test_injection", "test_slack_http", "test_oauth", "test_live_kb",
-    "test_bad_requests", "test_migrations", "test_digest_post", "test_state", "test_history_series",
-})
+SLOW_MODULES = frozenset(
+    {
+        "test_scale",
+        "test_faults",
+        "test_fuzz",
+        "test_injection",
+        "test_slack_http",
+        "test_oauth",
+        "test_live_kb",
+        "test_bad_requests",
+        "test_migrations",
+        "test_digest_post",
+        "test_state",
+        "test_history_series",
+    }
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:

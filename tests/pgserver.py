@@ -8,6 +8,7 @@ loudly if it cannot start (never skipped).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -69,10 +70,8 @@ class PostgresServer:
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{name}"
 
     def stop(self) -> None:
-        try:
+        with contextlib.suppress(subprocess.CalledProcessError):
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
-        except subprocess.CalledProcessError:
-            pass
         for _ in range(20):
             try:
                 shutil.rmtree(self.dir)

@@ -38,14 +38,26 @@ def per_gpu_ranking(path: Path, accelerators: set[str], column: str) -> list[tup
 
 
 GCP_FIXED_HOSTS = {
-    ("A100", 1): "a2-highgpu-1g", ("A100", 2): "a2-highgpu-2g", ("A100", 4): "a2-highgpu-4g",
-    ("A100", 8): "a2-highgpu-8g", ("A100", 16): "a2-megagpu-16g",
-    ("A100-80GB", 1): "a2-ultragpu-1g", ("A100-80GB", 2): "a2-ultragpu-2g", ("A100-80GB", 4): "a2-ultragpu-4g",
+    ("A100", 1): "a2-highgpu-1g",
+    ("A100", 2): "a2-highgpu-2g",
+    ("A100", 4): "a2-highgpu-4g",
+    ("A100", 8): "a2-highgpu-8g",
+    ("A100", 16): "a2-megagpu-16g",
+    ("A100-80GB", 1): "a2-ultragpu-1g",
+    ("A100-80GB", 2): "a2-ultragpu-2g",
+    ("A100-80GB", 4): "a2-ultragpu-4g",
     ("A100-80GB", 8): "a2-ultragpu-8g",
-    ("H100", 1): "a3-highgpu-1g", ("H100", 2): "a3-highgpu-2g", ("H100", 4): "a3-highgpu-4g",
-    ("H100", 8): "a3-highgpu-8g", ("H100-MEGA", 8): "a3-megagpu-8g", ("H200", 8): "a3-ultragpu-8g",
+    ("H100", 1): "a3-highgpu-1g",
+    ("H100", 2): "a3-highgpu-2g",
+    ("H100", 4): "a3-highgpu-4g",
+    ("H100", 8): "a3-highgpu-8g",
+    ("H100-MEGA", 8): "a3-megagpu-8g",
+    ("H200", 8): "a3-ultragpu-8g",
     ("B200", 8): "a4-highgpu-8g",
-    ("L4", 1): "g2-standard-4", ("L4", 2): "g2-standard-24", ("L4", 4): "g2-standard-48", ("L4", 8): "g2-standard-96",
+    ("L4", 1): "g2-standard-4",
+    ("L4", 2): "g2-standard-24",
+    ("L4", 4): "g2-standard-48",
+    ("L4", 8): "g2-standard-96",
 }
 
 
@@ -95,8 +107,11 @@ def gcp_billed_ranking(accelerators: set[str], column: str) -> list[tuple[float,
     """`gcp_ranking` with Google's billing-catalog figure wherever the two sources differ by more than 5 %, and
     without the sizes Google does not sell on demand (for on-demand)."""
     snapshot_column = "hour" if column == "Price" else "hour_spot"
-    billed = {(r["name"], r["region"]): (float(r[snapshot_column]) / float(r["gpu_count"]))
-              for r in rows(GCP_SNAPSHOT) if r["gpu_name"] and r[snapshot_column]}
+    billed = {
+        (r["name"], r["region"]): (float(r[snapshot_column]) / float(r["gpu_count"]))
+        for r in rows(GCP_SNAPSHOT)
+        if r["gpu_name"] and r[snapshot_column]
+    }
     ranked = []
     for price, itype, region in gcp_ranking(accelerators, column):
         if column == "Price" and itype in GCP_SPOT_OR_FLEX_ONLY:

@@ -62,6 +62,7 @@ Only the standard library is used.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import sys
@@ -84,8 +85,21 @@ MAX_MESSAGE_TEXT = 40_000
 MAX_HOOK_USES = 5  # posts per response_url
 MAX_MARKDOWN_TOTAL = 12_000
 KNOWN_BLOCK_TYPES = frozenset(
-    {"section", "divider", "header", "context", "actions", "image", "table", "rich_text", "input", "markdown",
-     "data_table", "file", "video"}
+    {
+        "section",
+        "divider",
+        "header",
+        "context",
+        "actions",
+        "image",
+        "table",
+        "rich_text",
+        "input",
+        "markdown",
+        "data_table",
+        "file",
+        "video",
+    }
 )
 TABLE_CELL_TYPES = frozenset({"raw_text", "rich_text"})
 TABLE_ALIGNS = frozenset({"left", "center", "right"})
@@ -296,8 +310,10 @@ def check_message(body: dict, *, action_id_scope: str = "message") -> tuple[str 
             inner = attachment.get("blocks") if isinstance(attachment, dict) else None
             if inner is None:
                 continue
-            errors = [e.replace("[json-pointer:/blocks", f"[json-pointer:/attachments/{i}/blocks")
-                      for e in validate_blocks(inner, surface="message", action_id_scope=action_id_scope)]
+            errors = [
+                e.replace("[json-pointer:/blocks", f"[json-pointer:/attachments/{i}/blocks")
+                for e in validate_blocks(inner, surface="message", action_id_scope=action_id_scope)
+            ]
             if errors:
                 return "invalid_attachments", errors
             tables += sum(1 for b in inner if isinstance(b, dict) and b.get("type") == "table")
@@ -397,10 +413,8 @@ def _parse_body(raw: bytes) -> dict[str, Any]:
     body: dict[str, Any] = dict(parse_qsl(text, keep_blank_values=True))
     for key in _JSON_FIELDS:
         if isinstance(body.get(key), str) and body[key][:1] in ("[", "{"):
-            try:
+            with contextlib.suppress(ValueError):
                 body[key] = json.loads(body[key])
-            except ValueError:
-                pass
     return body
 
 
@@ -554,8 +568,9 @@ class SlackStandIn:
         places = [("/blocks", body.get("blocks"))]
         attachments = body.get("attachments")
         if isinstance(attachments, list):
-            places += [(f"/attachments/{n}/blocks", a.get("blocks")) for n, a in enumerate(attachments)
-                       if isinstance(a, dict)]
+            places += [
+                (f"/attachments/{n}/blocks", a.get("blocks")) for n, a in enumerate(attachments) if isinstance(a, dict)
+            ]
         with self._lock:
             for where, blocks in places:
                 for i, block in enumerate(blocks if isinstance(blocks, list) else []):
@@ -697,8 +712,7 @@ class SlackStandIn:
 
     def _message(self, call: Call, ts: str) -> dict[str, Any]:
         b = call.body
-        msg = {"type": "message", "text": b.get("text", ""), "user": self.bot_user_id, "bot_id": self.bot_id,
-               "ts": ts}
+        msg = {"type": "message", "text": b.get("text", ""), "user": self.bot_user_id, "bot_id": self.bot_id, "ts": ts}
         for key in ("blocks", "attachments", "thread_ts", "metadata"):
             if key in b:
                 msg[key] = b[key]
@@ -712,8 +726,15 @@ class SlackStandIn:
             return {"error": "invalid_auth"}
         team_id = self._team_of(token)
         team = self.team if team_id == self.team_id else team_id.lower()
-        return {"url": f"https://{team}.slack.com/", "team": team, "user": "gpubot", "team_id": team_id,
-                "user_id": self.bot_user_id, "bot_id": self.bot_id, "is_enterprise_install": False}
+        return {
+            "url": f"https://{team}.slack.com/",
+            "team": team,
+            "user": "gpubot",
+            "team_id": team_id,
+            "user_id": self.bot_user_id,
+            "bot_id": self.bot_id,
+            "is_enterprise_install": False,
+        }
 
     def _api_chat_postMessage(self, call: Call) -> dict[str, Any]:
         if err := self._message_error(call):
@@ -734,8 +755,12 @@ class SlackStandIn:
         if err := self._message_error(call, require_content=False):
             return err
         ts = call.body["ts"]
-        return {"channel": call.body["channel"], "ts": ts, "text": call.body.get("text", ""),
-                "message": self._message(call, ts)}
+        return {
+            "channel": call.body["channel"],
+            "ts": ts,
+            "text": call.body.get("text", ""),
+            "message": self._message(call, ts),
+        }
 
     def _api_chat_delete(self, call: Call) -> dict[str, Any]:
         if not call.body.get("channel"):
@@ -775,8 +800,17 @@ class SlackStandIn:
         cid = call.body.get("channel")
         if not cid:
             return {"error": "channel_not_found"}
-        return {"channel": {"id": cid, "name": cid.lower(), "is_channel": cid[0] == "C", "is_im": cid[0] == "D",
-                            "is_private": cid[0] in "DG", "is_member": True, "is_archived": False}}
+        return {
+            "channel": {
+                "id": cid,
+                "name": cid.lower(),
+                "is_channel": cid[0] == "C",
+                "is_im": cid[0] == "D",
+                "is_private": cid[0] in "DG",
+                "is_member": True,
+                "is_archived": False,
+            }
+        }
 
     def _api_users_info(self, call: Call) -> dict[str, Any]:
         uid = call.body.get("user")
@@ -784,12 +818,23 @@ class SlackStandIn:
             return {"error": "user_not_found"}
         name = uid.lower()
         owner = uid in self.owners
-        return {"user": {"id": uid, "team_id": self.team_id, "name": name, "real_name": name.title(),
-                         "tz": "UTC", "is_bot": uid == self.bot_user_id, "locale": self.locales.get(uid, "en-US"),
-                         "is_admin": owner or uid in self.admins, "is_owner": owner,
-                         "is_primary_owner": owner and uid == min(self.owners), "is_restricted": uid in self.guests,
-                         "is_ultra_restricted": False,
-                         "profile": {"display_name": name, "real_name": name.title()}}}
+        return {
+            "user": {
+                "id": uid,
+                "team_id": self.team_id,
+                "name": name,
+                "real_name": name.title(),
+                "tz": "UTC",
+                "is_bot": uid == self.bot_user_id,
+                "locale": self.locales.get(uid, "en-US"),
+                "is_admin": owner or uid in self.admins,
+                "is_owner": owner,
+                "is_primary_owner": owner and uid == min(self.owners),
+                "is_restricted": uid in self.guests,
+                "is_ultra_restricted": False,
+                "profile": {"display_name": name, "real_name": name.title()},
+            }
+        }
 
     def _api_views_publish(self, call: Call) -> dict[str, Any]:
         view = call.body.get("view")
@@ -817,10 +862,17 @@ class SlackStandIn:
         team_id = self.oauth_codes.get(call.body.get("code", ""))
         if team_id is None:
             return {"error": "invalid_code"}
-        return {"access_token": f"xoxb-{team_id}-{self._next_id('')}", "token_type": "bot", "scope": self.scopes,
-                "bot_user_id": self.bot_user_id, "app_id": self.app_id,
-                "team": {"id": team_id, "name": self.team if team_id == self.team_id else team_id.lower()},
-                "enterprise": None, "is_enterprise_install": False, "authed_user": {"id": self.installer_user_id}}
+        return {
+            "access_token": f"xoxb-{team_id}-{self._next_id('')}",
+            "token_type": "bot",
+            "scope": self.scopes,
+            "bot_user_id": self.bot_user_id,
+            "app_id": self.app_id,
+            "team": {"id": team_id, "name": self.team if team_id == self.team_id else team_id.lower()},
+            "enterprise": None,
+            "is_enterprise_install": False,
+            "authed_user": {"id": self.installer_user_id},
+        }
 
     def _api_apps_connections_open(self, call: Call) -> dict[str, Any]:
         return {"url": "ws://127.0.0.1:1/"}
@@ -855,11 +907,20 @@ class SlackStandIn:
                     return {"error": "file_not_found"}
             for f in files:
                 pending = self._pending_files.pop(f["id"])
-                up = Upload(f["id"], pending["filename"], f.get("title"), pending["content"], b.get("channel_id"),
-                            b.get("thread_ts"), b.get("initial_comment"), b.get("channels"))
+                up = Upload(
+                    f["id"],
+                    pending["filename"],
+                    f.get("title"),
+                    pending["content"],
+                    b.get("channel_id"),
+                    b.get("thread_ts"),
+                    b.get("initial_comment"),
+                    b.get("channels"),
+                )
                 self._uploads.append(up)
-                done.append({"id": up.file_id, "title": up.title or up.filename, "name": up.filename,
-                             "size": len(up.content)})
+                done.append(
+                    {"id": up.file_id, "title": up.title or up.filename, "name": up.filename, "size": len(up.content)}
+                )
         return {"files": done}
 
     def _hook(self, call: Call) -> tuple[int, str, dict[str, str]]:

@@ -44,8 +44,11 @@ def h100_spot_min(path: Path, factor: float = 1.0) -> tuple[float, str, str]:
     with path.open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
             if row["AcceleratorName"] in H100 and row["SpotPrice"]:
-                item = (float(row["SpotPrice"]) * factor / float(row["AcceleratorCount"]), row["InstanceType"],
-                        row["Region"])
+                item = (
+                    float(row["SpotPrice"]) * factor / float(row["AcceleratorCount"]),
+                    row["InstanceType"],
+                    row["Region"],
+                )
                 best = min(best, item) if best else item
     assert best is not None
     return best
@@ -107,10 +110,13 @@ def at(hours: float) -> dt.datetime:
     return T0 + dt.timedelta(hours=hours)
 
 
-@pytest.mark.parametrize(("text", "lang"), [
-    ("H100 spot on aws below {t}", "en"),
-    ("H100竞价 aws 低于每卡每小时{t}美元时提醒我", "zh"),
-])
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("H100 spot on aws below {t}", "en"),
+        ("H100竞价 aws 低于每卡每小时{t}美元时提醒我", "zh"),
+    ],
+)
 def test_a_crossing_below_posts_once_across_two_runs(slack, kbs, text, lang):
     threshold = round(BASE[0] * 0.75, 4)  # base is above it, "low" (x0.5) below
     alert, offer = add_alert(text.format(t=threshold), "T0001", "C0ALERT", kbs["base"], now=T0)
@@ -208,12 +214,30 @@ def test_two_workers_post_once(slack, kbs, state_url, tmp_path):
     home.mkdir()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("GPUBOT_HOME", str(home))
-        import_catalog(Path(kbs["low"].path).parent.parent / "aws_low.csv", "aws", source="aws catalog, H100 spot x0.5",
-                       as_of="2026-12-02")
-    env = {**os.environ, "DATABASE_URL": state_url, "SLACK_BOT_TOKEN": TOKEN, "SLACK_API_URL": slack.base_url,
-           "GPUBOT_HOME": str(home)}
-    procs = [subprocess.Popen([sys.executable, "-m", "bot.cli", "alert", "check", "--post", "--json"], env=env,
-                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        import_catalog(
+            Path(kbs["low"].path).parent.parent / "aws_low.csv",
+            "aws",
+            source="aws catalog, H100 spot x0.5",
+            as_of="2026-12-02",
+        )
+    env = {
+        **os.environ,
+        "DATABASE_URL": state_url,
+        "SLACK_BOT_TOKEN": TOKEN,
+        "SLACK_API_URL": slack.base_url,
+        "GPUBOT_HOME": str(home),
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "alert", "check", "--post", "--json"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     statuses = sorted(r["status"] for out, _ in outputs for r in json.loads(out)["results"])
@@ -222,11 +246,15 @@ def test_two_workers_post_once(slack, kbs, state_url, tmp_path):
 
 def test_cli_add_list_check_remove(slack, kbs, capsys, monkeypatch):
     monkeypatch.setenv("GPUBOT_HOME", str(Path(kbs["low"].path).parent))
-    assert main(["alert", "add", "A100 on aws below 1.2 per GPU-hour", "--channel", "C0CLI", "--team", "T1",
-                 "--json"]) == 0
+    assert (
+        main(["alert", "add", "A100 on aws below 1.2 per GPU-hour", "--channel", "C0CLI", "--team", "T1", "--json"])
+        == 0
+    )
     made = json.loads(capsys.readouterr().out)
-    assert made["alert"]["query"]["pricing"] == "on_demand" and made["alert"]["threshold"] == {"amount": 1.2,
-                                                                                              "currency": "USD"}
+    assert made["alert"]["query"]["pricing"] == "on_demand" and made["alert"]["threshold"] == {
+        "amount": 1.2,
+        "currency": "USD",
+    }
     assert made["below_now"] is False and made["offer"]["price_per_gpu_hour_usd"] > 1.2
     assert main(["alert", "add", "H100 spot below 100", "--channel", "C0CLI"]) == 0
     assert "already at or below $100.00" in capsys.readouterr().out
@@ -258,8 +286,9 @@ def app(slack, kb):
     from bot.settings import load_settings
     from bot.slack_app import build_app
 
-    settings = load_settings(slack_signing_secret="test-signing-secret", slack_bot_token="xoxb-test",
-                             slack_api_url=slack.base_url)
+    settings = load_settings(
+        slack_signing_secret="test-signing-secret", slack_bot_token="xoxb-test", slack_api_url=slack.base_url
+    )
     return build_app(settings, kb)
 
 
@@ -268,9 +297,19 @@ def slash(app, slack, text: str, channel: str = "C0SLASH", team: str = "T0001") 
     from tests.test_slack_app import dispatch
 
     hook = f"alert-{uuid.uuid4().hex[:8]}"
-    body = urlencode({"team_id": team, "channel_id": channel, "channel_name": "x", "user_id": "U_ASKER",
-                      "command": "/gpu", "text": text, "api_app_id": "A_GPUBOT", "response_url": slack.hook_url(hook),
-                      "trigger_id": "1.2.3"})
+    body = urlencode(
+        {
+            "team_id": team,
+            "channel_id": channel,
+            "channel_name": "x",
+            "user_id": "U_ASKER",
+            "command": "/gpu",
+            "text": text,
+            "api_app_id": "A_GPUBOT",
+            "response_url": slack.hook_url(hook),
+            "trigger_id": "1.2.3",
+        }
+    )
     response = dispatch(app, body, "application/x-www-form-urlencoded")
     assert response.status == 200
     message = json.loads(response.body) if response.body else {}
@@ -311,10 +350,13 @@ def test_uninstall_removes_the_workspace_alerts(app, slack, kb):
     assert alerts.list_alerts("T0001") == [] and [a.team for a in alerts.list_alerts()] == ["T0002"]
 
 
-@pytest.mark.parametrize(("text", "reply"), [
-    ("H100竞价低于每卡每小时2美元时提醒我", "已设置提醒 #"),
-    ("alert H100 spot on aws below 2.50", "Alert #"),
-])
+@pytest.mark.parametrize(
+    ("text", "reply"),
+    [
+        ("H100竞价低于每卡每小时2美元时提醒我", "已设置提醒 #"),
+        ("alert H100 spot on aws below 2.50", "Alert #"),
+    ],
+)
 def test_a_mention_sets_an_alert_and_answers_in_the_thread(app, slack, text, reply):
     from tests.test_slack_app import dispatch, event_body, mention
 

@@ -40,30 +40,57 @@ H100_OD_AWS = aws({"H100"}, "Price")[0]
 P4D_SPOT_USE1 = region_offers(CATALOGS / "aws_vms.csv", {"A100"}, "SpotPrice")[("p4d.24xlarge", "us-east-1")][0]
 
 
-@pytest.mark.parametrize(("question", "pattern"), [
-    ("cheapest A100 spot on aws", rf"^Cheapest A100 spot: aws {A100_SPOT_AWS[1]} in {A100_SPOT_AWS[2]}\b.* at "
-                                  rf"{money_re(A100_SPOT_AWS[0])}/GPU-h"),
-    ("aws上最便宜的A100竞价实例", rf"^最便宜的A100（竞价）：亚马逊云科技 {A100_SPOT_AWS[1]}，{A100_SPOT_AWS[2]}.*"
-                                 rf"{money_re(A100_SPOT_AWS[0])}/GPU·小时"),
-    ("cheapest H100 on demand on aws", rf"^Cheapest H100 on-demand: aws {H100_OD_AWS[1]} in {H100_OD_AWS[2]}\b"),
-    ("price of p4d.24xlarge", rf"^p4d\.24xlarge: on-demand from .*; spot from {money_re(P4D_SPOT_USE1)}/h in us-east-1"),
-    ("p4d.24xlarge 多少钱", r"^p4d\.24xlarge：按需最低\$[\d,.]+/小时.*；竞价最低"),
-    ("A100 vs H100 spot on aws", r"^A100 vs H100 \(spot\): (A100|H100) is cheaper, \$[\d.]+/GPU-h vs \$[\d.]+/GPU-h for "
-                                 r"(A100|H100) \(\d+% less\)"),
-    ("A100和H100对比", r"^A100 vs H100（按需）：(A100|H100)更便宜"),
-    ("tco p4d.24xlarge 720 hours", r"^Cheapest way to run p4d\.24xlarge for 720 h: aws p4d\.24xlarge spot in us-east-1"
-                                   r"\b.*, \$[\d,.]+ in total"),
-    ("p4d.24xlarge 720小时的总成本", r"^p4d\.24xlarge运行720小时最便宜的方案：亚马逊云科技 p4d\.24xlarge（竞价，us-east-1"),
-    ("recommend a GPU to fine-tune a 7B model", r"^Pick \S+ \d+GB x\d+: \d+ x \w+ \S+ .* — "),
-    ("训练千亿参数模型，预算有限", r"^推荐.+ x\d+：.*——估算训练总成本最低：\$[\d,.]+"),
-    ("reserved vs on-demand break-even for p4d.24xlarge", r"^1-year reserved p4d\.24xlarge \(us-east-1\) pays off above "
-                                                          r"63\.4% utilisation"),
-    ("p4d.24xlarge 每月用200小时，预留还是按需？", r"按您的27%利用率，按需更便宜"),
-    ("should I use spot or on-demand for a 3 day training job", r"^Spot, if the job can resume from checkpoints: 8x H100 "
-                                                                r"for 72 h costs \$[\d,.]+ on spot .* vs \$[\d,.]+ on-demand"),
-    ("8卡A100跑两周用竞价还是按需", r"^选竞价（前提是任务能从检查点恢复）：8x A100运行336小时"),
-    ("what's the weather in Paris", r"^I answer GPU cloud questions, for example:$"),
-])
+@pytest.mark.parametrize(
+    ("question", "pattern"),
+    [
+        (
+            "cheapest A100 spot on aws",
+            rf"^Cheapest A100 spot: aws {A100_SPOT_AWS[1]} in {A100_SPOT_AWS[2]}\b.* at "
+            rf"{money_re(A100_SPOT_AWS[0])}/GPU-h",
+        ),
+        (
+            "aws上最便宜的A100竞价实例",
+            rf"^最便宜的A100（竞价）：亚马逊云科技 {A100_SPOT_AWS[1]}，{A100_SPOT_AWS[2]}.*"
+            rf"{money_re(A100_SPOT_AWS[0])}/GPU·小时",
+        ),
+        ("cheapest H100 on demand on aws", rf"^Cheapest H100 on-demand: aws {H100_OD_AWS[1]} in {H100_OD_AWS[2]}\b"),
+        (
+            "price of p4d.24xlarge",
+            rf"^p4d\.24xlarge: on-demand from .*; spot from {money_re(P4D_SPOT_USE1)}/h in us-east-1",
+        ),
+        ("p4d.24xlarge 多少钱", r"^p4d\.24xlarge：按需最低\$[\d,.]+/小时.*；竞价最低"),
+        (
+            "A100 vs H100 spot on aws",
+            r"^A100 vs H100 \(spot\): (A100|H100) is cheaper, \$[\d.]+/GPU-h vs \$[\d.]+/GPU-h for "
+            r"(A100|H100) \(\d+% less\)",
+        ),
+        ("A100和H100对比", r"^A100 vs H100（按需）：(A100|H100)更便宜"),
+        (
+            "tco p4d.24xlarge 720 hours",
+            r"^Cheapest way to run p4d\.24xlarge for 720 h: aws p4d\.24xlarge spot in us-east-1"
+            r"\b.*, \$[\d,.]+ in total",
+        ),
+        (
+            "p4d.24xlarge 720小时的总成本",
+            r"^p4d\.24xlarge运行720小时最便宜的方案：亚马逊云科技 p4d\.24xlarge（竞价，us-east-1",
+        ),
+        ("recommend a GPU to fine-tune a 7B model", r"^Pick \S+ \d+GB x\d+: \d+ x \w+ \S+ .* — "),
+        ("训练千亿参数模型，预算有限", r"^推荐.+ x\d+：.*——估算训练总成本最低：\$[\d,.]+"),
+        (
+            "reserved vs on-demand break-even for p4d.24xlarge",
+            r"^1-year reserved p4d\.24xlarge \(us-east-1\) pays off above "
+            r"63\.4% utilisation",
+        ),
+        ("p4d.24xlarge 每月用200小时，预留还是按需？", r"按您的27%利用率，按需更便宜"),
+        (
+            "should I use spot or on-demand for a 3 day training job",
+            r"^Spot, if the job can resume from checkpoints: 8x H100 "
+            r"for 72 h costs \$[\d,.]+ on spot .* vs \$[\d,.]+ on-demand",
+        ),
+        ("8卡A100跑两周用竞价还是按需", r"^选竞价（前提是任务能从检查点恢复）：8x A100运行336小时"),
+        ("what's the weather in Paris", r"^I answer GPU cloud questions, for example:$"),
+    ],
+)
 def test_line_one_is_the_verdict(kb, question, pattern):
     text = render_text(answer(question, kb))
     assert re.search(pattern, first_line(text)), first_line(text)
@@ -85,11 +112,26 @@ def test_off_topic_is_never_a_recommendation(kb):
 
 # --- short: length limits, one caveat, the rest on request ----------------------------------------------------
 
-SHORT = ["cheapest A100 spot", "cheapest H100 on demand", "cheapest L4", "cheapest T4 spot on alibaba",
-         "cheapest A100 spot under $0.35/GPU-h", "最便宜的H100按需实例", "最便宜的A10", "aws上最便宜的8卡A100竞价",
-         "price of p4d.24xlarge", "g5.xlarge 一小时多少钱", "A100 price", "腾讯云 GN10Xp 多少钱",
-         "A100 vs H100", "A10 vs L4 price per GPU-hour on alibaba", "A100和H100对比", "compare L4 and T4",
-         "compare p4d.24xlarge and p5.48xlarge", "aws vs gcp for H100"]
+SHORT = [
+    "cheapest A100 spot",
+    "cheapest H100 on demand",
+    "cheapest L4",
+    "cheapest T4 spot on alibaba",
+    "cheapest A100 spot under $0.35/GPU-h",
+    "最便宜的H100按需实例",
+    "最便宜的A10",
+    "aws上最便宜的8卡A100竞价",
+    "price of p4d.24xlarge",
+    "g5.xlarge 一小时多少钱",
+    "A100 price",
+    "腾讯云 GN10Xp 多少钱",
+    "A100 vs H100",
+    "A10 vs L4 price per GPU-hour on alibaba",
+    "A100和H100对比",
+    "compare L4 and T4",
+    "compare p4d.24xlarge and p5.48xlarge",
+    "aws vs gcp for H100",
+]
 
 
 @pytest.mark.parametrize("question", SHORT)
@@ -127,14 +169,35 @@ def test_pricing_pages_cover_every_cloud():
     from knowledge.pricing_pages import pricing_pages
 
     pages = pricing_pages()
-    for provider in ("aws", "azure", "gcp", "alibaba", "tencent", "oci", "lambda", "runpod", "nebius", "hyperstack",
-                     "primeintellect", "shadeform"):
+    for provider in (
+        "aws",
+        "azure",
+        "gcp",
+        "alibaba",
+        "tencent",
+        "oci",
+        "lambda",
+        "runpod",
+        "nebius",
+        "hyperstack",
+        "primeintellect",
+        "shadeform",
+    ):
         assert pages[provider]["url"].startswith("https://") and pages[provider]["source"]
 
 
-@pytest.mark.parametrize("question", ["cheapest A100 spot", "price of p4d.24xlarge", "A100 vs H100", "最便宜的H100按需实例",
-                                      "tco p4d.24xlarge 720 hours", "训练千亿参数模型，预算有限",
-                                      "GPU for fine-tuning a 70B model"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "cheapest A100 spot",
+        "price of p4d.24xlarge",
+        "A100 vs H100",
+        "最便宜的H100按需实例",
+        "tco p4d.24xlarge 720 hours",
+        "训练千亿参数模型，预算有限",
+        "GPU for fine-tuning a 70B model",
+    ],
+)
 def test_slack_answer_fits_one_screen_with_a_why_button(kb, question):
     result = answer(question, kb)
     short = blocks.answer_message(result)
@@ -160,7 +223,8 @@ def test_also_in_n_regions_counts_the_catalog(kb):
     result = answer("cheapest A100 spot on aws", kb)
     ranking = aws({"A100", "A100-80GB"}, "SpotPrice")
     assert [(round(o.price_per_gpu_hour_usd, 6), o.instance_type, o.region) for o in result.offers] == [
-        (round(p, 6), i, r) for p, i, r in distinct_ranking(ranking)[:5]]
+        (round(p, 6), i, r) for p, i, r in distinct_ranking(ranking)[:5]
+    ]
     for item in result.offers:
         regions = {r for _, i, r in ranking if i == item.instance_type}
         assert item.other_regions == len(regions) - 1
@@ -176,13 +240,16 @@ def test_a_question_about_regions_lists_every_region(kb):
 # --- budgets ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("question", "cap_usd", "per"), [
-    ("cheapest A100 spot on aws under $0.60/GPU-h", 0.60, "gpu_hour"),
-    ("cheapest A100 spot on aws at most 5 CNY per GPU hour", 5 * FX, "gpu_hour"),
-    ("aws上每卡每小时不超过0.6美元的A100竞价实例", 0.60, "gpu_hour"),
-    ("aws上A100竞价，每卡每小时不超过5元", 5 * FX, "gpu_hour"),
-    ("cheapest A100 spot on aws budget $5/hour", 5.0, "instance_hour"),
-])
+@pytest.mark.parametrize(
+    ("question", "cap_usd", "per"),
+    [
+        ("cheapest A100 spot on aws under $0.60/GPU-h", 0.60, "gpu_hour"),
+        ("cheapest A100 spot on aws at most 5 CNY per GPU hour", 5 * FX, "gpu_hour"),
+        ("aws上每卡每小时不超过0.6美元的A100竞价实例", 0.60, "gpu_hour"),
+        ("aws上A100竞价，每卡每小时不超过5元", 5 * FX, "gpu_hour"),
+        ("cheapest A100 spot on aws budget $5/hour", 5.0, "instance_hour"),
+    ],
+)
 def test_budget_filters_the_offers_in_both_languages(kb, question, cap_usd, per):
     result = answer(question, kb)
     assert result.query.budget is not None and result.query.budget.per == per
@@ -192,7 +259,8 @@ def test_budget_filters_the_offers_in_both_languages(kb, question, cap_usd, per)
     kept = [(p, i, r) for p, hourly, i, r in ranking if (p, hourly)[key] <= cap_usd + 1e-9]
     expected = distinct_ranking(kept)[:5]
     assert [(round(o.price_per_gpu_hour_usd, 6), o.instance_type, o.region) for o in result.offers] == [
-        (round(p, 6), i, r) for p, i, r in expected]
+        (round(p, 6), i, r) for p, i, r in expected
+    ]
     removed = len(ranking) - len(kept)
     note = next(n for n in result.notes if "Budget" in n or "预算" in n)
     assert str(removed) in note and str(len(ranking)) in note
@@ -209,10 +277,13 @@ def test_a_figure_being_checked_is_not_a_budget(kb):
     assert result.query.budget is None
 
 
-@pytest.mark.parametrize(("question", "amount", "hours"), [
-    ("I have $5,000 for the month to train on H100", 5000, 730),
-    ("预算5000美元，训练一个月 H100", 5000, 730),
-])
+@pytest.mark.parametrize(
+    ("question", "amount", "hours"),
+    [
+        ("I have $5,000 for the month to train on H100", 5000, 730),
+        ("预算5000美元，训练一个月 H100", 5000, 730),
+    ],
+)
 def test_total_budgets(kb, question, amount, hours):
     result = answer(question, kb)
     budget = result.query.budget
@@ -223,16 +294,19 @@ def test_total_budgets(kb, question, amount, hours):
 # --- routing ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("question", "intent", "topic"), [
-    ("reserved vs on-demand break-even for p4d.24xlarge", "tco", "break_even"),
-    ("should I reserve p4d.24xlarge or use on-demand for 500 hours a month", "tco", "break_even"),
-    ("p4d.24xlarge 预留还是按需？", "tco", "break_even"),
-    ("should I use spot or on-demand for a 3 day training job", "tco", "spot_vs_on_demand"),
-    ("8卡A100跑两周用竞价还是按需", "tco", "spot_vs_on_demand"),
-    ("what's the weather in Paris", "help", "off_topic"),
-    ("spot vs on-demand for V100", "compare", None),  # no job: a comparison of pricing models
-    ("compare", "compare", None),
-])
+@pytest.mark.parametrize(
+    ("question", "intent", "topic"),
+    [
+        ("reserved vs on-demand break-even for p4d.24xlarge", "tco", "break_even"),
+        ("should I reserve p4d.24xlarge or use on-demand for 500 hours a month", "tco", "break_even"),
+        ("p4d.24xlarge 预留还是按需？", "tco", "break_even"),
+        ("should I use spot or on-demand for a 3 day training job", "tco", "spot_vs_on_demand"),
+        ("8卡A100跑两周用竞价还是按需", "tco", "spot_vs_on_demand"),
+        ("what's the weather in Paris", "help", "off_topic"),
+        ("spot vs on-demand for V100", "compare", None),  # no job: a comparison of pricing models
+        ("compare", "compare", None),
+    ],
+)
 def test_routing(kb, question, intent, topic):
     query = answer(question, kb).query
     assert (query.intent, query.topic) == (intent, topic)
@@ -247,18 +321,26 @@ def test_spot_or_on_demand_prices_both_for_the_job(kb):
     assert any("Interruption risk" in line for line in result.lines)
 
 
-@pytest.mark.parametrize(("question", "machines", "count", "hours"), [
-    ("2 nodes of 8 H100 for 3 days", 2, 8, 72),
-    ("2台8卡H100跑3天多少钱", 2, 8, 72),
-    ("tco 4 machines with 8x A100 for 6 months", 4, 8, 4380),
-    ("3 x p4d.24xlarge for two weeks", 3, None, 336),
-])
+@pytest.mark.parametrize(
+    ("question", "machines", "count", "hours"),
+    [
+        ("2 nodes of 8 H100 for 3 days", 2, 8, 72),
+        ("2台8卡H100跑3天多少钱", 2, 8, 72),
+        ("tco 4 machines with 8x A100 for 6 months", 4, 8, 4380),
+        ("3 x p4d.24xlarge for two weeks", 3, None, 336),
+    ],
+)
 def test_machine_count_vs_gpus_per_machine(kb, question, machines, count, hours):
     result = answer(question, kb)
     query = result.query
     assert (query.machines, query.gpu_count, query.duration_hours, query.intent) == (machines, count, hours, "tco")
-    one = answer(question.replace(f"{machines} nodes of ", "").replace("2台", "").replace("4 machines with ", "")
-                 .replace("3 x ", ""), kb)
+    one = answer(
+        question.replace(f"{machines} nodes of ", "")
+        .replace("2台", "")
+        .replace("4 machines with ", "")
+        .replace("3 x ", ""),
+        kb,
+    )
     same = {o.pricing: o.total for o in [one.tco, *one.tco_options] if o}
     for option in [result.tco, *result.tco_options]:  # the same option for N machines costs N times as much
         if option.pricing in same and option.pricing in ("on_demand",):
@@ -268,18 +350,23 @@ def test_machine_count_vs_gpus_per_machine(kb, question, machines, count, hours)
 # --- TCO's cheapest option is the independent minimum ----------------------------------------------------------
 
 
-@pytest.mark.parametrize(("question", "instance", "hours", "spot_ok"), [
-    ("tco p4d.24xlarge 720 hours", "p4d.24xlarge", 720, True),
-    ("p4d.24xlarge 720小时的总成本", "p4d.24xlarge", 720, True),
-    ("tco p5.48xlarge for 300 hours", "p5.48xlarge", 300, True),
-    ("tco g5.xlarge for 100 hours, the job cannot be interrupted", "g5.xlarge", 100, False),
-])
+@pytest.mark.parametrize(
+    ("question", "instance", "hours", "spot_ok"),
+    [
+        ("tco p4d.24xlarge 720 hours", "p4d.24xlarge", 720, True),
+        ("p4d.24xlarge 720小时的总成本", "p4d.24xlarge", 720, True),
+        ("tco p5.48xlarge for 300 hours", "p5.48xlarge", 300, True),
+        ("tco g5.xlarge for 100 hours, the job cannot be interrupted", "g5.xlarge", 100, False),
+    ],
+)
 def test_tco_cheapest_is_the_minimum_over_every_region_and_pricing(kb, question, instance, hours, spot_ok):
     result = answer(question, kb)
     gpus = {"p4d.24xlarge": {"A100"}, "p5.48xlarge": {"H100"}, "g5.xlarge": {"A10G"}}[instance]
     lists = {}
     for column, pricing in (("Price", "on_demand"), ("SpotPrice", "spot")):
-        rows = {r: p for (i, r), (p, _) in region_offers(CATALOGS / "aws_vms.csv", gpus, column).items() if i == instance}
+        rows = {
+            r: p for (i, r), (p, _) in region_offers(CATALOGS / "aws_vms.csv", gpus, column).items() if i == instance
+        }
         if rows and (spot_ok or pricing != "spot"):
             region = min(rows, key=rows.get)
             lists[pricing] = (rows[region] * hours, region)
@@ -293,8 +380,10 @@ def test_tco_cheapest_is_the_minimum_over_every_region_and_pricing(kb, question,
 GPU_NAMES = [r["name"] for r in rows(CATALOGS.parent / "gpus.csv")]
 
 
-@pytest.mark.parametrize("question", ["cheapest H100 NVL", "cheapest L40S", "cheapest 8 H100 on runpod",
-                                      "最便宜的H100按需实例", "cheapest H100 spot"])
+@pytest.mark.parametrize(
+    "question",
+    ["cheapest H100 NVL", "cheapest L40S", "cheapest 8 H100 on runpod", "最便宜的H100按需实例", "cheapest H100 spot"],
+)
 def test_the_caveat_is_about_the_gpus_in_the_answer(kb, question):
     result = answer(question, kb)
     caveat = [line.split(" (")[0] for line in render_text(result).splitlines() if line.startswith("⚠")]  # no source
@@ -305,20 +394,39 @@ def test_the_caveat_is_about_the_gpus_in_the_answer(kb, question):
 
 # --- Chinese answers are Chinese -------------------------------------------------------------------------------
 
-ZH = ["最便宜的H100按需实例", "aws上最便宜的8卡A100竞价", "g5.xlarge 一小时多少钱", "A100和H100对比", "p4d.24xlarge 720小时的总成本",
-      "8卡H100跑两周用竞价还是按需", "p4d.24xlarge 每月用200小时，预留还是按需？", "训练千亿参数模型，预算有限", "帮助",
-      "每卡每小时不超过3美元的H100", "阿里云上A10多少钱", "最便宜的Z900", "2台8卡H100跑3天多少钱，1TB存储，500GB出网流量",
-      "p5.48xlarge 在 us-east-1 的竞价实例多久中断一次？", "微调70B模型用什么GPU"]
+ZH = [
+    "最便宜的H100按需实例",
+    "aws上最便宜的8卡A100竞价",
+    "g5.xlarge 一小时多少钱",
+    "A100和H100对比",
+    "p4d.24xlarge 720小时的总成本",
+    "8卡H100跑两周用竞价还是按需",
+    "p4d.24xlarge 每月用200小时，预留还是按需？",
+    "训练千亿参数模型，预算有限",
+    "帮助",
+    "每卡每小时不超过3美元的H100",
+    "阿里云上A10多少钱",
+    "最便宜的Z900",
+    "2台8卡H100跑3天多少钱，1TB存储，500GB出网流量",
+    "p5.48xlarge 在 us-east-1 的竞价实例多久中断一次？",
+    "微调70B模型用什么GPU",
+]
 TERMS = re.compile(
     r"https?://\S+|--verbose|(?<![A-Za-z])(?:GPU|GPUs|GB|TB|TFLOPS|TOPS|PFLOPS|BF16|FP16|FP8|FP32|FP64|TF32|INT8|NVLink|NVSwitch|SXM\d?|NVL|"
-    r"PCIe|HBM\w*|GDDR\w*|vGPU|Tensor|token|tokens|Kaplan|Hoffmann|Slack|Azure|AWS|GCP|gpubot|Ada|RTX|HGX|aws)(?![A-Za-z])")
+    r"PCIe|HBM\w*|GDDR\w*|vGPU|Tensor|token|tokens|Kaplan|Hoffmann|Slack|Azure|AWS|GCP|gpubot|Ada|RTX|HGX|aws)(?![A-Za-z])"
+)
 
 
 # Brand names with no Chinese form, from the provider data: the Latin words a provider's own Chinese name keeps
 # ("Hyperstack云") and the clouds an aggregator resells ("[实际运行于DataCrunch]").
-BRANDS = {w for name in [*(p.get("name_zh") or "" for p in PROVIDERS["providers"]),
-                         *(r["name"] for r in rows(CATALOGS.parent / "upstream_clouds.csv"))]
-          for w in re.findall(r"[A-Za-z]{3,}", name)}
+BRANDS = {
+    w
+    for name in [
+        *(p.get("name_zh") or "" for p in PROVIDERS["providers"]),
+        *(r["name"] for r in rows(CATALOGS.parent / "upstream_clouds.csv")),
+    ]
+    for w in re.findall(r"[A-Za-z]{3,}", name)
+}
 
 
 def _english_words(line: str, regions: set[str]) -> list[str]:
@@ -338,16 +446,23 @@ def test_no_english_labels_in_chinese_answers(kb, question):
     regions = {r["region"] for r in kb.rows("SELECT DISTINCT region FROM offers")}
     result = answer(question, kb)
     assert result.query.language == "zh"
-    leaks = [(w, line) for line in render_text(result).splitlines() if not re.match(r"\s*\[\d+\]", line)
-             for w in _english_words(line, regions)]
+    leaks = [
+        (w, line)
+        for line in render_text(result).splitlines()
+        if not re.match(r"\s*\[\d+\]", line)
+        for w in _english_words(line, regions)
+    ]
     assert not leaks, leaks[:5]
 
 
-@pytest.mark.parametrize(("question", "expected"), [
-    ("compare A100", ["A100 vs H100", "A100 vs L40S"]),  # built from the GPU named
-    ("compare aws", ["aws vs gcp for H100"]),  # ... from the provider named
-    ("对比", ["A100 对比 H100", "L4 对比 T4", "aws 对比 gcp 的H100"]),
-])
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("compare A100", ["A100 vs H100", "A100 vs L40S"]),  # built from the GPU named
+        ("compare aws", ["aws vs gcp for H100"]),  # ... from the provider named
+        ("对比", ["A100 对比 H100", "L4 对比 T4", "aws 对比 gcp 的H100"]),
+    ],
+)
 def test_compare_what_suggests_comparisons_from_the_question(kb, question, expected):
     result = answer(question, kb)
     assert result.query.intent == "compare" and not result.offers
@@ -363,10 +478,13 @@ def test_budget_filters_a_comparison(kb, question):
     assert spot_h100 > 1 and all(o.gpu != "H100" or o.price_per_gpu_hour_usd <= 1 for o in result.offers)
 
 
-@pytest.mark.parametrize(("question", "cap", "per"), [
-    ("推理13B模型用什么GPU，每卡每小时不超过0.5美元", 0.5, "gpu_hour"),
-    ("GPU for serving a 13B model, budget $2/hour", 2.0, "instance_hour"),
-])
+@pytest.mark.parametrize(
+    ("question", "cap", "per"),
+    [
+        ("推理13B模型用什么GPU，每卡每小时不超过0.5美元", 0.5, "gpu_hour"),
+        ("GPU for serving a 13B model, budget $2/hour", 2.0, "instance_hour"),
+    ],
+)
 def test_budget_filters_recommendations(kb, question, cap, per):
     result = answer(question, kb)
     assert result.query.intent == "recommend" and result.query.budget.per == per
@@ -386,8 +504,11 @@ def test_training_recommendations_rank_by_the_estimated_cost_of_the_run(kb):
         specs = list(csv.DictReader(handle))
 
     def peak(family: str) -> float:  # the family's best datasheet dense BF16 (else FP16) figure
-        return max(float(r["bf16_tflops_dense"] or r["fp16_tflops_dense"] or 0) for r in specs
-                   if r["model"].split()[0] == family)
+        return max(
+            float(r["bf16_tflops_dense"] or r["fp16_tflops_dense"] or 0)
+            for r in specs
+            if r["model"].split()[0] == family
+        )
 
     result = answer("训练千亿参数模型，预算有限", kb)
     flops = 6 * 100e9 * (20 * 100e9)  # 6 N D, D = 20 tokens per parameter

@@ -117,16 +117,36 @@ def _spot_page() -> dict:
     """Page 810's NC6s v3 on-demand item, turned into the meters of one size that the recording lacks
     (Linux Spot, Linux Low Priority, Windows Spot) -- synthetic variants in the documented format."""
     base = next(i for i in PAGE810["Items"] if i["armSkuName"] == "Standard_NC6s_v3" and i["type"] == "Consumption")
-    linux_spot = {**copy.deepcopy(base), "meterName": "NC6s v3 Spot", "skuName": "NC6s v3 Spot",
-                  "retailPrice": 0.7646, "unitPrice": 0.7646}
-    low_priority = {**copy.deepcopy(base), "meterName": "NC6s v3 Low Priority", "skuName": "NC6s v3 Low Priority",
-                    "retailPrice": 0.7, "unitPrice": 0.7}
-    windows_spot = {**copy.deepcopy(linux_spot), "productName": "Virtual Machines NCSv3 Series Windows",
-                    "retailPrice": 0.9, "unitPrice": 0.9}
+    linux_spot = {
+        **copy.deepcopy(base),
+        "meterName": "NC6s v3 Spot",
+        "skuName": "NC6s v3 Spot",
+        "retailPrice": 0.7646,
+        "unitPrice": 0.7646,
+    }
+    low_priority = {
+        **copy.deepcopy(base),
+        "meterName": "NC6s v3 Low Priority",
+        "skuName": "NC6s v3 Low Priority",
+        "retailPrice": 0.7,
+        "unitPrice": 0.7,
+    }
+    windows_spot = {
+        **copy.deepcopy(linux_spot),
+        "productName": "Virtual Machines NCSv3 Series Windows",
+        "retailPrice": 0.9,
+        "unitPrice": 0.9,
+    }
     devtest = {**copy.deepcopy(base), "type": "DevTestConsumption", "retailPrice": 1.0}
     items = [low_priority, windows_spot, linux_spot, devtest]
-    return {"BillingCurrency": "USD", "CustomerEntityId": "Default", "CustomerEntityType": "Retail",
-            "Items": items, "NextPageLink": None, "Count": len(items)}
+    return {
+        "BillingCurrency": "USD",
+        "CustomerEntityId": "Default",
+        "CustomerEntityType": "Retail",
+        "Items": items,
+        "NextPageLink": None,
+        "Count": len(items),
+    }
 
 
 def test_spot_is_kept_and_low_priority_windows_and_devtest_are_not():
@@ -137,11 +157,16 @@ def test_spot_is_kept_and_low_priority_windows_and_devtest_are_not():
 
 def test_an_empty_or_missing_link_ends_paging():
     last = {**_spot_page(), "NextPageLink": ""}
-    empty = {"BillingCurrency": "USD", "CustomerEntityId": "Default", "CustomerEntityType": "Retail", "Items": [],
-             "NextPageLink": None, "Count": 0}
+    empty = {
+        "BillingCurrency": "USD",
+        "CustomerEntityId": "Default",
+        "CustomerEntityType": "Retail",
+        "Items": [],
+        "NextPageLink": None,
+        "Count": 0,
+    }
     first = {**PAGE810, "NextPageLink": "https://prices.azure.com/api/retail/prices?$skip=1"}
-    result = _fetch(Api({None: first, "1": {**last, "NextPageLink": "https://prices.azure.com/x?$skip=2"},
-                         "2": empty}))
+    result = _fetch(Api({None: first, "1": {**last, "NextPageLink": "https://prices.azure.com/x?$skip=2"}, "2": empty}))
     assert result.pages == 3
     assert _fetch(Api({None: last})).pages == 1
 
@@ -149,16 +174,22 @@ def test_an_empty_or_missing_link_ends_paging():
 @pytest.mark.parametrize(
     ("pages", "message"),
     [
-        ({None: PAGE810, "81100": b'{"Items": [', "81200": PREVIEW},
-         "page 2 https://prices.azure.com"),  # truncated body
+        (
+            {None: PAGE810, "81100": b'{"Items": [', "81200": PREVIEW},
+            "page 2 https://prices.azure.com",
+        ),  # truncated body
         ({None: {"Items": "nope", "NextPageLink": None}}, "page 1 .*no 'Items' list"),
         ({None: [1, 2, 3]}, "not a JSON object"),
         ({None: {**PAGE810, "Count": 1000}}, "'Count' is 1000 but the page holds 100 items"),
         ({None: {**PAGE810, "NextPageLink": 42}}, "NextPageLink"),
         ({None: {**PAGE810, "NextPageLink": "https://evil.example/api?$skip=1"}}, "leaves prices.azure.com"),
-        ({None: {**PAGE810, "NextPageLink": "https://prices.azure.com/api/retail/prices?$skip=7"},
-          "7": {**PAGE810, "NextPageLink": "https://prices.azure.com/api/retail/prices?$skip=7"}},
-         "paging loop"),
+        (
+            {
+                None: {**PAGE810, "NextPageLink": "https://prices.azure.com/api/retail/prices?$skip=7"},
+                "7": {**PAGE810, "NextPageLink": "https://prices.azure.com/api/retail/prices?$skip=7"},
+            },
+            "paging loop",
+        ),
     ],
     ids=["truncated-json", "no-items", "not-an-object", "count-mismatch", "bad-link", "other-host", "loop"],
 )
@@ -208,8 +239,11 @@ def test_size_lookup_handles_the_naming_trap_and_the_size_table():
     assert azure.size_info("Standard_ND96asr_A100_v4").instance_type == "Standard_ND96asr_v4"
     assert azure.size_info("Standard_ND96amsr_A100_v4").accelerator == "A100-80GB"
     a10 = azure.size_info("Standard_NC8ads_A10_v4")  # a GPU slice the bundled catalog does not name
-    assert (a10.accelerator, a10.count, a10.origin) == ("A10", pytest.approx(1 / 3), "Microsoft Learn: NC A10 v4 "
-                                                                                     "(GPU slices)")
+    assert (a10.accelerator, a10.count, a10.origin) == (
+        "A10",
+        pytest.approx(1 / 3),
+        "Microsoft Learn: NC A10 v4 (GPU slices)",
+    )
     assert azure.size_info("Standard_NCC40ads_H100_v5").accelerator == "H100"
     assert azure.size_info("Standard_NC999zz_v9") is None
 

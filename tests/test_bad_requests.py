@@ -89,9 +89,15 @@ def nothing_processed(slack: SlackStandIn, status: int, raw: bytes) -> None:
 
 
 def slash_fields(slack: SlackStandIn, **fields: str | None) -> str:
-    base = {"team_id": "T0001", "channel_id": "C0BAD", "user_id": "U_ASKER", "command": "/gpu",
-            "text": "cheapest A100 spot", "response_url": slack.hook_url(f"bad-{uuid.uuid4().hex[:8]}"),
-            "trigger_id": "1.2.3"}
+    base = {
+        "team_id": "T0001",
+        "channel_id": "C0BAD",
+        "user_id": "U_ASKER",
+        "command": "/gpu",
+        "text": "cheapest A100 spot",
+        "response_url": slack.hook_url(f"bad-{uuid.uuid4().hex[:8]}"),
+        "trigger_id": "1.2.3",
+    }
     base.update(fields)
     return urlencode({k: v for k, v in base.items() if v is not None})
 
@@ -138,10 +144,20 @@ def _mention_forged(slack):
     return body.encode(), signed(body, JSON, secret="guessed-secret")
 
 
-@pytest.mark.parametrize("build", [
-    _tampered, _forged, _stale, _future, _unsigned, _wrong_version, _mention_forged,
-    _bad_timestamp,  # once a 500 whose error handler POSTed to the attacker's response_url: the gate refuses it
-], ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize(
+    "build",
+    [
+        _tampered,
+        _forged,
+        _stale,
+        _future,
+        _unsigned,
+        _wrong_version,
+        _mention_forged,
+        _bad_timestamp,  # once a 500 whose error handler POSTed to the attacker's response_url: the gate refuses it
+    ],
+    ids=lambda f: f.__name__.strip("_"),
+)
 def test_unverified_requests_get_401_and_nothing_is_processed(server, slack, build):
     body, headers = build(slack)
     status, raw = post_raw(server, body, headers)
@@ -170,38 +186,82 @@ def test_a_replayed_slash_command_is_rejected(server, slack):
 
 
 MALFORMED = [  # (id, build(slack) -> (body bytes, headers), expected statuses, what Bolt alone did)
-    ("slash-without-command", lambda s: (b := slash_fields(s, command=None).encode(), sign_bytes(b)), {400},
-     "Bolt answers 404 'unhandled request' (Slack retries 4xx/5xx events; a malformed request is a 400)"),
-    ("slash-without-response-url", lambda s: (b := slash_fields(s, response_url=None).encode(), sign_bytes(b)),
-     {400}, "answered (200) although the request has nowhere to send a late answer"),
-    ("slash-without-team-channel-user", lambda s: (
-        b := slash_fields(s, team_id=None, channel_id=None, user_id=None).encode(), sign_bytes(b)), {400},
-     "answered (200): settings and dedupe are keyed on team/channel"),
+    (
+        "slash-without-command",
+        lambda s: (b := slash_fields(s, command=None).encode(), sign_bytes(b)),
+        {400},
+        "Bolt answers 404 'unhandled request' (Slack retries 4xx/5xx events; a malformed request is a 400)",
+    ),
+    (
+        "slash-without-response-url",
+        lambda s: (b := slash_fields(s, response_url=None).encode(), sign_bytes(b)),
+        {400},
+        "answered (200) although the request has nowhere to send a late answer",
+    ),
+    (
+        "slash-without-team-channel-user",
+        lambda s: (b := slash_fields(s, team_id=None, channel_id=None, user_id=None).encode(), sign_bytes(b)),
+        {400},
+        "answered (200): settings and dedupe are keyed on team/channel",
+    ),
     ("empty-body", lambda s: (b"", sign_bytes(b"")), {400}, "Bolt answers 404 'unhandled request'"),
-    ("form-body-declared-json", lambda s: (b := slash_fields(s).encode(), sign_bytes(b, JSON)), {400, 415},
-     "500: Bolt's json.loads raises on a form body"),
-    ("slash-as-text-plain", lambda s: (b := slash_fields(s).encode(), sign_bytes(b, "text/plain")), {415},
-     "answered (200): Bolt parses any non-JSON content type as a form"),
-    ("slash-without-content-type", lambda s: (b := slash_fields(s).encode(), sign_bytes(b, None)), {415},
-     "answered (200): no content-type check"),
-    ("event-as-form", lambda s: (b := mention_body("cheapest A100 spot")[0].encode(), sign_bytes(b, FORM)),
-     {400, 415}, "processed (a chat.postMessage goes out): Bolt parses a body starting with '{' as JSON"),
+    (
+        "form-body-declared-json",
+        lambda s: (b := slash_fields(s).encode(), sign_bytes(b, JSON)),
+        {400, 415},
+        "500: Bolt's json.loads raises on a form body",
+    ),
+    (
+        "slash-as-text-plain",
+        lambda s: (b := slash_fields(s).encode(), sign_bytes(b, "text/plain")),
+        {415},
+        "answered (200): Bolt parses any non-JSON content type as a form",
+    ),
+    (
+        "slash-without-content-type",
+        lambda s: (b := slash_fields(s).encode(), sign_bytes(b, None)),
+        {415},
+        "answered (200): no content-type check",
+    ),
+    (
+        "event-as-form",
+        lambda s: (b := mention_body("cheapest A100 spot")[0].encode(), sign_bytes(b, FORM)),
+        {400, 415},
+        "processed (a chat.postMessage goes out): Bolt parses a body starting with '{' as JSON",
+    ),
     ("invalid-json", lambda s: (b"{not json", sign_bytes(b"{not json", JSON)), {400}, "500 from Bolt"),
     ("json-array", lambda s: (b"[1, 2]", sign_bytes(b"[1, 2]", JSON)), {400}, "500 from Bolt"),
-    ("event-callback-without-event", lambda s: (
-        b := json.dumps({"type": "event_callback", "event_id": "EvX", "team_id": "T0001"}).encode(),
-        sign_bytes(b, JSON)), {400}, "Bolt answers 404 'unhandled request'"),
-    ("invalid-utf8", lambda s: (b"command=/gpu&text=\xff\xfe", sign_bytes(b"command=/gpu&text=\xff\xfe")), {400},
-     "500: the WSGI adapter decodes the body as UTF-8 and raises"),
-    ("block-actions-payload-not-json", lambda s: (b := b"payload=%7Bnot%20json", sign_bytes(b)), {400},
-     "500 from Bolt"),
+    (
+        "event-callback-without-event",
+        lambda s: (
+            b := json.dumps({"type": "event_callback", "event_id": "EvX", "team_id": "T0001"}).encode(),
+            sign_bytes(b, JSON),
+        ),
+        {400},
+        "Bolt answers 404 'unhandled request'",
+    ),
+    (
+        "invalid-utf8",
+        lambda s: (b"command=/gpu&text=\xff\xfe", sign_bytes(b"command=/gpu&text=\xff\xfe")),
+        {400},
+        "500: the WSGI adapter decodes the body as UTF-8 and raises",
+    ),
+    (
+        "block-actions-payload-not-json",
+        lambda s: (b := b"payload=%7Bnot%20json", sign_bytes(b)),
+        {400},
+        "500 from Bolt",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("build", "statuses"), [
-    pytest.param(build, statuses, id=name)  # `reason`: what Bolt alone did before the request gate
-    for name, build, statuses, reason in MALFORMED
-])
+@pytest.mark.parametrize(
+    ("build", "statuses"),
+    [
+        pytest.param(build, statuses, id=name)  # `reason`: what Bolt alone did before the request gate
+        for name, build, statuses, reason in MALFORMED
+    ],
+)
 def test_malformed_requests_are_rejected_and_nothing_is_processed(server, slack, build, statuses):
     body, headers = build(slack)
     status, raw = post_raw(server, body, headers)
@@ -255,8 +315,9 @@ def test_get_on_the_slack_path_is_405(server, slack):
     assert status == 405
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=300))
 def test_any_text_over_http_gets_a_200_and_a_valid_reply(server, slack, text):
     body, hook = slash_body(slack, text)
@@ -278,41 +339,88 @@ VALID = HEADER + GOOD + GOOD2
 
 # (id, file bytes, expected line, expected column or None, a phrase of the message)
 BAD_FILES = [
-    ("missing-column", b"InstanceType,AcceleratorName,Price,Region\nx,A100,1.0,r1\n", 1, "AcceleratorCount",
-     "missing column(s) AcceleratorCount"),
+    (
+        "missing-column",
+        b"InstanceType,AcceleratorName,Price,Region\nx,A100,1.0,r1\n",
+        1,
+        "AcceleratorCount",
+        "missing column(s) AcceleratorCount",
+    ),
     ("bad-number", (HEADER + "x1.big,A100,8,96,1152,,twenty,8.1,r1\n").encode(), 2, "Price", "is not a number"),
-    ("bad-count", (HEADER + "x1.big,A100,eight,96,1152,,20.5,8.1,r1\n").encode(), 2, "AcceleratorCount",
-     "is not a number"),
-    ("comma-decimal", (HEADER + GOOD + 'x3.big,A100,1,12,144,,"3,20",,r1\n').encode(), 3, "Price",
-     "is not a number"),
-    ("infinite-price", (HEADER + GOOD + "x3.big,A100,1,12,144,,inf,,r1\n").encode(), 3, "Price",
-     "not a finite number"),
+    (
+        "bad-count",
+        (HEADER + "x1.big,A100,eight,96,1152,,20.5,8.1,r1\n").encode(),
+        2,
+        "AcceleratorCount",
+        "is not a number",
+    ),
+    ("comma-decimal", (HEADER + GOOD + 'x3.big,A100,1,12,144,,"3,20",,r1\n').encode(), 3, "Price", "is not a number"),
+    ("infinite-price", (HEADER + GOOD + "x3.big,A100,1,12,144,,inf,,r1\n").encode(), 3, "Price", "not a finite number"),
     ("nan-price", (HEADER + GOOD + "x3.big,A100,1,12,144,,nan,,r1\n").encode(), 3, "Price", "not a finite number"),
-    ("negative-price", (HEADER + GOOD + "x2.big,A100,8,96,1152,,-3,8.1,r1\n").encode(), 3, "Price",
-     "must be positive"),
+    ("negative-price", (HEADER + GOOD + "x2.big,A100,8,96,1152,,-3,8.1,r1\n").encode(), 3, "Price", "must be positive"),
     ("zero-price", (HEADER + GOOD + "x2.big,A100,8,96,1152,,0,,r1\n").encode(), 3, "Price", "must be positive"),
-    ("negative-spot", (HEADER + GOOD + "x2.big,A100,8,96,1152,,3,-0.5,r1\n").encode(), 3, "SpotPrice",
-     "must be positive"),
-    ("negative-vcpus", (HEADER + GOOD + "x2.big,A100,8,-96,1152,,3,,r1\n").encode(), 3, "vCPUs",
-     "must not be negative"),
-    ("duplicate-row", (HEADER + GOOD + GOOD2 + "x1.big,A100,8,96,1152,,21.0,8.1,r1\n").encode(), 4, "Price",
-     "conflicting duplicate of line 2"),
-    ("duplicate-spot", (HEADER + GOOD + "x1.big,A100,8,96,1152,,20.5,,r1\n").encode(), 3, "SpotPrice",
-     "conflicting duplicate of line 2"),
-    ("latin-1", (HEADER + GOOD).encode() + "x3,A100,1,8,64,,1.5,,caf\xe9\n".encode("latin-1"), 3, "Region",
-     "not UTF-8"),
+    (
+        "negative-spot",
+        (HEADER + GOOD + "x2.big,A100,8,96,1152,,3,-0.5,r1\n").encode(),
+        3,
+        "SpotPrice",
+        "must be positive",
+    ),
+    (
+        "negative-vcpus",
+        (HEADER + GOOD + "x2.big,A100,8,-96,1152,,3,,r1\n").encode(),
+        3,
+        "vCPUs",
+        "must not be negative",
+    ),
+    (
+        "duplicate-row",
+        (HEADER + GOOD + GOOD2 + "x1.big,A100,8,96,1152,,21.0,8.1,r1\n").encode(),
+        4,
+        "Price",
+        "conflicting duplicate of line 2",
+    ),
+    (
+        "duplicate-spot",
+        (HEADER + GOOD + "x1.big,A100,8,96,1152,,20.5,,r1\n").encode(),
+        3,
+        "SpotPrice",
+        "conflicting duplicate of line 2",
+    ),
+    (
+        "latin-1",
+        (HEADER + GOOD).encode() + "x3,A100,1,8,64,,1.5,,caf\xe9\n".encode("latin-1"),
+        3,
+        "Region",
+        "not UTF-8",
+    ),
     ("utf-16", VALID.encode("utf-16"), 1, "1", "not UTF-8"),
     ("truncated-row", (HEADER + GOOD + "x3.big,A100,8,96").encode(), 3, "MemoryGiB", "truncated"),
     ("truncated-mid-cell", (HEADER + GOOD + "x3.big,A100,8,96,1152,,20").encode(), 3, "SpotPrice", "truncated"),
-    ("extra-cell", (HEADER + GOOD + "x3.big,A100,8,96,1152,,20.5,8.1,r1,surplus\n").encode(), 3, "10",
-     "expected 9 cells, found 10"),
+    (
+        "extra-cell",
+        (HEADER + GOOD + "x3.big,A100,8,96,1152,,20.5,8.1,r1,surplus\n").encode(),
+        3,
+        "10",
+        "expected 9 cells, found 10",
+    ),
     # issue 14: a row without a region is no longer refused (kept under region "unknown": tests/test_catalog_import.py)
     ("header-only", HEADER.encode(), 2, None, "no data rows"),
     ("empty", b"", 1, None, "empty"),
-    ("nul-byte", (HEADER + GOOD).encode() + b"x3\x00,A100,1,8,64,,1.5,,r1\n", 3, "InstanceType",
-     "control character U+0000"),
-    ("binary-junk", (HEADER + GOOD).encode() + b"x4,A100,1,8,64,,\x1b[31m1.5,,r1\n", 3, "Price",
-     "control character U+001B"),
+    (
+        "nul-byte",
+        (HEADER + GOOD).encode() + b"x3\x00,A100,1,8,64,,1.5,,r1\n",
+        3,
+        "InstanceType",
+        "control character U+0000",
+    ),
+    (
+        "binary-junk",
+        (HEADER + GOOD).encode() + b"x4,A100,1,8,64,,\x1b[31m1.5,,r1\n",
+        3,
+        "Price",
+        "control character U+001B",
+    ),
 ]
 
 
@@ -361,10 +469,12 @@ COMMANDS = {
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-@pytest.mark.parametrize(("content", "line", "column", "phrase"),
-                         [pytest.param(c, ln, col, p, id=name) for name, c, ln, col, p in BAD_FILES])
+@pytest.mark.parametrize(
+    ("content", "line", "column", "phrase"), [pytest.param(c, ln, col, p, id=name) for name, c, ln, col, p in BAD_FILES]
+)
 def test_a_malformed_file_is_refused_naming_file_line_and_column_and_nothing_changes(
-        private_state, tmp_path, capsys, command, content, line, column, phrase):
+    private_state, tmp_path, capsys, command, content, line, column, phrase
+):
     bad = tmp_path / "prices-bad.csv"
     bad.write_bytes(content)
     kb_before, state_before = _kb_hash(private_state), _state_fingerprint()
@@ -383,11 +493,16 @@ def test_a_malformed_file_is_refused_naming_file_line_and_column_and_nothing_cha
 def test_a_malformed_hosts_file_is_refused_and_nothing_changes(private_state, tmp_path, capsys):
     good, hosts = tmp_path / "good.csv", tmp_path / "hosts.csv"
     good.write_text(VALID, encoding="utf-8")
-    hosts.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
-                     "n1-standard-8,,,8,30,,0.38,zero,r1\n", encoding="utf-8")
+    hosts.write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
+        "n1-standard-8,,,8,30,,0.38,zero,r1\n",
+        encoding="utf-8",
+    )
     kb_before, state_before = _kb_hash(private_state), _state_fingerprint()
-    for argv in (["kb", "import", str(good), "--provider", "testcloud", "--hosts", str(hosts)],
-                 ["prices", "refresh", "--catalog", str(good), "--provider", "testcloud", "--hosts", str(hosts)]):
+    for argv in (
+        ["kb", "import", str(good), "--provider", "testcloud", "--hosts", str(hosts)],
+        ["prices", "refresh", "--catalog", str(good), "--provider", "testcloud", "--hosts", str(hosts)],
+    ):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert f"{hosts}, line 2, column SpotPrice" in err and "is not a number" in err
@@ -396,16 +511,17 @@ def test_a_malformed_hosts_file_is_refused_and_nothing_changes(private_state, tm
 
 def test_a_missing_file_is_a_clear_error_and_nothing_changes(private_state, tmp_path, capsys):
     kb_before, state_before = _kb_hash(private_state), _state_fingerprint()
-    for argv in (["kb", "import", str(tmp_path / "nope.csv"), "--provider", "testcloud"],
-                 ["prices", "refresh", "--catalog", str(tmp_path / "nope.csv"), "--provider", "testcloud"]):
+    for argv in (
+        ["kb", "import", str(tmp_path / "nope.csv"), "--provider", "testcloud"],
+        ["prices", "refresh", "--catalog", str(tmp_path / "nope.csv"), "--provider", "testcloud"],
+    ):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert "nope.csv" in err and "cannot read file" in err
     assert _kb_hash(private_state) == kb_before and _state_fingerprint() == state_before
 
 
-def test_a_failure_while_rebuilding_leaves_kb_and_history_as_they_were(private_state, tmp_path, capsys,
-                                                                         monkeypatch):
+def test_a_failure_while_rebuilding_leaves_kb_and_history_as_they_were(private_state, tmp_path, capsys, monkeypatch):
     """A valid file whose rebuild fails half-way (disk full, a bug): the import is undone, nothing is half-done."""
     import knowledge.build
 
@@ -424,7 +540,7 @@ def test_a_failure_while_rebuilding_leaves_kb_and_history_as_they_were(private_s
 # generated corruption: any damage to a valid file is either still a valid catalog or a CatalogError that says where
 
 _DAMAGE = st.sampled_from(["delete", "insert", "replace", "truncate", "swap-lines"])
-_JUNK = st.sampled_from(list(",\"\n\r\x00\ufeff-eE+.0123456789abc ") + ["inf", "nan", "-1", "1e999", '""', "\t"])
+_JUNK = st.sampled_from(list(',"\n\r\x00\ufeff-eE+.0123456789abc ') + ["inf", "nan", "-1", "1e999", '""', "\t"])
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -434,11 +550,11 @@ def test_any_damage_to_a_catalog_is_a_catalog_error_naming_file_and_line(damage)
     for kind, at, junk in damage:
         at = at % (len(text) + 1)
         if kind == "delete":
-            text = text[:at] + text[at + 1:]
+            text = text[:at] + text[at + 1 :]
         elif kind == "insert":
             text = text[:at] + junk + text[at:]
         elif kind == "replace":
-            text = text[:at] + junk + text[at + len(junk):]
+            text = text[:at] + junk + text[at + len(junk) :]
         elif kind == "truncate":
             text = text[:at]
         else:

@@ -49,11 +49,20 @@ def test_every_shared_catalog_reads(file, provider, data_rows, duplicates):
 def test_kb_holds_every_catalog_row(kb):
     counts = {r["file"]: r["n"] for r in kb.rows("SELECT file, COUNT(*) n FROM catalog_rows GROUP BY file")}
     assert counts == {
-        "aws_vms.csv": 2274, "azure_vms.csv": 187, "gcp_vms.csv": 2403 - 154, "gcp_host_vms.csv": 2991,
-        "alibaba_vms.csv": 1309, "tencent_vms.csv": 405,
+        "aws_vms.csv": 2274,
+        "azure_vms.csv": 187,
+        "gcp_vms.csv": 2403 - 154,
+        "gcp_host_vms.csv": 2991,
+        "alibaba_vms.csv": 1309,
+        "tencent_vms.csv": 405,
         # issue 14: seven more bundled clouds (RunPod's source repeats its 14 US 2x_B200 rows exactly)
-        "oci_vms.csv": 1134, "lambda_vms.csv": 374, "runpod_vms.csv": 2000 - 14, "nebius_vms.csv": 21,
-        "hyperstack_vms.csv": 25, "primeintellect_vms.csv": 115, "shadeform_vms.csv": 118,
+        "oci_vms.csv": 1134,
+        "lambda_vms.csv": 374,
+        "runpod_vms.csv": 2000 - 14,
+        "nebius_vms.csv": 21,
+        "hyperstack_vms.csv": 25,
+        "primeintellect_vms.csv": 115,
+        "shadeform_vms.csv": 118,
     }
 
 
@@ -126,8 +135,18 @@ GOOD = "x1.big,A100,8,96,1152,,20.5,8.1,r1\n"
         (b"", "empty"),
         ((HEADER + "x1.big,A100,abc,96,1152,,20.5,8.1,r1\n").encode(), "column AcceleratorCount"),
     ],
-    ids=["missing-column", "bad-number", "negative", "zero", "duplicate", "encoding", "truncated", "header-only",
-         "empty", "bad-count"],
+    ids=[
+        "missing-column",
+        "bad-number",
+        "negative",
+        "zero",
+        "duplicate",
+        "encoding",
+        "truncated",
+        "header-only",
+        "empty",
+        "bad-count",
+    ],
 )
 def test_malformed_catalog_is_rejected_and_kb_untouched(private_home, tmp_path, capsys, content, expected):
     bad = tmp_path / "bad.csv"
@@ -151,17 +170,47 @@ def test_catalog_error_names_file_line_and_column():
 
 
 # Issue 14: a cloud nobody has seen, in its own layout and spellings (built here, not copied from a bundled file).
-NEW_LAYOUT = ["Region", "SpotPrice", "Price", "AcceleratorCount", "AcceleratorName", "InstanceType", "GpuInfo",
-              "AvailabilityZone", "vCPUs", "MemoryGiB"]
+NEW_LAYOUT = [
+    "Region",
+    "SpotPrice",
+    "Price",
+    "AcceleratorCount",
+    "AcceleratorName",
+    "InstanceType",
+    "GpuInfo",
+    "AvailabilityZone",
+    "vCPUs",
+    "MemoryGiB",
+]
 NEW_ROWS = [
     ["eu-1", "0.00", "2.10", "1", "H100_SXM5", "nn.h100.1", "", "eu-1a", "", ""],  # 0.00 spot: no spot offer
     ["eu-1", "0.95", "1.80", "1", "h100 pcie 80gb", "nn.h100p.1", "", "eu-1b", "16", "128"],
     ["", "", "15.20", "8.0", "H100-80G-SXM5", "nn.h100.8", "", "", "", ""],  # no region: kept as "unknown"
     ["us-2", "", "0.61", "1", "NVIDIA RTX A6000", "nn.a6000.1", "", "", "", ""],
-    ["us-2", "0.30", "0.59", "1.0", "RTXA6000", "nn.a6000b.1", '{"Gpus":[{"MemoryInfo":{"SizeInMiB":49152}}]}', "",
-     "", ""],
-    ["us-2", "", "1.20", "1", "RTX6000", "nn.rtx6000.1", "{'Gpus': [{'MemoryInfo': {'SizeInMiB': 24576}}]}", "", "",
-     ""],  # Turing, not Ada
+    [
+        "us-2",
+        "0.30",
+        "0.59",
+        "1.0",
+        "RTXA6000",
+        "nn.a6000b.1",
+        '{"Gpus":[{"MemoryInfo":{"SizeInMiB":49152}}]}',
+        "",
+        "",
+        "",
+    ],
+    [
+        "us-2",
+        "",
+        "1.20",
+        "1",
+        "RTX6000",
+        "nn.rtx6000.1",
+        "{'Gpus': [{'MemoryInfo': {'SizeInMiB': 24576}}]}",
+        "",
+        "",
+        "",
+    ],  # Turing, not Ada
     ["us-2", "", "3.00", "2", "Mystery-X1", "nn.mx.2", "", "", "", ""],
     ["us-2", "", "1.00", "1", "Zeta Accel 9", "nn.z9.1", "", "", "", ""],
     ["us-2", "", "0.40", "1", "H1000", "nn.h1000.1", "", "", "", ""],  # not an H100
@@ -184,8 +233,13 @@ def _expected(spellings: set[str], column: str) -> list[tuple[float, str, str]]:
     for row in NEW_ROWS:
         value = row[at[column]]
         if row[at["AcceleratorName"]] in spellings and value and float(value) > 0:
-            found.append((round(float(value) / float(row[at["AcceleratorCount"]]), 6), row[at["InstanceType"]],
-                          row[at["Region"]] or "unknown"))
+            found.append(
+                (
+                    round(float(value) / float(row[at["AcceleratorCount"]]), 6),
+                    row[at["InstanceType"]],
+                    row[at["Region"]] or "unknown",
+                )
+            )
     return sorted(found)
 
 
@@ -202,15 +256,18 @@ def test_import_a_new_layout_with_new_spellings(private_home, tmp_path, capsys):
         return json.loads(capsys.readouterr().out)
 
     h100 = ask("cheapest H100 on neocloud")
-    assert [(round(o["price_per_gpu_hour_usd"], 6), o["instance_type"], o["region"]) for o in h100["offers"]] == \
-        _expected({"H100_SXM5", "h100 pcie 80gb", "H100-80G-SXM5"}, "Price")
+    assert [
+        (round(o["price_per_gpu_hour_usd"], 6), o["instance_type"], o["region"]) for o in h100["offers"]
+    ] == _expected({"H100_SXM5", "h100 pcie 80gb", "H100-80G-SXM5"}, "Price")
     assert {o["gpu_variant"] for o in h100["offers"]} == {"H100 SXM 80GB", "H100 PCIe 80GB"}
     spot = ask("cheapest H100 spot on neocloud")
-    assert [(round(o["price_per_gpu_hour_usd"], 6), o["instance_type"], o["region"]) for o in spot["offers"]] == \
-        _expected({"H100_SXM5", "h100 pcie 80gb", "H100-80G-SXM5"}, "SpotPrice")  # the 0.00 spot is no offer
+    assert [
+        (round(o["price_per_gpu_hour_usd"], 6), o["instance_type"], o["region"]) for o in spot["offers"]
+    ] == _expected({"H100_SXM5", "h100 pcie 80gb", "H100-80G-SXM5"}, "SpotPrice")  # the 0.00 spot is no offer
     a6000 = ask("cheapest A6000 on neocloud")
-    assert [o["instance_type"] for o in a6000["offers"]] == [i for _, i, _ in _expected({"NVIDIA RTX A6000",
-                                                                                          "RTXA6000"}, "Price")]
+    assert [o["instance_type"] for o in a6000["offers"]] == [
+        i for _, i, _ in _expected({"NVIDIA RTX A6000", "RTXA6000"}, "Price")
+    ]
     ada = ask("cheapest RTX 6000 Ada on neocloud")
     assert not ada["offers"]  # RTX6000 is the 24 GB Turing card
     half = ask("cheapest L4 on neocloud")["offers"]
@@ -218,6 +275,9 @@ def test_import_a_new_layout_with_new_spellings(private_home, tmp_path, capsys):
 
     assert main(["kb", "stats"]) == 0
     stats = json.loads(capsys.readouterr().out)
-    assert stats["unrecognised_accelerators"]["neocloud"] == ["H1000 (1 rows)", "Mystery-X1 (1 rows)",
-                                                            "Zeta Accel 9 (1 rows)"]
+    assert stats["unrecognised_accelerators"]["neocloud"] == [
+        "H1000 (1 rows)",
+        "Mystery-X1 (1 rows)",
+        "Zeta Accel 9 (1 rows)",
+    ]
     assert "H1000" not in {o["gpu"] for o in h100["offers"]}

@@ -35,8 +35,11 @@ def ask_json(capsys, *args: str) -> dict:
 def _aws_a100_spot_per_gpu() -> list[float]:
     """Every AWS A100 (40 GB, p4d) spot price per GPU-hour in the bundled CSV."""
     with (CATALOGS / "aws_vms.csv").open(encoding="utf-8", newline="") as handle:
-        return [float(r["SpotPrice"]) / float(r["AcceleratorCount"]) for r in csv.DictReader(handle)
-                if r["AcceleratorName"] == "A100" and r["SpotPrice"]]
+        return [
+            float(r["SpotPrice"]) / float(r["AcceleratorCount"])
+            for r in csv.DictReader(handle)
+            if r["AcceleratorName"] == "A100" and r["SpotPrice"]
+        ]
 
 
 @pytest.mark.parametrize("question", ["cheapest A100 spot", "最便宜的A100竞价实例"])

@@ -17,8 +17,20 @@ from knowledge import history
 from knowledge.paths import CATALOG_DIR, DATA_DIR
 
 RECORDED = Path(__file__).parent / "data" / "catalogs"  # copies of ../shared/data/catalogs (the 7 newer clouds)
-BUNDLED = {"aws", "azure", "gcp", "alibaba", "tencent", "oci", "lambda", "runpod", "nebius", "hyperstack",
-           "primeintellect", "shadeform"}
+BUNDLED = {
+    "aws",
+    "azure",
+    "gcp",
+    "alibaba",
+    "tencent",
+    "oci",
+    "lambda",
+    "runpod",
+    "nebius",
+    "hyperstack",
+    "primeintellect",
+    "shadeform",
+}
 
 
 def _urls() -> dict[str, dict]:

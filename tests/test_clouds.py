@@ -25,15 +25,31 @@ SPELLINGS: dict[str, dict[str, set[str]]] = {
     "azure": {"H100": {"H100"}, "A100": {"A100", "A100-80GB"}, "RTX A6000": set()},
     "oci": {"H100": {"H100"}, "A100": {"A100", "A100-80GB"}, "MI300X": {"MI300X"}, "RTX A6000": set()},
     "lambda": {"H100": {"H100"}, "A100": {"A100", "A100-80GB"}, "RTX A6000": {"A6000"}, "RTX 6000": {"RTX6000"}},
-    "runpod": {"H100": {"H100", "H100-SXM", "H100-NVL"}, "A100": {"A100-80GB", "A100-80GB-SXM"},
-               "RTX A6000": {"RTXA6000"}, "RTX 6000 Ada": {"RTX6000-Ada"}},
+    "runpod": {
+        "H100": {"H100", "H100-SXM", "H100-NVL"},
+        "A100": {"A100-80GB", "A100-80GB-SXM"},
+        "RTX A6000": {"RTXA6000"},
+        "RTX 6000 Ada": {"RTX6000-Ada"},
+    },
     "nebius": {"H100": {"H100"}, "H200": {"H200"}, "L40S": {"L40S"}, "RTX A6000": set()},
-    "hyperstack": {"H100": {"H100-80G-PCIe", "H100-80G-PCIe-NVLink", "H100-80G-SXM5"},
-                   "A100": {"A100-80G-PCIe", "A100-80G-PCIe-NVLink"}, "RTX A6000": {"RTX-A6000"}},
-    "primeintellect": {"H100": {"H100"}, "A100": {"A100", "A100-80GB"}, "RTX A6000": {"A6000"},
-                       "RTX 6000 Ada": {"RTX6000Ada"}},
-    "shadeform": {"H100": {"H100"}, "A100": {"A100", "A100-80GB"}, "RTX A6000": {"A6000"},
-                  "RTX 6000 Ada": {"RTX6000Ada"}, "Gaudi 2": {"GAUDI2"}},
+    "hyperstack": {
+        "H100": {"H100-80G-PCIe", "H100-80G-PCIe-NVLink", "H100-80G-SXM5"},
+        "A100": {"A100-80G-PCIe", "A100-80G-PCIe-NVLink"},
+        "RTX A6000": {"RTX-A6000"},
+    },
+    "primeintellect": {
+        "H100": {"H100"},
+        "A100": {"A100", "A100-80GB"},
+        "RTX A6000": {"A6000"},
+        "RTX 6000 Ada": {"RTX6000Ada"},
+    },
+    "shadeform": {
+        "H100": {"H100"},
+        "A100": {"A100", "A100-80GB"},
+        "RTX A6000": {"A6000"},
+        "RTX 6000 Ada": {"RTX6000Ada"},
+        "Gaudi 2": {"GAUDI2"},
+    },
 }
 NEW_CLOUDS = ("oci", "lambda", "runpod", "nebius", "hyperstack", "primeintellect", "shadeform")
 SWAPPED = {("runpod", "L40S")}  # catalogs/README.md: RunPod's L40S Price and SpotPrice are swapped upstream
@@ -44,8 +60,10 @@ def ranking(provider: str, accelerators: set[str], column: str) -> list[tuple[fl
     if provider == "gcp":  # billed prices, sizes sold on demand (tests/reference_calc.py)
         return [(p, "gcp", i, r) for p, i, r in gcp_billed_ranking(accelerators, column)]
     if provider in ("aws", "azure"):  # Local Zones apart, datasheet GPU counts
-        return [(p, provider, i, r) for p, i, r in per_gpu_ranking_by_place(CATALOGS / f"{provider}_vms.csv",
-                                                                            accelerators, column)]
+        return [
+            (p, provider, i, r)
+            for p, i, r in per_gpu_ranking_by_place(CATALOGS / f"{provider}_vms.csv", accelerators, column)
+        ]
     best: dict[tuple[str, str], float] = {}
     for row in rows(CATALOGS / f"{provider}_vms.csv"):
         if row["AcceleratorName"] not in accelerators:
@@ -91,8 +109,10 @@ def ask(kb, capsys):
 
 CLOUD_CASES = [
     (provider, family, phrase, pricing)
-    for provider, families in SPELLINGS.items() if provider in NEW_CLOUDS
-    for family, spellings in families.items() if spellings
+    for provider, families in SPELLINGS.items()
+    if provider in NEW_CLOUDS
+    for family, spellings in families.items()
+    if spellings
     for phrase, pricing in ((f"cheapest {family} on {provider}", "Price"),)
 ] + [
     ("nebius", "H100", "cheapest H100 spot on nebius", "SpotPrice"),  # 13 of 21 rows have no spot price
@@ -158,8 +178,11 @@ def test_global_cheapest_sees_every_clouds_spelling(ask, phrase, family, column)
     if family in ("H100", "A100"):
         expected += ranking("gcp", {"H100", "H100-MEGA"} if family == "H100" else {"A100", "A100-80GB"}, column)
     # Google sells A3 High with 1, 2 or 4 GPUs only as Spot / Flex-start (issue 14): not an on-demand offer
-    not_orderable = [i for _, i, _ in gcp_ranking({"H100"}, column)
-                     if family == "H100" and column == "Price" and re.fullmatch(r"a3-highgpu-[124]g", i)]
+    not_orderable = [
+        i
+        for _, i, _ in gcp_ranking({"H100"}, column)
+        if family == "H100" and column == "Price" and re.fullmatch(r"a3-highgpu-[124]g", i)
+    ]
     result = ask(phrase)
     assert _got(result["offers"]) == _want(sorted(expected))
     assert {o["gpu"] for o in result["offers"]} == {family}
@@ -201,11 +224,12 @@ def test_a_variant_question_narrows(ask, phrase, family, variants, spellings):
         assert {o["gpu_memory_gb"] for o in result["offers"]} == {80}
     if spellings:
         assert {o["provider"] for o in result["offers"]} >= {"runpod"}
-        expected = sorted(r for p in ("runpod", "primeintellect", "shadeform")
-                          for r in ranking(p, spellings, "Price"))
+        expected = sorted(r for p in ("runpod", "primeintellect", "shadeform") for r in ranking(p, spellings, "Price"))
         if family == "H100" and variants == {"H100 NVL 94GB"}:  # Azure's NCads H100 v5 series is H100 NVL (its docs)
-            expected = sorted(expected + [r for r in ranking("azure", {"H100"}, "Price")
-                                          if re.fullmatch(r"Standard_NC\d+adi?s_H100_v5", r[2])])
+            expected = sorted(
+                expected
+                + [r for r in ranking("azure", {"H100"}, "Price") if re.fullmatch(r"Standard_NC\d+adi?s_H100_v5", r[2])]
+            )
         assert _got(result["offers"])[:5] == _want(expected)
 
 
@@ -325,8 +349,10 @@ def test_a_form_factor_question_narrows_to_that_form(ask, phrase, form, variants
     result = ask(phrase)
     assert result["query"]["gpus"] == ["H100"] and result["query"]["gpu_variants"] == variants
     assert result["offers"] and {o["gpu_variant"] for o in result["offers"]} == {f"H100 {form} 80GB"}
-    spellings = {"PCIe": {"runpod": {"H100"}, "hyperstack": {"H100-80G-PCIe", "H100-80G-PCIe-NVLink"}},
-                 "SXM": {"runpod": {"H100-SXM"}, "hyperstack": {"H100-80G-SXM5"}, "nebius": {"H100"}}}[form]
+    spellings = {
+        "PCIe": {"runpod": {"H100"}, "hyperstack": {"H100-80G-PCIe", "H100-80G-PCIe-NVLink"}},
+        "SXM": {"runpod": {"H100-SXM"}, "hyperstack": {"H100-80G-SXM5"}, "nebius": {"H100"}},
+    }[form]
     if "runpod" in phrase:
         spellings = {"runpod": spellings["runpod"]}
     expected = sorted(r for provider, names in spellings.items() for r in ranking(provider, names, "Price"))
@@ -350,7 +376,12 @@ def test_fresh_install_answers_cheapest_h100_on_lambda(tmp_path, monkeypatch, ca
 
 def test_the_instance_name_decides_memory_the_gpuinfo_leaves_open():
     # Prime Intellect writes count x per-GPU memory: 32768 MiB on a 2-GPU row is 2 x 16 GB, not one 32 GB V100
-    two = identify("primeintellect", "V100", "datacrunch__2xV100_16GB__10__45",
-                   '{"Gpus":[{"Name":"V100","Count":2,"MemoryInfo":{"SizeInMiB":32768}}]}', 2)
+    two = identify(
+        "primeintellect",
+        "V100",
+        "datacrunch__2xV100_16GB__10__45",
+        '{"Gpus":[{"Name":"V100","Count":2,"MemoryInfo":{"SizeInMiB":32768}}]}',
+        2,
+    )
     assert two.memory_gb == 16
     assert identify("x", "A100", "box__1xA100_80GB").memory_gb == 80  # no GpuInfo at all

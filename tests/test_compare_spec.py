@@ -101,8 +101,9 @@ def test_spec_without_a_subject_asks(kb):
 
 
 def test_compare_two_gpus_on_aws(kb):
-    answer = run_compare(kb, "compare A100 and H100 on aws", gpus=["A100", "H100"], providers=["aws"],
-                         pricing="on_demand")
+    answer = run_compare(
+        kb, "compare A100 and H100 on aws", gpus=["A100", "H100"], providers=["aws"], pricing="on_demand"
+    )
     a100 = per_gpu_ranking(CATALOGS / "aws_vms.csv", {"A100", "A100-80GB"}, "Price")[0]
     h100 = per_gpu_ranking(CATALOGS / "aws_vms.csv", {"H100"}, "Price")[0]
     assert [round(o.price_per_gpu_hour_usd, 6) for o in answer.offers] == [round(a100[0], 6), round(h100[0], 6)]
@@ -132,8 +133,9 @@ def test_compare_instance_types(kb):
 
 
 def test_compare_providers_for_one_gpu(kb):
-    answer = run_compare(kb, "compare aws and gcp for H100", gpus=["H100"], providers=["aws", "gcp"],
-                         pricing="on_demand")
+    answer = run_compare(
+        kb, "compare aws and gcp for H100", gpus=["H100"], providers=["aws", "gcp"], pricing="on_demand"
+    )
     assert [o.provider for o in answer.offers] == ["aws", "gcp"]
     aws = per_gpu_ranking(CATALOGS / "aws_vms.csv", {"H100"}, "Price")[0]
     assert answer.offers[0].price_per_gpu_hour_usd == pytest.approx(aws[0])

@@ -51,8 +51,14 @@ def test_every_field_has_help_and_secrets_are_secret():
         for name, field in model.model_fields.items():
             assert (field.description or "").strip(), f"{name} has no help text"
     secret = {name for name, field in Settings.model_fields.items() if "SecretStr" in str(field.annotation)}
-    assert {"database_url", "gpubot_secret_key", "slack_bot_token", "slack_signing_secret", "slack_app_token",
-            "slack_client_secret"} <= secret
+    assert {
+        "database_url",
+        "gpubot_secret_key",
+        "slack_bot_token",
+        "slack_signing_secret",
+        "slack_app_token",
+        "slack_client_secret",
+    } <= secret
     shown = repr(Config(gpubot_secret_key="k" * 44, database_url="postgresql://u:pw@h/db"))
     assert "pw@" not in shown and "k" * 44 not in shown
 
@@ -65,8 +71,9 @@ def test_readme_documents_every_variable(variable):
 
 def test_readme_table_is_the_models():
     assert START in README and END in README
-    assert README.split(START, 1)[1].split(END, 1)[0] == markdown_table(Settings), \
+    assert README.split(START, 1)[1].split(END, 1)[0] == markdown_table(Settings), (
         "README's table differs from the settings model: paste the output of `python -m bot.settings`"
+    )
 
 
 def test_defaults_match_the_readme_and_the_model():
@@ -104,16 +111,19 @@ def test_home_follows_gpubot_home_then_xdg(monkeypatch, tmp_path):
     assert home() == tmp_path / "xdg" / "gpubot"
 
 
-@pytest.mark.parametrize("variable, value, says", [
-    ("GPUBOT_DB_BUSY_TIMEOUT", "abc", "valid number"),
-    ("GPUBOT_DB_BUSY_TIMEOUT", "-1", "greater than or equal to 0"),
-    ("GPUBOT_REFRESH_HOUR", "24", "less than or equal to 23"),
-    ("GPUBOT_DIGEST_MINUTE", "five", "valid integer"),
-    ("GPUBOT_ANSWER_CACHE", "lots", "valid integer"),
-    ("GPUBOT_HTTP_READ_TIMEOUT", "0", "greater than 0"),
-    ("GPUBOT_IMPORT_MAX_ROWS", "1e9x", "valid integer"),
-    ("GPUBOT_LOG_LEVEL", "LOUD", "DEBUG"),
-])
+@pytest.mark.parametrize(
+    "variable, value, says",
+    [
+        ("GPUBOT_DB_BUSY_TIMEOUT", "abc", "valid number"),
+        ("GPUBOT_DB_BUSY_TIMEOUT", "-1", "greater than or equal to 0"),
+        ("GPUBOT_REFRESH_HOUR", "24", "less than or equal to 23"),
+        ("GPUBOT_DIGEST_MINUTE", "five", "valid integer"),
+        ("GPUBOT_ANSWER_CACHE", "lots", "valid integer"),
+        ("GPUBOT_HTTP_READ_TIMEOUT", "0", "greater than 0"),
+        ("GPUBOT_IMPORT_MAX_ROWS", "1e9x", "valid integer"),
+        ("GPUBOT_LOG_LEVEL", "LOUD", "DEBUG"),
+    ],
+)
 def test_an_invalid_value_is_one_error_naming_the_variable(monkeypatch, variable, value, says):
     monkeypatch.setenv(variable, value)
     with pytest.raises(cfg.ConfigError) as err:
@@ -133,14 +143,18 @@ def test_secret_values_are_never_in_the_error(monkeypatch):
     assert "SLACK_API_URL: " in str(err.value) and "hunter2" not in str(err.value)
 
 
-@pytest.mark.parametrize("variable, value, argv", [
-    ("GPUBOT_LOG_LEVEL", "LOUD", ["ask", "cheapest A100 spot"]),
-    ("GPUBOT_ANSWER_CACHE", "lots", ["ask", "cheapest H100 on demand", "--json"]),
-    ("GPUBOT_IMPORT_MAX_ROWS", "many", ["kb", "import", "{catalog}", "--provider", "acme"]),
-    ("GPUBOT_DB_BUSY_TIMEOUT", "abc", ["db", "upgrade"]),
-])
-def test_the_cli_says_which_variable_is_wrong_without_a_traceback(kb, monkeypatch, capsys, tmp_path, variable,
-                                                                  value, argv):
+@pytest.mark.parametrize(
+    "variable, value, argv",
+    [
+        ("GPUBOT_LOG_LEVEL", "LOUD", ["ask", "cheapest A100 spot"]),
+        ("GPUBOT_ANSWER_CACHE", "lots", ["ask", "cheapest H100 on demand", "--json"]),
+        ("GPUBOT_IMPORT_MAX_ROWS", "many", ["kb", "import", "{catalog}", "--provider", "acme"]),
+        ("GPUBOT_DB_BUSY_TIMEOUT", "abc", ["db", "upgrade"]),
+    ],
+)
+def test_the_cli_says_which_variable_is_wrong_without_a_traceback(
+    kb, monkeypatch, capsys, tmp_path, variable, value, argv
+):
     from bot.cli import main
 
     catalog = tmp_path / "acme.csv"
@@ -176,10 +190,17 @@ def _environment_reads(tree: ast.AST) -> list[tuple[int, str]]:
     reads = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == "os":
-            reads += [(node.lineno, f"from os import {a.name}") for a in node.names
-                      if a.name in ("environ", "getenv", "environb")]
-        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os"
-                and node.attr in ("environ", "getenv", "environb")):
+            reads += [
+                (node.lineno, f"from os import {a.name}")
+                for a in node.names
+                if a.name in ("environ", "getenv", "environb")
+            ]
+        if not (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+            and node.attr in ("environ", "getenv", "environb")
+        ):
             continue
         reads.append((node.lineno, f"os.{node.attr}"))
     return reads
@@ -220,9 +241,14 @@ def test_no_module_outside_the_settings_modules_reads_our_variables():
 
 
 def test_the_check_finds_a_direct_read():
-    tree = ast.parse('import os\nx = os.environ.get("GPUBOT_HOME")\ny = os.getenv(name)\n'
-                     'os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")\n')
+    tree = ast.parse(
+        'import os\nx = os.environ.get("GPUBOT_HOME")\ny = os.getenv(name)\n'
+        'os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")\n'
+    )
     keys = _keys_of(tree)
-    flagged = [line for line, _ in _environment_reads(tree)
-               if any(k is None or OURS.match(str(k)) for k in keys.get(line, [None]))]
+    flagged = [
+        line
+        for line, _ in _environment_reads(tree)
+        if any(k is None or OURS.match(str(k)) for k in keys.get(line, [None]))
+    ]
     assert sorted(flagged) == [2, 3]

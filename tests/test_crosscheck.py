@@ -15,8 +15,14 @@ import pytest
 from bot.cli import main
 from tests.reference_calc import gcp_ranking
 
-SNAPSHOT = Path(__file__).resolve().parent.parent / "knowledge" / "data" / "history" / "gcp_weekly" / \
-    "gcp_gpu_prices_last_snapshot.csv"
+SNAPSHOT = (
+    Path(__file__).resolve().parent.parent
+    / "knowledge"
+    / "data"
+    / "history"
+    / "gcp_weekly"
+    / "gcp_gpu_prices_last_snapshot.csv"
+)
 SHARED = Path("/work/shared/data/history/gcp_weekly")
 
 
@@ -26,8 +32,9 @@ def billing(machine: str, region: str) -> dict:
 
 
 def skypilot(machine: str, region: str, column: str = "Price") -> float:
-    per_gpu = next(p for p, itype, reg in gcp_ranking({"H100", "H100-MEGA"}, column)
-                   if itype == machine and reg == region)
+    per_gpu = next(
+        p for p, itype, reg in gcp_ranking({"H100", "H100-MEGA"}, column) if itype == machine and reg == region
+    )
     return per_gpu * 8
 
 

@@ -26,15 +26,27 @@ CHANNELS = ("C0001", "C0002", "C0003")
 
 
 def _offer(instance_type, region, pricing, usd, gpu="H100", count=8):
-    return {"instance_type": instance_type, "region": region, "pricing": pricing, "gpu": gpu, "gpu_count": count,
-            "price_per_hour_usd": usd}
+    return {
+        "instance_type": instance_type,
+        "region": region,
+        "pricing": pricing,
+        "gpu": gpu,
+        "gpu_count": count,
+        "price_per_hour_usd": usd,
+    }
 
 
-OLD = [_offer("p5.48xlarge", "us-east-1", "spot", 20.0), _offer("p5.48xlarge", "us-west-2", "spot", 22.0),
-       _offer("g5.xlarge", "us-east-1", "on_demand", 1.006, "A10G", 1)]
-NEW = [_offer("p5.48xlarge", "us-east-1", "spot", 18.0), _offer("p5.48xlarge", "us-west-2", "spot", 19.8),
-       _offer("g5.xlarge", "us-east-1", "on_demand", 1.006, "A10G", 1),
-       _offer("g5.xlarge", "eu-west-1", "on_demand", 1.123, "A10G", 1)]
+OLD = [
+    _offer("p5.48xlarge", "us-east-1", "spot", 20.0),
+    _offer("p5.48xlarge", "us-west-2", "spot", 22.0),
+    _offer("g5.xlarge", "us-east-1", "on_demand", 1.006, "A10G", 1),
+]
+NEW = [
+    _offer("p5.48xlarge", "us-east-1", "spot", 18.0),
+    _offer("p5.48xlarge", "us-west-2", "spot", 19.8),
+    _offer("g5.xlarge", "us-east-1", "on_demand", 1.006, "A10G", 1),
+    _offer("g5.xlarge", "eu-west-1", "on_demand", 1.123, "A10G", 1),
+]
 
 
 @pytest.fixture()
@@ -177,8 +189,26 @@ def test_subscription_options_are_validated(slack, capsys):
         subscriptions.subscribe("default", "C9", timezone="Mars/Olympus")
     with pytest.raises(ValueError, match="unknown GPU family 'H1OO'"):
         subscriptions.subscribe("default", "C9", gpus=["H1OO"])
-    assert main(["digest", "subscribe", "--channel", "C0009", "--hour", "8", "--tz", "Asia/Shanghai",
-                 "--gpus", "H100,A100", "--threshold", "2", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "digest",
+                "subscribe",
+                "--channel",
+                "C0009",
+                "--hour",
+                "8",
+                "--tz",
+                "Asia/Shanghai",
+                "--gpus",
+                "H100,A100",
+                "--threshold",
+                "2",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert main(["digest", "list", "--json"]) == 0
     assert main(["digest", "unsubscribe", "--channel", "C0009"]) == 0
     out = capsys.readouterr().out
@@ -192,10 +222,16 @@ def test_two_processes_at_the_same_moment_post_once(slack, tmp_path):
     env = {**os.environ, "SLACK_BOT_TOKEN": TOKEN, "SLACK_API_URL": slack.base_url}
     procs = []
     for name in ("machine-a", "machine-b"):  # separate homes, one database: two machines
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "digest", "--post"], env={**env, "GPUBOT_HOME": str(tmp_path / name)},
-            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        ))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "bot.cli", "digest", "--post"],
+                env={**env, "GPUBOT_HOME": str(tmp_path / name)},
+                cwd=Path(__file__).resolve().parents[1],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     outputs = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     assert per_channel(slack) == {c: 1 for c in CHANNELS}

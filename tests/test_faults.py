@@ -75,25 +75,62 @@ def app(slack, kb):
 def dispatch(app, body: str, **headers: str):
     ts = str(int(time.time()))
     digest = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return app.dispatch(BoltRequest(body=body, headers={
-        "content-type": "application/json", "x-slack-request-timestamp": ts, "x-slack-signature": f"v0={digest}",
-        **{k.replace("_", "-"): v for k, v in headers.items()}}))
+    return app.dispatch(
+        BoltRequest(
+            body=body,
+            headers={
+                "content-type": "application/json",
+                "x-slack-request-timestamp": ts,
+                "x-slack-signature": f"v0={digest}",
+                **{k.replace("_", "-"): v for k, v in headers.items()},
+            },
+        )
+    )
 
 
 def mention_body(text: str, channel: str = "C0FAULT") -> tuple[str, dict]:
     ts = f"{time.time():.6f}"
-    event = {"type": "app_mention", "user": "U_ASKER", "text": f"<@{BOT_USER}> {text}", "ts": ts, "channel": channel,
-             "event_ts": ts}
-    return json.dumps({"team_id": "T0FAULT", "api_app_id": "A_GPUBOT", "type": "event_callback", "event": event,
-                       "event_id": f"Ev{uuid.uuid4().hex}", "event_time": int(time.time())}), event
+    event = {
+        "type": "app_mention",
+        "user": "U_ASKER",
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": ts,
+        "channel": channel,
+        "event_ts": ts,
+    }
+    return json.dumps(
+        {
+            "team_id": "T0FAULT",
+            "api_app_id": "A_GPUBOT",
+            "type": "event_callback",
+            "event": event,
+            "event_id": f"Ev{uuid.uuid4().hex}",
+            "event_time": int(time.time()),
+        }
+    ), event
 
 
 def dm_body(text: str) -> str:
     ts = f"{time.time():.6f}"
-    event = {"type": "message", "channel_type": "im", "channel": "D0FAULT", "user": "U_ASKER", "text": text,
-             "ts": ts, "event_ts": ts}
-    return json.dumps({"team_id": "T0FAULT", "api_app_id": "A_GPUBOT", "type": "event_callback", "event": event,
-                       "event_id": f"Ev{uuid.uuid4().hex}", "event_time": int(time.time())})
+    event = {
+        "type": "message",
+        "channel_type": "im",
+        "channel": "D0FAULT",
+        "user": "U_ASKER",
+        "text": text,
+        "ts": ts,
+        "event_ts": ts,
+    }
+    return json.dumps(
+        {
+            "team_id": "T0FAULT",
+            "api_app_id": "A_GPUBOT",
+            "type": "event_callback",
+            "event": event,
+            "event_id": f"Ev{uuid.uuid4().hex}",
+            "event_time": int(time.time()),
+        }
+    )
 
 
 def settle(slack: SlackStandIn, seconds: float = 0.5) -> None:
@@ -172,10 +209,26 @@ def test_a_rate_limited_dm_reply_is_posted_once(app, slack):
 NOW = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)
 TOKEN = "xoxb-T0001-faults"
 CHANNELS = ("C0001", "C0002", "C0003")
-OLD = [{"instance_type": "p5.48xlarge", "region": "us-east-1", "pricing": "spot", "gpu": "H100", "gpu_count": 8,
-        "price_per_hour_usd": 20.0}]
-NEW = [{"instance_type": "p5.48xlarge", "region": "us-east-1", "pricing": "spot", "gpu": "H100", "gpu_count": 8,
-        "price_per_hour_usd": 18.0}]
+OLD = [
+    {
+        "instance_type": "p5.48xlarge",
+        "region": "us-east-1",
+        "pricing": "spot",
+        "gpu": "H100",
+        "gpu_count": 8,
+        "price_per_hour_usd": 20.0,
+    }
+]
+NEW = [
+    {
+        "instance_type": "p5.48xlarge",
+        "region": "us-east-1",
+        "pricing": "spot",
+        "gpu": "H100",
+        "gpu_count": 8,
+        "price_per_hour_usd": 18.0,
+    }
+]
 
 
 @pytest.fixture
@@ -208,12 +261,17 @@ def client_for(slack, timeout: float = 30):
     """A client with the retry policy of bot.digest_cmd.default_client_for_team (429s retried 3 times)."""
     from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-    return lambda team: WebClient(token=TOKEN, base_url=slack.base_url, timeout=timeout,
-                                  retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=3)])
+    return lambda team: WebClient(
+        token=TOKEN,
+        base_url=slack.base_url,
+        timeout=timeout,
+        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=3)],
+    )
 
 
 def test_a_digest_rate_limited_past_its_retries_fails_that_channel_and_the_rerun_posts_it_once(
-        digest_state, digest_slack):
+    digest_state, digest_slack
+):
     from bot.digest_cmd import post_digests
 
     digest_slack.rate_limit("chat.postMessage", retry_after=0, times=4)  # the first channel, every attempt
@@ -222,8 +280,11 @@ def test_a_digest_rate_limited_past_its_retries_fails_that_channel_and_the_rerun
     assert statuses["C0001"] == ("failed", "ratelimited")
     assert per_channel(digest_slack) == {"C0001": 0, "C0002": 1, "C0003": 1}
     report = post_digests(client_for(digest_slack), NOW)  # the next run (the clock, an hour later)
-    assert {r.channel: r.status for r in report.results} == {"C0001": "posted", "C0002": "already_sent",
-                                                             "C0003": "already_sent"}
+    assert {r.channel: r.status for r in report.results} == {
+        "C0001": "posted",
+        "C0002": "already_sent",
+        "C0003": "already_sent",
+    }
     assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}
 
 
@@ -240,8 +301,7 @@ def test_a_digest_post_that_times_out_is_not_posted_twice(digest_state, digest_s
 
 
 @pytest.mark.parametrize("unreadable", ["missing_scope", "ratelimited", "over-a-page-of-newer-messages"])
-def test_a_digest_retry_that_cannot_verify_its_earlier_post_does_not_post_again(digest_state, digest_slack,
-                                                                                  unreadable):
+def test_a_digest_retry_that_cannot_verify_its_earlier_post_does_not_post_again(digest_state, digest_slack, unreadable):
     """The first post times out after Slack stored it; the retry cannot read the channel's history (a group DM
     or an old install without the history scope, rate limits, or more newer messages than one page): it records
     "unverified" and reports it instead of posting a second time."""
@@ -267,8 +327,9 @@ def test_a_digest_retry_that_cannot_verify_its_earlier_post_does_not_post_again(
     assert retry.as_json()["unverified"] == 3
     later = post_digests(client_for(digest_slack), NOW + dt.timedelta(hours=1))
     assert {r.status for r in later.results} == {"already_unverified"}
-    digests = {c: [m for m in digest_slack.messages(c) if (m.get("metadata") or {}).get("event_type")]
-               for c in CHANNELS}
+    digests = {
+        c: [m for m in digest_slack.messages(c) if (m.get("metadata") or {}).get("event_type")] for c in CHANNELS
+    }
     assert {c: len(found) for c, found in digests.items()} == {c: 1 for c in CHANNELS}, "never posted twice"
 
 
@@ -288,14 +349,26 @@ _RUNNER = textwrap.dedent("""
 
 
 def run_digest_process(digest_state, slack, tmp_path, mode: str, now: dt.datetime = NOW) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": digest_state, "GPUBOT_HOME": str(tmp_path / "proc-home"),
-           "SLACK_BOT_TOKEN": TOKEN, "SLACK_API_URL": slack.base_url}
-    return subprocess.Popen([sys.executable, "-c", _RUNNER, now.isoformat(), mode], env=env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "DATABASE_URL": digest_state,
+        "GPUBOT_HOME": str(tmp_path / "proc-home"),
+        "SLACK_BOT_TOKEN": TOKEN,
+        "SLACK_API_URL": slack.base_url,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", _RUNNER, now.isoformat(), mode],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_a_digest_process_that_dies_between_channels_is_completed_exactly_once_by_the_rerun(
-        digest_state, digest_slack, tmp_path):
+    digest_state, digest_slack, tmp_path
+):
     from bot.digest_cmd import post_digests
 
     proc = run_digest_process(digest_state, digest_slack, tmp_path, "exit-after-first")
@@ -307,8 +380,7 @@ def test_a_digest_process_that_dies_between_channels_is_completed_exactly_once_b
     assert per_channel(digest_slack) == {c: 1 for c in CHANNELS}
 
 
-def test_a_digest_process_killed_mid_post_leaves_the_other_channels_for_the_rerun(digest_state, digest_slack,
-                                                                                   tmp_path):
+def test_a_digest_process_killed_mid_post_leaves_the_other_channels_for_the_rerun(digest_state, digest_slack, tmp_path):
     """SIGKILL while Slack holds the second post: the first channel is recorded sent, the third never tried; the
     rerun posts the third once and leaves the second (claimed by a dead sender) alone until the claim is stale."""
     from bot.digest_cmd import post_digests
@@ -357,8 +429,9 @@ class Locker:
         self.path, self.seconds = url.removeprefix("sqlite:///"), seconds
 
     def __enter__(self) -> Locker:
-        self.proc = subprocess.Popen([sys.executable, "-c", _LOCKER, self.path, str(self.seconds)],
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _LOCKER, self.path, str(self.seconds)], stdout=subprocess.PIPE, text=True
+        )
         assert self.proc.stdout.readline().strip() == "locked"
         self.since = time.monotonic()
         return self
@@ -419,8 +492,9 @@ def test_a_write_locked_out_too_long_fails_clearly_and_loses_nothing(impatient_s
     assert [r[1] for r in subscription_rows(impatient_state)] == ["C0001", "C0002", "C0009"]
 
 
-def test_a_digest_run_locked_out_posts_nothing_and_the_rerun_posts_once(impatient_state, digest_slack, monkeypatch,
-                                                                        capsys):
+def test_a_digest_run_locked_out_posts_nothing_and_the_rerun_posts_once(
+    impatient_state, digest_slack, monkeypatch, capsys
+):
     from knowledge import history
 
     monkeypatch.setattr(history, "ensure_baselines", lambda *a, **k: [])
@@ -465,8 +539,11 @@ def test_a_price_refresh_locked_out_records_nothing_and_succeeds_later(impatient
     from knowledge import history
 
     catalog = tmp_path / "prices.csv"
-    catalog.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
-                       "x1.big,A100,8,96,1152,,20.5,8.1,r1\n", encoding="utf-8")
+    catalog.write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
+        "x1.big,A100,8,96,1152,,20.5,8.1,r1\n",
+        encoding="utf-8",
+    )
     argv = ["prices", "refresh", "--catalog", str(catalog), "--provider", "lockcloud", "--no-kb"]
     with Locker(impatient_state, 2.0):
         code = main(argv)
@@ -527,8 +604,9 @@ def test_the_cli_rebuilds_a_missing_or_damaged_knowledge_base_and_answers(cli_ho
     result = json.loads(done.stdout)
     from bot.pipeline import answer
 
-    assert [o["instance_type"] for o in result["offers"]] == [o.instance_type for o in answer("cheapest A100 spot",
-                                                                                               kb).offers]
+    assert [o["instance_type"] for o in result["offers"]] == [
+        o.instance_type for o in answer("cheapest A100 spot", kb).offers
+    ]
 
 
 def test_damage_inside_the_file_is_moved_aside_and_repaired_on_the_next_run(cli_home):
@@ -570,10 +648,19 @@ def _store_a_bad_import(state_db: Path) -> None:
     eng = state._engine_for(f"sqlite:///{state_db}")
     state.upgrade(eng)
     with eng.begin() as conn:
-        conn.execute(catalog_imports.insert().values(
-            provider="badcloud", filename="badcloud.csv", currency="USD", usd_per_unit=1.0, as_of="2026-01-01",
-            source="old import", sha256="x", imported_at=dt.datetime.now(dt.UTC),
-            content="InstanceType,AcceleratorName,AcceleratorCount,Price,Region\nb1,A100,1,1.5,r1\nb2,A100,1,\x1b2,r1\n"))
+        conn.execute(
+            catalog_imports.insert().values(
+                provider="badcloud",
+                filename="badcloud.csv",
+                currency="USD",
+                usd_per_unit=1.0,
+                as_of="2026-01-01",
+                source="old import",
+                sha256="x",
+                imported_at=dt.datetime.now(dt.UTC),
+                content="InstanceType,AcceleratorName,AcceleratorCount,Price,Region\nb1,A100,1,1.5,r1\nb2,A100,1,\x1b2,r1\n",
+            )
+        )
     eng.dispose()
 
 
@@ -600,9 +687,12 @@ def test_a_stale_knowledge_base_keeps_serving_when_the_rebuild_fails(cli_home, m
 def start_server(home: Path, slack: SlackStandIn, **env: str):
     port = free_port()
     log = open(home / f"serve-{port}.log", "w+b")  # noqa: SIM115 - closed by stop()
-    proc = subprocess.Popen([GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(port)],
-                            env=server_env(home, slack, DATABASE_URL=f"sqlite:///{home / 'state.db'}", **env),
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(port)],
+        env=server_env(home, slack, DATABASE_URL=f"sqlite:///{home / 'state.db'}", **env),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         try:
@@ -732,8 +822,9 @@ def test_a_retry_answers_an_event_whose_first_worker_died_after_claiming_it(lock
     body, event = mention_body("cheapest A100 spot", channel="C0KILLED")
     key = f"slack-event:{json.loads(body)['event_id']}"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GPUBOT_CLAIM_LEASE_SECONDS": "60"}
-    died = subprocess.run([sys.executable, "-c", _CLAIM_AND_DIE, key], env=env, cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    died = subprocess.run(
+        [sys.executable, "-c", _CLAIM_AND_DIE, key], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert died.returncode == -signal.SIGKILL and died.stdout.strip() == "claimed"
     # Slack's immediate retry finds the claim still leased: the first worker might still be answering
     assert dispatch(app, body, x_slack_retry_num="1", x_slack_retry_reason="http_timeout").status == 200
@@ -746,8 +837,12 @@ def test_a_retry_answers_an_event_whose_first_worker_died_after_claiming_it(lock
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:  # the answering worker marks the event handled once its post is done
         with engine().connect() as conn:
-            if conn.execute(sa.select(claims.event_claims.c.done_at)
-                            .where(claims.event_claims.c.claim_key == key)).scalar() is not None:
+            if (
+                conn.execute(
+                    sa.select(claims.event_claims.c.done_at).where(claims.event_claims.c.claim_key == key)
+                ).scalar()
+                is not None
+            ):
                 break
         time.sleep(0.05)
     leases_run_out()  # a finished claim is never taken over, however old
@@ -779,10 +874,16 @@ def wsgi_call(wsgi, body: str, content_type: str, **headers: str) -> tuple[str, 
     ts = str(int(time.time()))
     digest = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
     raw = body.encode()
-    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/slack/events", "CONTENT_TYPE": content_type,
-               "CONTENT_LENGTH": str(len(raw)), "wsgi.input": io.BytesIO(raw), "HTTP_X_SLACK_REQUEST_TIMESTAMP": ts,
-               "HTTP_X_SLACK_SIGNATURE": f"v0={digest}",
-               **{f"HTTP_{k.upper()}": v for k, v in headers.items()}}
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/slack/events",
+        "CONTENT_TYPE": content_type,
+        "CONTENT_LENGTH": str(len(raw)),
+        "wsgi.input": io.BytesIO(raw),
+        "HTTP_X_SLACK_REQUEST_TIMESTAMP": ts,
+        "HTTP_X_SLACK_SIGNATURE": f"v0={digest}",
+        **{f"HTTP_{k.upper()}": v for k, v in headers.items()},
+    }
     setup_testing_defaults(environ)
     started, status = time.monotonic(), []
     chunks = wsgi(environ, lambda s, h, exc_info=None: status.append(s))
@@ -800,13 +901,23 @@ def test_a_locked_state_database_never_holds_up_the_ack_and_gives_one_reply(tmp_
     url = _state_with_timeout(tmp_path, monkeypatch, "30")
     wsgi = make_wsgi(app, kb, SECRET)
     mention, event = mention_body("cheapest H100 on demand", channel="C0LOCKED")
-    slash = urlencode({"team_id": "T0FAULT", "channel_id": "C0LOCKED", "user_id": "U_ASKER", "command": "/gpu",
-                       "text": "price of g5.xlarge", "response_url": slack.hook_url("locked"), "trigger_id": "1.2"})
+    slash = urlencode(
+        {
+            "team_id": "T0FAULT",
+            "channel_id": "C0LOCKED",
+            "user_id": "U_ASKER",
+            "command": "/gpu",
+            "text": "price of g5.xlarge",
+            "response_url": slack.hook_url("locked"),
+            "trigger_id": "1.2",
+        }
+    )
     with Locker(url, 4.0):
-        results = [wsgi_call(wsgi, mention, "application/json"),
-                   wsgi_call(wsgi, mention, "application/json", x_slack_retry_num="1",
-                             x_slack_retry_reason="http_timeout"),
-                   wsgi_call(wsgi, slash, "application/x-www-form-urlencoded")]
+        results = [
+            wsgi_call(wsgi, mention, "application/json"),
+            wsgi_call(wsgi, mention, "application/json", x_slack_retry_num="1", x_slack_retry_reason="http_timeout"),
+            wsgi_call(wsgi, slash, "application/x-www-form-urlencoded"),
+        ]
     for status, raw, seconds in results:
         assert status.startswith("200") and seconds < 3.0, (status, raw[:200], f"{seconds:.2f} s")
     slash_reply = json.loads(results[2][1]) if results[2][1] else slack.wait_for("hooks/locked")[0].body
@@ -831,11 +942,22 @@ def test_an_unreachable_state_database_never_holds_up_the_ack(monkeypatch, app, 
     try:
         monkeypatch.setenv("DATABASE_URL", f"postgresql://gpubot@127.0.0.1:{silent.getsockname()[1]}/gpubot")
         wsgi = make_wsgi(app, kb, SECRET)
-        slash = urlencode({"team_id": "T0FAULT", "channel_id": "C0DOWN", "user_id": "U_ASKER", "command": "/gpu",
-                           "text": "cheapest L4 spot", "response_url": slack.hook_url("down"), "trigger_id": "1.2"})
+        slash = urlencode(
+            {
+                "team_id": "T0FAULT",
+                "channel_id": "C0DOWN",
+                "user_id": "U_ASKER",
+                "command": "/gpu",
+                "text": "cheapest L4 spot",
+                "response_url": slack.hook_url("down"),
+                "trigger_id": "1.2",
+            }
+        )
         mention, event = mention_body("price of g5.xlarge", channel="C0DOWN")
-        results = [wsgi_call(wsgi, slash, "application/x-www-form-urlencoded"),
-                   wsgi_call(wsgi, mention, "application/json")]
+        results = [
+            wsgi_call(wsgi, slash, "application/x-www-form-urlencoded"),
+            wsgi_call(wsgi, mention, "application/json"),
+        ]
         for status, raw, seconds in results:
             assert status.startswith("200") and seconds < 3.0, (status, raw[:200], f"{seconds:.2f} s")
         reply = json.loads(results[0][1]) if results[0][1] else slack.wait_for("hooks/down", timeout=10)[0].body

@@ -32,10 +32,25 @@ from tests.slack_standin import SlackStandIn, check_message
 SECRET = "fuzz-signing-secret"
 BOT_USER = SlackStandIn.bot_user_id
 APOLOGIES = {t("error.internal", "en"), t("error.internal", "zh")}
-INTENTS = {"cheapest", "price", "compare", "spec", "recommend", "tco", "pitfalls", "checklist", "digest", "history",
-           "help", "unknown", "work"}
-FAST = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                                   HealthCheck.function_scoped_fixture])
+INTENTS = {
+    "cheapest",
+    "price",
+    "compare",
+    "spec",
+    "recommend",
+    "tco",
+    "pitfalls",
+    "checklist",
+    "digest",
+    "history",
+    "help",
+    "unknown",
+    "work",
+}
+FAST = dict(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 
 # --- strategies ------------------------------------------------------------------------------------------------
 
@@ -46,15 +61,97 @@ wire_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=300)
 controls = st.text(st.characters(categories=("Cc", "Cf", "Zl", "Zp", "Zs", "Co")), max_size=200)
 # Pieces of real questions, so that generated text reaches the handlers rather than only "not understood".
 WORDS = [
-    "cheapest", "price of", "compare", "vs", "spec", "recommend", "tco", "pitfalls", "checklist", "digest",
-    "history", "help", "spot", "on demand", "reserved 1 year", "reserved 3 years", "A100", "a100-80g", "H100",
-    "H200", "B200", "L4", "T4", "V100", "A10", "RTX 4090", "H1000", "910B", "aws", "azure", "gcp", "alibaba",
-    "tencent", "huawei", "inspur", "awz", "us-east-1", "eu-west-1", "cn-hangzhou", "europe-west", "p4d.24xlarge",
-    "g5.xlarge", "g4dn.xlarg", "Standard_NC80adis_H100_v5", "8x", "x8", "16 GPUs", "80GB", ">= 48 GB", "70B",
-    "training", "inference", "fine-tuning", "1 month", "720 hours", "2 years", "500 GB storage", "10 TB egress",
-    "top 20", "top 0", "top 99999", "CNY", "USD", "最便宜的", "按需", "竞价", "多少钱", "对比", "推荐", "八卡",
-    "两年", "阿里云", "腾讯云", "华为云", "显存", "坑", "?", "!", ",", "/gpu", "<@U_BOT>", "-1", "0", "1e309",
-    "NaN", "inf", "99999999999999999999", "0.0000001", "%", "$", "¥",
+    "cheapest",
+    "price of",
+    "compare",
+    "vs",
+    "spec",
+    "recommend",
+    "tco",
+    "pitfalls",
+    "checklist",
+    "digest",
+    "history",
+    "help",
+    "spot",
+    "on demand",
+    "reserved 1 year",
+    "reserved 3 years",
+    "A100",
+    "a100-80g",
+    "H100",
+    "H200",
+    "B200",
+    "L4",
+    "T4",
+    "V100",
+    "A10",
+    "RTX 4090",
+    "H1000",
+    "910B",
+    "aws",
+    "azure",
+    "gcp",
+    "alibaba",
+    "tencent",
+    "huawei",
+    "inspur",
+    "awz",
+    "us-east-1",
+    "eu-west-1",
+    "cn-hangzhou",
+    "europe-west",
+    "p4d.24xlarge",
+    "g5.xlarge",
+    "g4dn.xlarg",
+    "Standard_NC80adis_H100_v5",
+    "8x",
+    "x8",
+    "16 GPUs",
+    "80GB",
+    ">= 48 GB",
+    "70B",
+    "training",
+    "inference",
+    "fine-tuning",
+    "1 month",
+    "720 hours",
+    "2 years",
+    "500 GB storage",
+    "10 TB egress",
+    "top 20",
+    "top 0",
+    "top 99999",
+    "CNY",
+    "USD",
+    "最便宜的",
+    "按需",
+    "竞价",
+    "多少钱",
+    "对比",
+    "推荐",
+    "八卡",
+    "两年",
+    "阿里云",
+    "腾讯云",
+    "华为云",
+    "显存",
+    "坑",
+    "?",
+    "!",
+    ",",
+    "/gpu",
+    "<@U_BOT>",
+    "-1",
+    "0",
+    "1e309",
+    "NaN",
+    "inf",
+    "99999999999999999999",
+    "0.0000001",
+    "%",
+    "$",
+    "¥",
 ]
 question = st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=6)), max_size=12).map(" ".join)
 
@@ -181,9 +278,20 @@ def signed(body: str, content_type: str) -> dict[str, str]:
 
 def slash(app, slack, text: str) -> dict:
     hook = f"fuzz-{uuid.uuid4().hex[:10]}"
-    body = urlencode({"token": "legacy", "team_id": "T0FUZZ", "channel_id": "C0FUZZ", "channel_name": "fuzz",
-                      "user_id": "U_ASKER", "command": "/gpu", "text": text, "api_app_id": "A_GPUBOT",
-                      "response_url": slack.hook_url(hook), "trigger_id": "1.2.3"})
+    body = urlencode(
+        {
+            "token": "legacy",
+            "team_id": "T0FUZZ",
+            "channel_id": "C0FUZZ",
+            "channel_name": "fuzz",
+            "user_id": "U_ASKER",
+            "command": "/gpu",
+            "text": text,
+            "api_app_id": "A_GPUBOT",
+            "response_url": slack.hook_url(hook),
+            "trigger_id": "1.2.3",
+        }
+    )
     response = app.dispatch(BoltRequest(body=body, headers=signed(body, "application/x-www-form-urlencoded")))
     assert response.status == 200, (response.status, response.body)
     message = json.loads(response.body)
@@ -213,9 +321,18 @@ def test_slash_command_with_any_text_gets_a_valid_reply(app, slack, text):
 
 
 def event_body(event: dict) -> str:
-    return json.dumps({"token": "legacy", "team_id": "T0FUZZ", "api_app_id": "A_GPUBOT", "type": "event_callback",
-                       "event_id": f"Ev{uuid.uuid4().hex}", "event_time": int(time.time()), "event": event,
-                       "authorizations": [{"team_id": "T0FUZZ", "user_id": BOT_USER, "is_bot": True}]})
+    return json.dumps(
+        {
+            "token": "legacy",
+            "team_id": "T0FUZZ",
+            "api_app_id": "A_GPUBOT",
+            "type": "event_callback",
+            "event_id": f"Ev{uuid.uuid4().hex}",
+            "event_time": int(time.time()),
+            "event": event,
+            "authorizations": [{"team_id": "T0FUZZ", "user_id": BOT_USER, "is_bot": True}],
+        }
+    )
 
 
 def one_reply(app, slack, event: dict, text: str) -> dict:
@@ -242,8 +359,14 @@ def one_reply(app, slack, event: dict, text: str) -> dict:
 @example(text="<@U_BOT>")
 def test_mention_with_any_text_gets_one_valid_reply_in_its_thread(app, slack, text):
     ts = f"{time.time():.6f}{uuid.uuid4().int % 1000:03d}"
-    event = {"type": "app_mention", "user": "U_ASKER", "text": f"<@{BOT_USER}> {text}", "ts": ts,
-             "channel": "C0FUZZ", "event_ts": ts}
+    event = {
+        "type": "app_mention",
+        "user": "U_ASKER",
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": ts,
+        "channel": "C0FUZZ",
+        "event_ts": ts,
+    }
     reply = one_reply(app, slack, event, text)
     assert reply["thread_ts"] == ts and reply["channel"] == "C0FUZZ"
     assert_reply(reply, text)
@@ -253,8 +376,15 @@ def test_mention_with_any_text_gets_one_valid_reply_in_its_thread(app, slack, te
 @given(text=st.one_of(wire_text, question))
 def test_dm_with_any_text_gets_one_valid_reply(app, slack, text):
     ts = f"{time.time():.6f}{uuid.uuid4().int % 1000:03d}"
-    event = {"type": "message", "channel_type": "im", "channel": "D0FUZZ", "user": "U_ASKER", "text": text,
-             "ts": ts, "event_ts": ts}
+    event = {
+        "type": "message",
+        "channel_type": "im",
+        "channel": "D0FUZZ",
+        "user": "U_ASKER",
+        "text": text,
+        "ts": ts,
+        "event_ts": ts,
+    }
     assert_reply(one_reply(app, slack, event, text), text)
 
 
@@ -263,16 +393,32 @@ def test_huge_slash_command_and_mention_get_valid_replies(app, slack, name):
     text = HUGE[name]
     assert_reply(slash(app, slack, text), text)
     ts = f"{time.time():.6f}"
-    event = {"type": "app_mention", "user": "U_ASKER", "text": f"<@{BOT_USER}> {text}", "ts": ts,
-             "channel": "C0FUZZ", "event_ts": ts}
+    event = {
+        "type": "app_mention",
+        "user": "U_ASKER",
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": ts,
+        "channel": "C0FUZZ",
+        "event_ts": ts,
+    }
     assert_reply(one_reply(app, slack, event, text), text)
 
 
-@pytest.mark.parametrize("body", [
-    {"team_id": "T0FUZZ", "channel_id": "C0FUZZ", "user_id": "U_ASKER", "command": "/gpu"},  # no text at all
-    {"team_id": "T0FUZZ", "channel_id": "C0FUZZ", "user_id": "U_ASKER", "command": "/gpu", "text": "help",
-     "response_url": "http://127.0.0.1:9/hooks/unreachable"},
-], ids=["no-text", "unreachable-response-url"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"team_id": "T0FUZZ", "channel_id": "C0FUZZ", "user_id": "U_ASKER", "command": "/gpu"},  # no text at all
+        {
+            "team_id": "T0FUZZ",
+            "channel_id": "C0FUZZ",
+            "user_id": "U_ASKER",
+            "command": "/gpu",
+            "text": "help",
+            "response_url": "http://127.0.0.1:9/hooks/unreachable",
+        },
+    ],
+    ids=["no-text", "unreachable-response-url"],
+)
 def test_slash_command_with_odd_but_signed_fields_is_answered(app, body):
     encoded = urlencode(body)
     response = app.dispatch(BoltRequest(body=encoded, headers=signed(encoded, "application/x-www-form-urlencoded")))

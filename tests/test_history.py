@@ -67,10 +67,17 @@ def gcp_offers(path: Path) -> dict[tuple, float]:
                 if price and float(price) != PLACEHOLDER:
                     _put(offers, (name, row["Region"], pricing), price)
             continue
-        exact = [r for r in rules if r["provider"] == "gcp" and r["accelerator"] == name
-                 and r["accelerator_count"] != "*" and float(r["accelerator_count"]) == count]
-        anyn = [r for r in rules if r["provider"] == "gcp" and r["accelerator"] == name
-                and r["accelerator_count"] == "*"]
+        exact = [
+            r
+            for r in rules
+            if r["provider"] == "gcp"
+            and r["accelerator"] == name
+            and r["accelerator_count"] != "*"
+            and float(r["accelerator_count"]) == count
+        ]
+        anyn = [
+            r for r in rules if r["provider"] == "gcp" and r["accelerator"] == name and r["accelerator_count"] == "*"
+        ]
         rule = (exact or anyn or [None])[0]
         host = hosts.get((rule["host_instance_type"], row["AvailabilityZone"])) if rule else None
         if host is None:
@@ -137,10 +144,12 @@ def imported(_imported_home, monkeypatch, capsys):
 def test_digest_lists_every_change_and_nothing_else(imported, capsys, threshold):
     data = _digest_json(capsys, "--threshold", str(threshold))
     expected = {
-        "aws": independent_diff(aws_offers(HISTORY / "aws_vms.csv"), aws_offers(CATALOG_DIR / "aws_vms.csv"),
-                                threshold),
-        "gcp": independent_diff(gcp_offers(HISTORY / "gcp_vms.csv"), gcp_offers(CATALOG_DIR / "gcp_vms.csv"),
-                                threshold),
+        "aws": independent_diff(
+            aws_offers(HISTORY / "aws_vms.csv"), aws_offers(CATALOG_DIR / "aws_vms.csv"), threshold
+        ),
+        "gcp": independent_diff(
+            gcp_offers(HISTORY / "gcp_vms.csv"), gcp_offers(CATALOG_DIR / "gcp_vms.csv"), threshold
+        ),
     }
     for provider, diff in expected.items():
         for kind in ("changes", "added", "removed"):
@@ -160,8 +169,7 @@ def test_digest_records_have_the_documented_shape(imported, capsys):
     keys = {"provider", "instance_type", "gpu", "region", "pricing", "old", "new", "change_pct"}
     for record in data["changes"]:
         assert keys <= record.keys()
-        assert record["change_pct"] == pytest.approx((record["new"] - record["old"]) / record["old"] * 100,
-                                                     abs=1e-3)
+        assert record["change_pct"] == pytest.approx((record["new"] - record["old"]) / record["old"] * 100, abs=1e-3)
         assert abs(record["change_pct"]) >= 1.0
     for record in data["added"]:
         assert keys <= record.keys() and record["old"] is None and record["change_pct"] is None
@@ -190,13 +198,20 @@ def test_zone_moves_that_keep_the_region_minimum_are_not_changes(imported, capsy
 
 def test_gaining_or_losing_a_spot_price_is_added_or_removed(state_home):
     base = {"gpu": "H100", "gpu_count": 8, "currency": "USD"}
-    old = [{**base, "instance_type": "p5.48xlarge", "region": "us-east-1", "pricing": "on_demand",
-            "price_per_hour_usd": 55.0},
-           {**base, "instance_type": "p5.48xlarge", "region": "us-west-2", "pricing": "spot",
-            "price_per_hour_usd": 20.0}]
-    new = [{**old[0], "price_per_hour_usd": 55.2},  # +0.36%: below the 1% threshold
-           {**base, "instance_type": "p5.48xlarge", "region": "us-east-1", "pricing": "spot",
-            "price_per_hour_usd": 19.0}]
+    old = [
+        {
+            **base,
+            "instance_type": "p5.48xlarge",
+            "region": "us-east-1",
+            "pricing": "on_demand",
+            "price_per_hour_usd": 55.0,
+        },
+        {**base, "instance_type": "p5.48xlarge", "region": "us-west-2", "pricing": "spot", "price_per_hour_usd": 20.0},
+    ]
+    new = [
+        {**old[0], "price_per_hour_usd": 55.2},  # +0.36%: below the 1% threshold
+        {**base, "instance_type": "p5.48xlarge", "region": "us-east-1", "pricing": "spot", "price_per_hour_usd": 19.0},
+    ]
     a = history.record_snapshot("aws", old, "old").snapshot
     b = history.record_snapshot("aws", new, "new").snapshot
     diff = history.changes(a, b)
@@ -265,8 +280,17 @@ def test_failing_refresh_leaves_the_previous_snapshot_serving(imported, capsys, 
 
 
 def test_a_failure_half_way_through_recording_leaves_nothing(state_home, monkeypatch):
-    rows = [{"instance_type": f"t{i}", "region": "r", "pricing": "spot", "gpu": "T4", "gpu_count": 1,
-             "price_per_hour_usd": 1.0 + i} for i in range(50)]
+    rows = [
+        {
+            "instance_type": f"t{i}",
+            "region": "r",
+            "pricing": "spot",
+            "gpu": "T4",
+            "gpu_count": 1,
+            "price_per_hour_usd": 1.0 + i,
+        }
+        for i in range(50)
+    ]
     real = history._offer_rows
 
     def bad_rows(provider, offers):
@@ -286,8 +310,21 @@ def test_since_a_date_and_the_bundled_baseline(state_home, capsys):
     import datetime as dt
 
     day = dt.datetime(2026, 1, 10, 12, tzinfo=dt.UTC)
-    history.record_snapshot("aws", [{"instance_type": "g5.xlarge", "region": "us-east-1", "pricing": "spot",
-                                     "gpu": "A10G", "gpu_count": 1, "price_per_hour_usd": 1.0}], "first", day)
+    history.record_snapshot(
+        "aws",
+        [
+            {
+                "instance_type": "g5.xlarge",
+                "region": "us-east-1",
+                "pricing": "spot",
+                "gpu": "A10G",
+                "gpu_count": 1,
+                "price_per_hour_usd": 1.0,
+            }
+        ],
+        "first",
+        day,
+    )
     # one refresh on a fresh install: the bundled catalog is recorded before it, so the digest has a baseline
     data = _digest_json(capsys)
     baseline = history.snapshots_of("aws")[0]

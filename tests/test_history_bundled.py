@@ -24,10 +24,18 @@ CHANGES = DATA_DIR / "history" / "gcp_weekly" / "gcp_gpu_price_changes.csv"
 SHARED = Path("/work/shared/data/history/gcp_weekly")
 ROOT = Path(__file__).resolve().parents[1]
 # Cyclenerd GPU keys per family / variant (the data README's "machine types" list)
-KEYS = {"H100": {"h100-80gb", "h100-80gb-mega"}, "L4": {"l4"}, "A100 80GB": {"a100-80gb"},
-        "A100": {"a100", "a100-80gb"}}
-COLUMN = {"on_demand": ("hour", 1), "spot": ("hour_spot", 1), "reserved_1y": ("month_1y", 730),
-          "reserved_3y": ("month_3y", 730)}
+KEYS = {
+    "H100": {"h100-80gb", "h100-80gb-mega"},
+    "L4": {"l4"},
+    "A100 80GB": {"a100-80gb"},
+    "A100": {"a100", "a100-80gb"},
+}
+COLUMN = {
+    "on_demand": ("hour", 1),
+    "spot": ("hour_spot", 1),
+    "reserved_1y": ("month_1y", 730),
+    "reserved_3y": ("month_3y", 730),
+}
 
 
 def _when(text: str) -> dt.datetime:
@@ -94,15 +102,19 @@ def test_the_bundled_files_are_the_shared_ones_with_their_licence():
     assert "Apache" in readme and "Cyclenerd" in readme
 
 
-@pytest.mark.parametrize(("gpu", "pricing", "dates"), [
-    ("H100", "spot", ["2024-05-21", "2025-09-25", "2026-07-22"]),  # the README's spot story, 8x H100 and more
-    ("L4", "spot", ["2023-05-08", "2024-06-13", "2026-07-30"]),  # spot exists from 2023-05-08
-    ("L4", "on_demand", ["2023-04-24", "2025-01-16"]),
-    ("A100 80GB", "reserved_1y", ["2023-06-22"]),  # committed use per month / 730
-    ("A100", "on_demand", ["2022-02-09", "2024-08-17"]),  # 2024-08-17: the day entries were removed
-])
-def test_minima_on_chosen_dates_equal_a_replay_of_the_change_points(history_home, capsys, change_rows, gpu,
-                                                                     pricing, dates):
+@pytest.mark.parametrize(
+    ("gpu", "pricing", "dates"),
+    [
+        ("H100", "spot", ["2024-05-21", "2025-09-25", "2026-07-22"]),  # the README's spot story, 8x H100 and more
+        ("L4", "spot", ["2023-05-08", "2024-06-13", "2026-07-30"]),  # spot exists from 2023-05-08
+        ("L4", "on_demand", ["2023-04-24", "2025-01-16"]),
+        ("A100 80GB", "reserved_1y", ["2023-06-22"]),  # committed use per month / 730
+        ("A100", "on_demand", ["2022-02-09", "2024-08-17"]),  # 2024-08-17: the day entries were removed
+    ],
+)
+def test_minima_on_chosen_dates_equal_a_replay_of_the_change_points(
+    history_home, capsys, change_rows, gpu, pricing, dates
+):
     data = history_json(capsys, gpu, "--provider", "gcp", "--pricing", pricing)
     bundled = [p for p in data["history"] if p["series"] == "gcp_weekly"]
     assert bundled, "no bundled points"
@@ -128,8 +140,10 @@ def test_one_point_per_snapshot_back_to_2023_and_the_source_change_is_marked(his
     recorded = [p for p in points if p["series"] == "snapshots"]  # the bundled SkyPilot catalog, recorded today
     assert recorded and recorded[0]["source_changed"] is True
     assert not any(p["source_changed"] for p in bundled)
-    assert [(s["series"], s["points"]) for s in data["segments"]] == [("gcp_weekly", len(bundled)),
-                                                                      ("snapshots", len(recorded))]
+    assert [(s["series"], s["points"]) for s in data["segments"]] == [
+        ("gcp_weekly", len(bundled)),
+        ("snapshots", len(recorded)),
+    ]
     for key in ("taken_at", "source", "min_price_per_gpu_hour", "median_price_per_gpu_hour", "offers", "cheapest"):
         assert all(key in p for p in points)
 
@@ -150,9 +164,26 @@ def test_matplotlib_is_a_dependency_of_the_readme_install():
 def test_the_chart_is_drawn_with_the_source_change(history_home, tmp_path):
     out = tmp_path / "h100.png"
     env = {**__import__("os").environ}
-    done = subprocess.run([sys.executable, "-m", "bot.cli", "history", "H100", "--provider", "gcp", "--pricing",
-                           "spot", "--png", str(out)], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot.cli",
+            "history",
+            "H100",
+            "--provider",
+            "gcp",
+            "--pricing",
+            "spot",
+            "--png",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
@@ -187,18 +218,35 @@ def test_a_repeated_question_is_reused_until_a_snapshot_is_recorded(history_home
     again = history_json(capsys, "H100", "--provider", "gcp", "--pricing", "spot")
     assert again == first
     later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).replace(microsecond=0)  # after the baseline (now)
-    assert main(["prices", "refresh", "--catalog", str(CATALOG_DIR / "history" / "gcp_vms.csv"), "--provider",
-                 "gcp", "--no-kb", "--taken-at", later.isoformat()]) == 0
+    assert (
+        main(
+            [
+                "prices",
+                "refresh",
+                "--catalog",
+                str(CATALOG_DIR / "history" / "gcp_vms.csv"),
+                "--provider",
+                "gcp",
+                "--no-kb",
+                "--taken-at",
+                later.isoformat(),
+            ]
+        )
+        == 0
+    )
     newer = history_json(capsys, "H100", "--provider", "gcp", "--pricing", "spot")
     assert len(newer["history"]) == len(first["history"]) + 1
     assert newer["history"][-1]["taken_at"] == later.isoformat()
     assert newer["history"][-1]["source_changed"] is False  # recorded after recorded: the same kind of source
 
 
-@pytest.mark.parametrize(("text", "pricings"), [
-    ("H100 spot price history on gcp", {"spot"}),
-    ("H100 价格走势", {"on_demand", "spot", "reserved_1y", "reserved_3y"}),
-])
+@pytest.mark.parametrize(
+    ("text", "pricings"),
+    [
+        ("H100 spot price history on gcp", {"spot"}),
+        ("H100 价格走势", {"on_demand", "spot", "reserved_1y", "reserved_3y"}),
+    ],
+)
 def test_the_history_intent_answers_from_the_bundled_history(history_home, kb, text, pricings):
     from bot.pipeline import answer_query, understand
 

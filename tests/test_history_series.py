@@ -36,8 +36,12 @@ def _csv(path: Path) -> list[dict]:
 def _point(offers: dict[tuple[str, str], float]) -> dict:
     """Lowest / median per GPU-hour over (instance type, region) offers, and the cheapest one."""
     (instance, region), low = min(offers.items(), key=lambda kv: (kv[1], kv[0]))
-    return {"min": low, "median": statistics.median(offers.values()), "offers": len(offers),
-            "cheapest": {"instance_type": instance, "region": region}}
+    return {
+        "min": low,
+        "median": statistics.median(offers.values()),
+        "offers": len(offers),
+        "cheapest": {"instance_type": instance, "region": region},
+    }
 
 
 def aws_expected(path: Path, family: str, column: str) -> dict:
@@ -60,14 +64,20 @@ def gcp_expected(path: Path, family: str, column: str) -> dict:
         name, count = row["AcceleratorName"], float(row["AcceleratorCount"])
         if name not in FAMILY[family] or not row[column]:
             continue
-        exact = [r for r in rules if r["accelerator"] == name and r["accelerator_count"] != "*"
-                 and float(r["accelerator_count"]) == count]
+        exact = [
+            r
+            for r in rules
+            if r["accelerator"] == name and r["accelerator_count"] != "*" and float(r["accelerator_count"]) == count
+        ]
         rule = (exact or [r for r in rules if r["accelerator"] == name and r["accelerator_count"] == "*"])[0]
         host = hosts.get((rule["host_instance_type"], row["AvailabilityZone"]))
         if host is None or not host[column]:
             continue  # no whole offer without the host VM's price
-        instance = rule["host_instance_type"] if rule["accelerator_count"] != "*" else \
-            f"{rule['host_instance_type']} + {count:g}x {name}"
+        instance = (
+            rule["host_instance_type"]
+            if rule["accelerator_count"] != "*"
+            else f"{rule['host_instance_type']} + {count:g}x {name}"
+        )
         key = (instance, row["Region"])
         per_gpu = (float(row[column]) + float(host[column])) / count
         offers[key] = min(per_gpu, offers.get(key, per_gpu))
@@ -82,9 +92,9 @@ def png_info(data: bytes) -> dict:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG signature"
     pos, info, texts = 8, {}, {}
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
         assert zlib.crc32(kind + body) == crc, f"bad CRC in {kind!r}"
         if kind == b"IHDR":
             assert pos == 8, "IHDR must come first"
@@ -106,8 +116,10 @@ def png_info(data: bytes) -> dict:
 
 
 def _refresh(path: Path, provider: str, taken_at: str) -> None:
-    assert main(["prices", "refresh", "--catalog", str(path), "--provider", provider, "--no-kb",
-                 "--taken-at", taken_at]) == 0
+    assert (
+        main(["prices", "refresh", "--catalog", str(path), "--provider", provider, "--no-kb", "--taken-at", taken_at])
+        == 0
+    )
 
 
 @pytest.fixture()
@@ -148,23 +160,24 @@ def history_json(capsys, *args: str) -> list[dict]:
 # --- the minima equal the CSV files ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("provider", "catalog", "gpu", "pricing", "expected"), [
-    ("aws", "aws", "A100", "spot", aws_expected),  # the issue's example: A100 + A100-80GB, zone minima
-    ("aws", "aws", "A100", "on_demand", aws_expected),  # on-demand prices did not move between the files
-    ("gcp", "gcp", "T4", "spot", gcp_expected),  # n1 host added per zone (user-picked host rule)
-    ("gcp", "gcp", "H100", "spot", gcp_expected),  # a3 hosts fixed by GPU count; H100-MEGA is in the family
-    ("neocloud", "aws", "A100", "spot", aws_expected),  # any imported cloud, under a name of its own
-])
-def test_points_equal_a_computation_from_the_csv_files(imported, capsys, provider, catalog, gpu, pricing,
-                                                       expected):
+@pytest.mark.parametrize(
+    ("provider", "catalog", "gpu", "pricing", "expected"),
+    [
+        ("aws", "aws", "A100", "spot", aws_expected),  # the issue's example: A100 + A100-80GB, zone minima
+        ("aws", "aws", "A100", "on_demand", aws_expected),  # on-demand prices did not move between the files
+        ("gcp", "gcp", "T4", "spot", gcp_expected),  # n1 host added per zone (user-picked host rule)
+        ("gcp", "gcp", "H100", "spot", gcp_expected),  # a3 hosts fixed by GPU count; H100-MEGA is in the family
+        ("neocloud", "aws", "A100", "spot", aws_expected),  # any imported cloud, under a name of its own
+    ],
+)
+def test_points_equal_a_computation_from_the_csv_files(imported, capsys, provider, catalog, gpu, pricing, expected):
     column = "SpotPrice" if pricing == "spot" else "Price"
     every = history_json(capsys, gpu, "--provider", provider, "--pricing", pricing)
     points = [p for p in every if p["series"] == "snapshots"]  # gcp H100 also has the bundled weekly history
     assert points[0]["source_changed"] == (len(every) > len(points))
     assert [(p["provider"], p["gpu"], p["pricing"]) for p in points] == [(provider, gpu, pricing)] * 2
     assert [p["taken_at"][:10] for p in points] == [OLD[:10], NEW[:10]]
-    for point, path in zip(points, (HISTORY / f"{catalog}_vms.csv", CATALOG_DIR / f"{catalog}_vms.csv"),
-                           strict=True):
+    for point, path in zip(points, (HISTORY / f"{catalog}_vms.csv", CATALOG_DIR / f"{catalog}_vms.csv"), strict=True):
         want = expected(path, gpu, column)
         assert point["min_price_per_gpu_hour"] == pytest.approx(want["min"], rel=1e-9)
         assert point["median_price_per_gpu_hour"] == pytest.approx(want["median"], rel=1e-9)
@@ -176,27 +189,41 @@ def test_points_equal_a_computation_from_the_csv_files(imported, capsys, provide
 def test_the_issue_example_reads_as_one_line(imported, capsys):
     from handlers.history import handle
 
-    answer = handle(Query(text="A100 spot price history on aws", intent="history", gpus=["A100"],
-                          providers=["aws"], pricing="spot"))
+    answer = handle(
+        Query(text="A100 spot price history on aws", intent="history", gpus=["A100"], providers=["aws"], pricing="spot")
+    )
     assert answer.title == "A100 spot on AWS: $0.5102 -> $0.3082 per GPU-hour, -40% since 2026-11-02"
     assert answer.extra["headline"] == answer.title
-    zh = handle(Query(text="A100 竞价 价格走势 aws", intent="history", gpus=["A100"], providers=["aws"],
-                      pricing="spot", language="zh"))
+    zh = handle(
+        Query(
+            text="A100 竞价 价格走势 aws",
+            intent="history",
+            gpus=["A100"],
+            providers=["aws"],
+            pricing="spot",
+            language="zh",
+        )
+    )
     assert zh.title == "AWS 上 A100 竞价：每 GPU 小时 $0.5102 -> $0.3082，自 2026-11-02 以来 -40%"
     both = handle(Query(text="A100 price history on aws", intent="history", gpus=["A100"], providers=["aws"]))
-    assert both.extra["headline"] == ("Lowest per GPU-hour since 2026-11-02: A100 spot AWS $0.5102 -> $0.3082 (-40%); "
-                                      "A100 on-demand AWS $2.74 (unchanged)")
+    assert both.extra["headline"] == (
+        "Lowest per GPU-hour since 2026-11-02: A100 spot AWS $0.5102 -> $0.3082 (-40%); "
+        "A100 on-demand AWS $2.74 (unchanged)"
+    )
     assert [line for line in both.lines if line.startswith("•")] == [
         "• A100 on-demand on AWS: $2.74 per GPU-hour, unchanged since 2026-11-02",
-        "• A100 spot on AWS: $0.5102 -> $0.3082 per GPU-hour, -40% since 2026-11-02"]
+        "• A100 spot on AWS: $0.5102 -> $0.3082 per GPU-hour, -40% since 2026-11-02",
+    ]
 
 
 def test_a_variant_and_a_region_narrow_the_series(imported, capsys):
     variant = history_json(capsys, "A100-80GB", "--provider", "aws", "--pricing", "spot")
     assert {p["gpu"] for p in variant} == {"A100 80GB"}
     assert all(p["accelerators"] == ["A100-80GB"] for p in variant)
-    assert variant[-1]["min_price_per_gpu_hour"] > history_json(
-        capsys, "A100", "--provider", "aws", "--pricing", "spot")[-1]["min_price_per_gpu_hour"]
+    assert (
+        variant[-1]["min_price_per_gpu_hour"]
+        > history_json(capsys, "A100", "--provider", "aws", "--pricing", "spot")[-1]["min_price_per_gpu_hour"]
+    )
     region = history_json(capsys, "A100", "--provider", "aws", "--pricing", "spot", "--region", "us-east-1")
     assert {p["cheapest"]["region"] for p in region} == {"us-east-1"}
     since = history_json(capsys, "A100", "--provider", "aws", "--pricing", "spot", "--since", "2026-11-15")
@@ -255,15 +282,19 @@ def test_one_snapshot_draws_the_spread_and_says_so(fresh_home, capsys):
     points = history_json(capsys, "A100", "--provider", "aws", "--pricing", "spot")
     assert len(points) == 1
     assert points[0]["min_price_per_gpu_hour"] == pytest.approx(
-        aws_expected(CATALOG_DIR / "aws_vms.csv", "A100", "SpotPrice")["min"])
+        aws_expected(CATALOG_DIR / "aws_vms.csv", "A100", "SpotPrice")["min"]
+    )
 
 
-@pytest.mark.parametrize("args", [
-    ["A100", "--provider", "nosuchcloud"],  # a provider without snapshots
-    ["Z9000", "--provider", "aws"],  # a GPU nobody sells
-    ["A100", "--provider", "aws", "--since", "2030-01-01"],  # nothing that recent
-    ["A100", "--provider", "aws", "--region", "mars-north-1"],  # no such region
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["A100", "--provider", "nosuchcloud"],  # a provider without snapshots
+        ["Z9000", "--provider", "aws"],  # a GPU nobody sells
+        ["A100", "--provider", "aws", "--since", "2030-01-01"],  # nothing that recent
+        ["A100", "--provider", "aws", "--region", "mars-north-1"],  # no such region
+    ],
+)
 def test_no_data_is_a_clear_message_exit_1_and_no_file(fresh_home, capsys, args):
     _refresh(CATALOG_DIR / "aws_vms.csv", "aws", NEW)
     out = fresh_home / "none.png"
@@ -286,6 +317,8 @@ def test_charts_stay_off_the_ask_path():
     import subprocess
     import sys
 
-    code = ("import sys, bot.cli, bot.pipeline, handlers.history, bot.history_cmd, bot.history_slack, "
-            "bot.charts; assert 'matplotlib' not in sys.modules, 'matplotlib imported'")
+    code = (
+        "import sys, bot.cli, bot.pipeline, handlers.history, bot.history_cmd, bot.history_slack, "
+        "bot.charts; assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)

@@ -25,8 +25,9 @@ from tests.slack_standin import SlackStandIn, validate_blocks
 from tests.test_history_series import png_info
 
 THREAD = "1700000000.000100"
-A100_SPOT_AWS = Query(text="A100 spot price history on aws", intent="history", gpus=["A100"], providers=["aws"],
-                      pricing="spot")
+A100_SPOT_AWS = Query(
+    text="A100 spot price history on aws", intent="history", gpus=["A100"], providers=["aws"], pricing="spot"
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +36,14 @@ def _home(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("GPUBOT_HOME", str(tmp / "home"))
         patch.setenv("DATABASE_URL", f"sqlite:///{tmp / 'state.db'}")
-        for path, when in ((CATALOG_DIR / "history" / "aws_vms.csv", "2026-11-02T06:00:00"),
-                           (CATALOG_DIR / "aws_vms.csv", "2026-12-01T06:00:00")):
-            assert main(["prices", "refresh", "--catalog", str(path), "--provider", "aws", "--no-kb",
-                         "--taken-at", when]) == 0
+        for path, when in (
+            (CATALOG_DIR / "history" / "aws_vms.csv", "2026-11-02T06:00:00"),
+            (CATALOG_DIR / "aws_vms.csv", "2026-12-01T06:00:00"),
+        ):
+            assert (
+                main(["prices", "refresh", "--catalog", str(path), "--provider", "aws", "--no-kb", "--taken-at", when])
+                == 0
+            )
     return tmp
 
 
@@ -78,8 +83,7 @@ def test_a_history_question_gets_one_chart_in_its_thread(home, slack, client):
 
 
 def test_no_history_posts_the_explanation_not_a_chart(home, slack, client):
-    query = Query(text="A100 price history on nosuchcloud", intent="history", gpus=["A100"],
-                  providers=["nosuchcloud"])
+    query = Query(text="A100 price history on nosuchcloud", intent="history", gpus=["A100"], providers=["nosuchcloud"])
     result = post_history_chart(client, "C0GENERAL", THREAD, query, None)
     assert result == {"ok": True, "uploaded": False, "summary": result["summary"]}
     assert not slack.uploads()
@@ -94,8 +98,10 @@ def test_a_slack_error_is_returned_not_raised(home, slack, client):
     assert not slack.uploads()
     [apology] = slack.messages()
     assert apology["thread_ts"] == THREAD  # the reason, then the answer itself (issue 18: never dropped)
-    assert apology["text"] == ("Could not post the chart (not_in_channel).\n"
-                               "A100 spot on AWS: $0.5102 -&gt; $0.3082 per GPU-hour, -40% since 2026-11-02")
+    assert apology["text"] == (
+        "Could not post the chart (not_in_channel).\n"
+        "A100 spot on AWS: $0.5102 -&gt; $0.3082 per GPU-hour, -40% since 2026-11-02"
+    )
     slack.clear()
     slack.fail("files.completeUploadExternal", "is_archived")
     quiet = post_history_chart(client, "C0ELSEWHERE", None, A100_SPOT_AWS, None, notify_failure=False)
@@ -120,10 +126,20 @@ def test_a_chart_that_cannot_be_drawn_says_why_and_keeps_the_answer(home, slack,
 
 def test_charts_render_safely_from_many_worker_threads(home, slack, client):
     results: list[dict] = []
-    queries = [A100_SPOT_AWS, A100_SPOT_AWS.model_copy(update={"pricing": "on_demand"}),
-               A100_SPOT_AWS.model_copy(update={"gpus": ["H100"]}), A100_SPOT_AWS.model_copy(update={"gpus": ["L4"]})]
-    threads = [threading.Thread(target=lambda q=q, n=n: results.append(
-        post_history_chart(client, "C0GENERAL", f"1700000000.00{n}", q, None))) for n, q in enumerate(queries)]
+    queries = [
+        A100_SPOT_AWS,
+        A100_SPOT_AWS.model_copy(update={"pricing": "on_demand"}),
+        A100_SPOT_AWS.model_copy(update={"gpus": ["H100"]}),
+        A100_SPOT_AWS.model_copy(update={"gpus": ["L4"]}),
+    ]
+    threads = [
+        threading.Thread(
+            target=lambda q=q, n=n: results.append(
+                post_history_chart(client, "C0GENERAL", f"1700000000.00{n}", q, None)
+            )
+        )
+        for n, q in enumerate(queries)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -164,11 +180,14 @@ def test_slash_summary_stays_within_limits_when_huge(home):
     from handlers.history import handle
 
     answer = handle(A100_SPOT_AWS)
-    huge = answer.model_copy(update={
-        "title": "T" * 500, "lines": [f"line {n} " + "x" * 300 for n in range(100)],
-        "notes": ["<!channel> " + "n" * 500] * 30,
-        "query": A100_SPOT_AWS.model_copy(update={"text": "A100 " + "very " * 2000}),
-    })
+    huge = answer.model_copy(
+        update={
+            "title": "T" * 500,
+            "lines": [f"line {n} " + "x" * 300 for n in range(100)],
+            "notes": ["<!channel> " + "n" * 500] * 30,
+            "query": A100_SPOT_AWS.model_copy(update={"text": "A100 " + "very " * 2000}),
+        }
+    )
     found = history_summary_blocks(huge)
     assert validate_blocks(found) == []
     assert all("<!channel>" not in str(b) for b in found)

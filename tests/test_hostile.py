@@ -36,8 +36,15 @@ def slack() -> Iterator[SlackStandIn]:
 
 @pytest.fixture(scope="module")
 def server(kb, gpubot_home, slack) -> Iterator[int]:
-    with running_server(gpubot_home, slack, "--threads", str(THREADS), GPUBOT_HTTP_READ_TIMEOUT=str(READ_TIMEOUT),
-                        GPUBOT_HTTP_MAX_CONNECTIONS=str(MAX_CONNECTIONS), GPUBOT_LOG_LEVEL="INFO") as port:
+    with running_server(
+        gpubot_home,
+        slack,
+        "--threads",
+        str(THREADS),
+        GPUBOT_HTTP_READ_TIMEOUT=str(READ_TIMEOUT),
+        GPUBOT_HTTP_MAX_CONNECTIONS=str(MAX_CONNECTIONS),
+        GPUBOT_LOG_LEVEL="INFO",
+    ) as port:
         yield port
 
 
@@ -48,8 +55,10 @@ def slow_clients(port: int, count: int, *, body_bytes: bool) -> list[socket.sock
     for _ in range(count):
         sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         if body_bytes:
-            sock.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: 1000\r\n\r\n{\"a")
+            sock.sendall(
+                b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 1000\r\n\r\n{"a'
+            )
         else:
             sock.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: appl")
         socks.append(sock)
@@ -106,8 +115,10 @@ def test_connections_past_the_cap_are_closed_at_once(server):
 def test_a_body_over_the_limit_is_refused_unread(server):
     sock = socket.create_connection(("127.0.0.1", server), timeout=5)
     try:
-        sock.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 50000000\r\n\r\n")
+        sock.sendall(
+            b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 50000000\r\n\r\n"
+        )
         assert sock.recv(4096).startswith(b"HTTP/1.1 413")
     finally:
         sock.close()
@@ -119,12 +130,18 @@ def server_log(gpubot_home, port: int) -> str:
 
 def signed_with(body: str, content_type: str, timestamp: str) -> dict:
     digest = hmac.new(SECRET.encode(), f"v0:{timestamp}:{body}".encode(), hashlib.sha256).hexdigest()
-    return {"Content-Type": content_type, "X-Slack-Request-Timestamp": timestamp.encode(),  # as UTF-8 bytes
-            "X-Slack-Signature": f"v0={digest}"}
+    return {
+        "Content-Type": content_type,
+        "X-Slack-Request-Timestamp": timestamp.encode(),  # as UTF-8 bytes
+        "X-Slack-Signature": f"v0={digest}",
+    }
 
 
-@pytest.mark.parametrize("timestamp", ["9" * 400, "²", "١٧٠٠٠٠٠٠٠٠", "1e9", " 1700000000", "-1"],
-                         ids=["400-digits", "superscript-two", "arabic-indic", "exponent", "space", "negative"])
+@pytest.mark.parametrize(
+    "timestamp",
+    ["9" * 400, "²", "١٧٠٠٠٠٠٠٠٠", "1e9", " 1700000000", "-1"],
+    ids=["400-digits", "superscript-two", "arabic-indic", "exponent", "space", "negative"],
+)
 def test_a_malformed_timestamp_is_401_without_a_traceback(server, slack, gpubot_home, timestamp):
     body = json.dumps({"type": "url_verification", "challenge": "c"})
     status, raw, _ = request(server, "POST", "/slack/events", body, signed_with(body, JSON, timestamp))
@@ -140,13 +157,31 @@ def _payload(payload: object) -> str:
 
 MALFORMED = {
     "actions-as-a-string": (_payload({"type": "block_actions", "actions": "refine", "user": {"id": "U1"}}), FORM),
-    "action-value-a-number": (_payload({"type": "block_actions", "actions": [{"action_id": "x", "value": 7}],
-                                        "user": {"id": "U1"}, "team": {"id": "T1"}}), FORM),
+    "action-value-a-number": (
+        _payload(
+            {
+                "type": "block_actions",
+                "actions": [{"action_id": "x", "value": 7}],
+                "user": {"id": "U1"},
+                "team": {"id": "T1"},
+            }
+        ),
+        FORM,
+    ),
     "user-a-list": (_payload({"type": "block_actions", "actions": [], "user": ["U1"]}), FORM),
     "deep-payload": (_payload("[" * 100_000 + "]" * 100_000), FORM),
     "deep-event": ('{"type": "event_callback", "event": ' + "[" * 100_000 + "]" * 100_000 + "}", JSON),
-    "event-text-a-list": (json.dumps({"type": "event_callback", "team_id": "T1", "event_id": "Ev1",
-                                      "event": {"type": "app_mention", "text": ["hi"], "channel": "C1"}}), JSON),
+    "event-text-a-list": (
+        json.dumps(
+            {
+                "type": "event_callback",
+                "team_id": "T1",
+                "event_id": "Ev1",
+                "event": {"type": "app_mention", "text": ["hi"], "channel": "C1"},
+            }
+        ),
+        JSON,
+    ),
     "type-a-number": (json.dumps({"type": 1}), JSON),
 }
 
@@ -172,21 +207,30 @@ def nginx_config(folder: Path, listen: int, upstream: int) -> Path:
     site = NGINX_CONF.read_text()
     assert "listen 80;" in site and "server 127.0.0.1:3000;" in site
     site = site.replace("listen 80;", f"listen 127.0.0.1:{listen};").replace(
-        "server 127.0.0.1:3000;", f"server 127.0.0.1:{upstream};")
+        "server 127.0.0.1:3000;", f"server 127.0.0.1:{upstream};"
+    )
     (folder / "gpubot.conf").write_text(site)
-    temp = " ".join(f"{kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi",
-                                                                        "scgi"))
+    temp = " ".join(
+        f"{kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
     main = folder / "nginx.conf"
-    main.write_text(f"daemon off; pid {folder / 'nginx.pid'}; error_log {folder / 'error.log'} info;\n"
-                    f"events {{ worker_connections 512; }}\n"
-                    f"http {{ access_log off; {temp} include {folder / 'gpubot.conf'}; }}\n")
+    main.write_text(
+        f"daemon off; pid {folder / 'nginx.pid'}; error_log {folder / 'error.log'} info;\n"
+        f"events {{ worker_connections 512; }}\n"
+        f"http {{ access_log off; {temp} include {folder / 'gpubot.conf'}; }}\n"
+    )
     return main
 
 
 def test_the_shipped_proxy_config_buffers_slow_clients_in_front_of_gpubot(server, slack, tmp_path):
     text = NGINX_CONF.read_text()
-    for directive in ("proxy_request_buffering on;", "client_header_timeout 10s;", "client_body_timeout 10s;",
-                      "client_max_body_size 1m;", "limit_conn gpubot_per_address 50;"):
+    for directive in (
+        "proxy_request_buffering on;",
+        "client_header_timeout 10s;",
+        "client_body_timeout 10s;",
+        "client_max_body_size 1m;",
+        "limit_conn gpubot_per_address 50;",
+    ):
         assert directive in text, directive
     nginx = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).exists()), None)
     if nginx is None:  # CI installs nginx (.ci/run); elsewhere the directives above are what can be checked

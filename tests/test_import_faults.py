@@ -42,8 +42,9 @@ def _unchanged(home: Path):
 
 
 @pytest.mark.parametrize("target", ["/dev/zero", "/dev/full", "directory", "oversized", "too-many-rows"])
-def test_unbounded_or_oversized_imports_are_refused_fast_with_bounded_memory(machine, tmp_path, capsys,
-                                                                             monkeypatch, target):
+def test_unbounded_or_oversized_imports_are_refused_fast_with_bounded_memory(
+    machine, tmp_path, capsys, monkeypatch, target
+):
     if target == "directory":
         path = str(tmp_path)
     elif target == "oversized":
@@ -66,9 +67,13 @@ def test_unbounded_or_oversized_imports_are_refused_fast_with_bounded_memory(mac
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert path in err
-    expected = {"/dev/zero": "not a regular file", "/dev/full": "not a regular file",
-                "directory": "not a regular file", "oversized": "larger than 200 MB",
-                "too-many-rows": "more than the 50 a catalog may have (GPUBOT_IMPORT_MAX_ROWS)"}[target]
+    expected = {
+        "/dev/zero": "not a regular file",
+        "/dev/full": "not a regular file",
+        "directory": "not a regular file",
+        "oversized": "larger than 200 MB",
+        "too-many-rows": "more than the 50 a catalog may have (GPUBOT_IMPORT_MAX_ROWS)",
+    }[target]
     assert expected in err, err
     assert seconds < 2.0 and peak < 20 * 1024 * 1024, (seconds, peak)
     assert unchanged()
@@ -100,8 +105,9 @@ def test_the_json_answer_never_holds_infinity_or_nan():
 def test_an_import_with_an_infinite_exchange_rate_is_refused(machine, tmp_path, capsys):
     path = tmp_path / "cny.csv"
     path.write_text(HEADER + "x1.big,A100,8,96,1152,,20.5,,r1\n")
-    assert main(["kb", "import", str(path), "--provider", "yuancloud", "--currency", "CNY",
-                 "--usd-per-unit", "inf"]) == 2
+    assert (
+        main(["kb", "import", str(path), "--provider", "yuancloud", "--currency", "CNY", "--usd-per-unit", "inf"]) == 2
+    )
     assert "--usd-per-unit must be a positive number" in capsys.readouterr().err
 
 
@@ -114,10 +120,19 @@ def _store_import(price: str, provider: str = "testcloud") -> int:
 
     content = HEADER + f"tc1.big,A100,1,12,85,,{price},,r1\n"
     with engine().begin() as conn:
-        return conn.execute(catalog_imports.insert().values(
-            provider=provider, filename="testcloud.csv", content=content, currency="USD", usd_per_unit=1.0,
-            as_of="2026-11-30", source="test import", sha256=hashlib.sha256(content.encode()).hexdigest(),
-            imported_at=dt.datetime.now(dt.UTC))).inserted_primary_key[0]
+        return conn.execute(
+            catalog_imports.insert().values(
+                provider=provider,
+                filename="testcloud.csv",
+                content=content,
+                currency="USD",
+                usd_per_unit=1.0,
+                as_of="2026-11-30",
+                source="test import",
+                sha256=hashlib.sha256(content.encode()).hexdigest(),
+                imported_at=dt.datetime.now(dt.UTC),
+            )
+        ).inserted_primary_key[0]
 
 
 def test_a_cancelled_import_whose_id_is_reused_leaves_no_server_behind(machine):
@@ -139,8 +154,7 @@ def test_a_cancelled_import_whose_id_is_reused_leaves_no_server_behind(machine):
     assert live.is_stale(), "a reused id with other content is another version"
 
 
-def test_kb_import_records_its_snapshot_and_another_machines_cli_notices(machine, tmp_path, capsys, kb,
-                                                                          monkeypatch):
+def test_kb_import_records_its_snapshot_and_another_machines_cli_notices(machine, tmp_path, capsys, kb, monkeypatch):
     from knowledge import history
 
     path = tmp_path / "testcloud.csv"
@@ -167,13 +181,36 @@ def test_values_longer_than_their_column_are_refused_alike_on_sqlite_and_postgre
     from knowledge.state_limits import ValueTooLongError
 
     with pytest.raises(ValueTooLongError, match="filename is longer than 300 characters"), engine().begin() as c:
-        c.execute(catalog_imports.insert().values(
-            provider="x", filename="f" * 400, content="c", currency="USD", usd_per_unit=1.0, as_of="2026-11-30",
-            source="s", sha256="0" * 64, imported_at=dt.datetime.now(dt.UTC)))
+        c.execute(
+            catalog_imports.insert().values(
+                provider="x",
+                filename="f" * 400,
+                content="c",
+                currency="USD",
+                usd_per_unit=1.0,
+                as_of="2026-11-30",
+                source="s",
+                sha256="0" * 64,
+                imported_at=dt.datetime.now(dt.UTC),
+            )
+        )
     with pytest.raises(ValueTooLongError, match="provider is longer than 40"), engine().begin() as c:
-        c.execute(catalog_imports.insert(), [{"provider": "p" * 41, "filename": "f", "content": "c",
-                                              "currency": "USD", "usd_per_unit": 1.0, "as_of": "2026-11-30",
-                                              "source": "s", "sha256": "0", "imported_at": dt.datetime.now(dt.UTC)}])
+        c.execute(
+            catalog_imports.insert(),
+            [
+                {
+                    "provider": "p" * 41,
+                    "filename": "f",
+                    "content": "c",
+                    "currency": "USD",
+                    "usd_per_unit": 1.0,
+                    "as_of": "2026-11-30",
+                    "source": "s",
+                    "sha256": "0",
+                    "imported_at": dt.datetime.now(dt.UTC),
+                }
+            ],
+        )
     with engine().connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(catalog_imports)).scalar_one() == 0
 

@@ -37,14 +37,53 @@ from tests.slack_standin import SlackStandIn, check_message
 SECRET = "injection-secret"
 BOT_USER = SlackStandIn.bot_user_id
 TOKENS = [
-    "<!channel>", "<!here>", "<!everyone>", "<!subteam^S0EVIL|@oncall>", "<!date^1392734382^{date}|x>",
-    "<@U0EVIL>", "<@W0EVIL|boss>", "<#C0EVIL>", "<#C0EVIL|general>", "<https://evil.example|click me>",
-    "<mailto:a@b.c|mail>", "@channel", "@here", "@everyone", "@Channel", "@HERE", "<!channel|channel>",
-    "&lt;!channel&gt;", "&lt;", "&amp;", "&", "<", ">", "*", "_", "~", "`", "```", "\n>", "\n", " ", ":",
-    "|", "!", "#", "@", "A100", "中文", "\u2060", "\u200b", "x",
+    "<!channel>",
+    "<!here>",
+    "<!everyone>",
+    "<!subteam^S0EVIL|@oncall>",
+    "<!date^1392734382^{date}|x>",
+    "<@U0EVIL>",
+    "<@W0EVIL|boss>",
+    "<#C0EVIL>",
+    "<#C0EVIL|general>",
+    "<https://evil.example|click me>",
+    "<mailto:a@b.c|mail>",
+    "@channel",
+    "@here",
+    "@everyone",
+    "@Channel",
+    "@HERE",
+    "<!channel|channel>",
+    "&lt;!channel&gt;",
+    "&lt;",
+    "&amp;",
+    "&",
+    "<",
+    ">",
+    "*",
+    "_",
+    "~",
+    "`",
+    "```",
+    "\n>",
+    "\n",
+    " ",
+    ":",
+    "|",
+    "!",
+    "#",
+    "@",
+    "A100",
+    "中文",
+    "\u2060",
+    "\u200b",
+    "x",
 ]
-hostile = st.lists(st.one_of(st.sampled_from(TOKENS), st.text(max_size=4)), min_size=1, max_size=8).map(
-    "".join).filter(str.strip)  # names are never blank (a blank did-you-mean button is no button)
+hostile = (
+    st.lists(st.one_of(st.sampled_from(TOKENS), st.text(max_size=4)), min_size=1, max_size=8)
+    .map("".join)
+    .filter(str.strip)
+)  # names are never blank (a blank did-you-mean button is no button)
 
 _BROADCAST = re.compile(r"(?<![\w\u2060])@(channel|here|everyone)\b", re.IGNORECASE)
 _CONTROL = re.compile(r"<([^<>]*)>")
@@ -96,23 +135,56 @@ def assert_inert(message: dict, *, allowed_controls: set[str] = frozenset()) -> 
 
 
 def hostile_offer(h: str, n: int = 1, **extra: Any) -> Offer:
-    fields = dict(provider=h, instance_type=h, gpu=h, gpu_model=h, gpu_memory_gb=80, gpu_count=n, region=h, zone=h,
-                  pricing="spot", price_per_hour=8.0 * n, price_per_gpu_hour=8.0, currency=h[:8] or "USD",
-                  price_per_hour_usd=8.0 * n, price_per_gpu_hour_usd=8.0, source=h, as_of=h, status=h, note=h)
+    fields = dict(
+        provider=h,
+        instance_type=h,
+        gpu=h,
+        gpu_model=h,
+        gpu_memory_gb=80,
+        gpu_count=n,
+        region=h,
+        zone=h,
+        pricing="spot",
+        price_per_hour=8.0 * n,
+        price_per_gpu_hour=8.0,
+        currency=h[:8] or "USD",
+        price_per_hour_usd=8.0 * n,
+        price_per_gpu_hour_usd=8.0,
+        source=h,
+        as_of=h,
+        status=h,
+        note=h,
+    )
     return Offer(**{**fields, **extra})
 
 
 def hostile_answer(h: str, intent: str = "cheapest") -> Answer:
-    query = Query(text=h, intent=intent, gpus=[h], providers=[h], regions=[h], instance_types=[h], topic=h,
-                  issues=[NameIssue(kind="gpu", text=h, status="ambiguous", candidates=[h, h + "2"])])
+    query = Query(
+        text=h,
+        intent=intent,
+        gpus=[h],
+        providers=[h],
+        regions=[h],
+        instance_types=[h],
+        topic=h,
+        issues=[NameIssue(kind="gpu", text=h, status="ambiguous", candidates=[h, h + "2"])],
+    )
     return Answer(
-        query=query, title=h, offers=[hostile_offer(h), hostile_offer(h, 2, vgpu=True, kind="article")],
-        context=[hostile_offer(h, 4)], lines=[h, f"line {h}"], notes=[h], suggestions=[h, h + "2"],
-        sources=[Source(source=h, as_of=h)], more=3,
+        query=query,
+        title=h,
+        offers=[hostile_offer(h), hostile_offer(h, 2, vgpu=True, kind="article")],
+        context=[hostile_offer(h, 4)],
+        lines=[h, f"line {h}"],
+        notes=[h],
+        suggestions=[h, h + "2"],
+        sources=[Source(source=h, as_of=h)],
+        more=3,
         recommendations=[Recommendation(gpu=h, gpu_memory_gb=80, gpu_count=2, offer=hostile_offer(h), reason=h)],
-        rules=[RuleHit(id=h, explain=h)], specs=[{"model": h, "memory_gb": 80}],
-        tco=Tco(hours=720, pricing="spot", compute=1, storage=2, egress=3, total=6, currency=h[:8] or "USD",
-                assumptions=[h]),
+        rules=[RuleHit(id=h, explain=h)],
+        specs=[{"model": h, "memory_gb": 80}],
+        tco=Tco(
+            hours=720, pricing="spot", compute=1, storage=2, egress=3, total=6, currency=h[:8] or "USD", assumptions=[h]
+        ),
         pitfalls=[Pitfall(id=h, title=h, body=h, severity=h, source=h, tags={"gpus": [h]})],
         extra={"settings_notes": [h], "defaulted": ["providers"]},
     )
@@ -122,15 +194,20 @@ def hostile_answer(h: str, intent: str = "cheapest") -> Answer:
 
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(h=hostile, intent=st.sampled_from(["cheapest", "price", "compare", "recommend", "tco", "pitfalls", "unknown"]),
-       lang=st.sampled_from(["en", "zh"]))
+@given(
+    h=hostile,
+    intent=st.sampled_from(["cheapest", "price", "compare", "recommend", "tco", "pitfalls", "unknown"]),
+    lang=st.sampled_from(["en", "zh"]),
+)
 @example(h="<!channel> @here <@U0EVIL> <#C0EVIL> <https://evil.example|click>", intent="cheapest", lang="en")
 @example(h="&lt;!channel&gt; &amp;lt;!here&amp;gt;", intent="pitfalls", lang="zh")
 def test_hostile_names_and_text_are_inert_on_every_surface(h, intent, lang):
     result = hostile_answer(h, intent)
     result = result.model_copy(update={"query": result.query.model_copy(update={"language": lang})})
-    for message in (blocks.answer_message(result, shareable=True),
-                    blocks.answer_message(result, shareable=False, shared_by="U_CLICKER")):
+    for message in (
+        blocks.answer_message(result, shareable=True),
+        blocks.answer_message(result, shareable=False, shared_by="U_CLICKER"),
+    ):
         assert check_message(message) == (None, [])
         assert_inert(message, allowed_controls={"@U_CLICKER"})
     plain = render_text(result)  # the CLI's text is not mrkdwn; the Slack fallback is built from it, escaped
@@ -141,8 +218,14 @@ def test_hostile_names_and_text_are_inert_on_every_surface(h, intent, lang):
 @settings(max_examples=500, deadline=None)
 @given(text=hostile, shown=st.integers(0, 100))
 def test_button_values_carry_hostile_queries_back_unchanged(text, shown):
-    query = Query(text=text, intent="cheapest", gpus=["A100"], providers=["aws"], topic=text,
-                  issues=[NameIssue(kind="gpu", text=text, status="unknown", candidates=[text])])
+    query = Query(
+        text=text,
+        intent="cheapest",
+        gpus=["A100"],
+        providers=["aws"],
+        topic=text,
+        issues=[NameIssue(kind="gpu", text=text, status="unknown", candidates=[text])],
+    )
     value = blocks.encode_value(query, shown=shown, pick=text)
     assert value is not None and len(value) <= 2000
     decoded, extra = blocks.decode_value(value)
@@ -151,19 +234,40 @@ def test_button_values_carry_hostile_queries_back_unchanged(text, shown):
     assert query.text.startswith(decoded.text)
 
 
-@pytest.mark.parametrize("value", [
-    "not json", "[]", "{}", '{"q": "<!channel>"}', '{"q": {"intent": "<!channel>"}}',
-    '{"q": {"text": "<!channel>", "intent": "cheapest", "gpus": ["<!here>"]}}',
-    '{"q": {"text": "x", "evil": "<!everyone>"}}', json.dumps({"q": {"text": "@here " * 500}}),
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "not json",
+        "[]",
+        "{}",
+        '{"q": "<!channel>"}',
+        '{"q": {"intent": "<!channel>"}}',
+        '{"q": {"text": "<!channel>", "intent": "cheapest", "gpus": ["<!here>"]}}',
+        '{"q": {"text": "x", "evil": "<!everyone>"}}',
+        json.dumps({"q": {"text": "@here " * 500}}),
+    ],
+)
 def test_a_tampered_button_value_gets_an_inert_reply(app, slack, value):
     hook = f"inj-{uuid.uuid4().hex[:8]}"
-    payload = {"type": "block_actions", "team": {"id": "T0INJ"}, "user": {"id": "U_CLICKER"},
-               "api_app_id": "A_GPUBOT", "trigger_id": "1.2.3", "response_url": slack.hook_url(hook),
-               "container": {"type": "message", "message_ts": "1.1", "channel_id": "C0INJ", "is_ephemeral": True},
-               "channel": {"id": "C0INJ"},
-               "actions": [{"type": "button", "action_id": blocks.ACTION_IDS["toggle"], "block_id": "b1",
-                            "value": value, "action_ts": "1.2"}]}
+    payload = {
+        "type": "block_actions",
+        "team": {"id": "T0INJ"},
+        "user": {"id": "U_CLICKER"},
+        "api_app_id": "A_GPUBOT",
+        "trigger_id": "1.2.3",
+        "response_url": slack.hook_url(hook),
+        "container": {"type": "message", "message_ts": "1.1", "channel_id": "C0INJ", "is_ephemeral": True},
+        "channel": {"id": "C0INJ"},
+        "actions": [
+            {
+                "type": "button",
+                "action_id": blocks.ACTION_IDS["toggle"],
+                "block_id": "b1",
+                "value": value,
+                "action_ts": "1.2",
+            }
+        ],
+    }
     body = urlencode({"payload": json.dumps(payload)})
     assert dispatch(app, body, "application/x-www-form-urlencoded").status == 200
     reply = slack.wait_for(f"hooks/{hook}")[0].body
@@ -186,21 +290,39 @@ def app(slack, kb):
     from bot.settings import load_settings
     from bot.slack_app import build_app
 
-    return build_app(load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test",
-                                   slack_api_url=slack.base_url), kb)
+    return build_app(
+        load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url), kb
+    )
 
 
 def dispatch(app, body: str, content_type: str):
     ts = str(int(time.time()))
     digest = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return app.dispatch(BoltRequest(body=body, headers={"content-type": content_type, "x-slack-request-timestamp": ts,
-                                                        "x-slack-signature": f"v0={digest}"}))
+    return app.dispatch(
+        BoltRequest(
+            body=body,
+            headers={
+                "content-type": content_type,
+                "x-slack-request-timestamp": ts,
+                "x-slack-signature": f"v0={digest}",
+            },
+        )
+    )
 
 
 def slash(app, slack, text: str, team: str = "T0INJ") -> dict:
     hook = f"inj-{uuid.uuid4().hex[:8]}"
-    body = urlencode({"team_id": team, "channel_id": "C0INJ", "user_id": "U_ASKER", "command": "/gpu", "text": text,
-                      "response_url": slack.hook_url(hook), "trigger_id": "1.2.3"})
+    body = urlencode(
+        {
+            "team_id": team,
+            "channel_id": "C0INJ",
+            "user_id": "U_ASKER",
+            "command": "/gpu",
+            "text": text,
+            "response_url": slack.hook_url(hook),
+            "trigger_id": "1.2.3",
+        }
+    )
     response = dispatch(app, body, "application/x-www-form-urlencoded")
     assert response.status == 200
     message = json.loads(response.body)
@@ -212,10 +334,24 @@ def slash(app, slack, text: str, team: str = "T0INJ") -> dict:
 def mention(app, slack, text: str) -> dict:
     before = len(slack.calls("chat.postMessage"))
     ts = f"{time.time():.6f}"
-    event = {"type": "app_mention", "user": "U_ASKER", "text": f"<@{BOT_USER}> {text}", "ts": ts,
-             "channel": "C0INJ", "event_ts": ts}
-    body = json.dumps({"team_id": "T0INJ", "api_app_id": "A_GPUBOT", "type": "event_callback",
-                       "event_id": f"Ev{uuid.uuid4().hex}", "event_time": int(time.time()), "event": event})
+    event = {
+        "type": "app_mention",
+        "user": "U_ASKER",
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": ts,
+        "channel": "C0INJ",
+        "event_ts": ts,
+    }
+    body = json.dumps(
+        {
+            "team_id": "T0INJ",
+            "api_app_id": "A_GPUBOT",
+            "type": "event_callback",
+            "event_id": f"Ev{uuid.uuid4().hex}",
+            "event_time": int(time.time()),
+            "event": event,
+        }
+    )
     assert dispatch(app, body, "application/json").status == 200
     return slack.wait_for("chat.postMessage", before + 1)[before].body
 
@@ -253,14 +389,33 @@ def test_hostile_questions_are_inert_in_mention_replies(app, slack, text):
 
 def test_sharing_a_hostile_answer_pings_nobody_but_names_who_shared(app, slack):
     message = slash(app, slack, QUESTIONS[0])
-    share = next(e for b in message["blocks"] if b["type"] == "actions" for e in b["elements"]
-                 if e["action_id"] == blocks.ACTION_IDS["share"])
+    share = next(
+        e
+        for b in message["blocks"]
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["action_id"] == blocks.ACTION_IDS["share"]
+    )
     hook = f"inj-{uuid.uuid4().hex[:8]}"
-    payload = {"type": "block_actions", "team": {"id": "T0INJ"}, "user": {"id": "U_CLICKER"}, "api_app_id": "A",
-               "trigger_id": "1", "response_url": slack.hook_url(hook), "channel": {"id": "C0INJ"},
-               "container": {"type": "message", "message_ts": "1.1", "channel_id": "C0INJ", "is_ephemeral": True},
-               "actions": [{"type": "button", "action_id": share["action_id"], "block_id": "b",
-                            "value": share["value"], "action_ts": "1.2"}]}
+    payload = {
+        "type": "block_actions",
+        "team": {"id": "T0INJ"},
+        "user": {"id": "U_CLICKER"},
+        "api_app_id": "A",
+        "trigger_id": "1",
+        "response_url": slack.hook_url(hook),
+        "channel": {"id": "C0INJ"},
+        "container": {"type": "message", "message_ts": "1.1", "channel_id": "C0INJ", "is_ephemeral": True},
+        "actions": [
+            {
+                "type": "button",
+                "action_id": share["action_id"],
+                "block_id": "b",
+                "value": share["value"],
+                "action_ts": "1.2",
+            }
+        ],
+    }
     assert dispatch(app, urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded").status == 200
     shared = slack.wait_for(f"hooks/{hook}", 2)[0].body
     assert shared["response_type"] == "in_channel"
@@ -289,8 +444,19 @@ def evil_kb(tmp_path_factory, kb):
     path = home / "evil.csv"
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo", "Price",
-                     "SpotPrice", "Region"])
+    writer.writerow(
+        [
+            "InstanceType",
+            "AcceleratorName",
+            "AcceleratorCount",
+            "vCPUs",
+            "MemoryGiB",
+            "GpuInfo",
+            "Price",
+            "SpotPrice",
+            "Region",
+        ]
+    )
     writer.writerows(EVIL_ROWS)
     path.write_text(out.getvalue(), encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
@@ -307,12 +473,20 @@ def evil_app(slack, evil_kb):
     from bot.settings import load_settings
     from bot.slack_app import build_app
 
-    return build_app(load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test",
-                                   slack_api_url=slack.base_url), evil_kb)
+    return build_app(
+        load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url), evil_kb
+    )
 
 
-@pytest.mark.parametrize("text", ["cheapest A100 on evilcloud", "cheapest A100 spot on evilcloud",
-                                  "checklist A100 on evilcloud", "最便宜的A100 evilcloud"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cheapest A100 on evilcloud",
+        "cheapest A100 spot on evilcloud",
+        "checklist A100 on evilcloud",
+        "最便宜的A100 evilcloud",
+    ],
+)
 def test_hostile_catalog_data_is_inert_in_replies(evil_app, slack, text):
     message = slash(evil_app, slack, text)
     assert check_message(message) == (None, [])
@@ -325,8 +499,16 @@ def test_hostile_catalog_data_is_inert_in_replies(evil_app, slack, text):
 
 def test_hostile_catalog_data_is_inert_in_the_app_home(evil_app, slack):
     event = {"type": "app_home_opened", "user": "U_ASKER", "channel": "D0INJ", "tab": "home", "event_ts": "1.1"}
-    body = json.dumps({"team_id": "T0INJ", "api_app_id": "A", "type": "event_callback",
-                       "event_id": f"Ev{uuid.uuid4().hex}", "event_time": int(time.time()), "event": event})
+    body = json.dumps(
+        {
+            "team_id": "T0INJ",
+            "api_app_id": "A",
+            "type": "event_callback",
+            "event_id": f"Ev{uuid.uuid4().hex}",
+            "event_time": int(time.time()),
+            "event": event,
+        }
+    )
     assert dispatch(evil_app, body, "application/json").status == 200
     view = slack.wait_for("views.publish")[-1].body["view"]
     assert "evil" in json.dumps(view)
@@ -336,10 +518,15 @@ def test_hostile_catalog_data_is_inert_in_the_app_home(evil_app, slack):
 # --- formatting: a value inside *bold*, _italic_ or `code` cannot end it early ---------------------------------
 
 
-@pytest.mark.parametrize(("field", "value", "span"), [
-    ("pitfall-title", "Spot* reclaimed", "*"), ("pitfall-source", "seed_S0 §5", "_"),
-    ("rule-id", "cost`per`gpu", "`"), ("recommended-gpu", "H100*SXM", "*"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "span"),
+    [
+        ("pitfall-title", "Spot* reclaimed", "*"),
+        ("pitfall-source", "seed_S0 §5", "_"),
+        ("rule-id", "cost`per`gpu", "`"),
+        ("recommended-gpu", "H100*SXM", "*"),
+    ],
+)
 def test_a_value_cannot_end_the_formatting_around_it(field, value, span):
     query = Query(text="x", intent="recommend")
     parts = {

@@ -29,8 +29,22 @@ DATA = ROOT / "knowledge" / "data"
 ERRATUM_ID = re.compile(r"\b(?:S[0-2]|X)-\d{2}\b")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 TYPES = r"\b(SELF-CONTRADICTION|CROSS-SEED|NEEDS-QUALIFIER|IMPLAUSIBLE|UNVERIFIED|OUTDATED|WRONG|OK)\b"
-PROVIDERS = {"aws", "azure", "gcp", "alibaba", "tencent", "huawei", "inspur",
-             "oci", "lambda", "runpod", "nebius", "hyperstack", "primeintellect", "shadeform"}  # issue 14
+PROVIDERS = {
+    "aws",
+    "azure",
+    "gcp",
+    "alibaba",
+    "tencent",
+    "huawei",
+    "inspur",
+    "oci",
+    "lambda",
+    "runpod",
+    "nebius",
+    "hyperstack",
+    "primeintellect",
+    "shadeform",
+}  # issue 14
 SECTION7_PROVIDERS = {
     "AWS": {"aws"}, "Azure": {"azure"}, "Alibaba": {"alibaba"}, "Tencent": {"tencent"}, "Huawei": {"huawei"},
     "Inspur": {"inspur"}, "AWS/Alibaba": {"aws", "alibaba"}, "Alibaba/Tencent": {"alibaba", "tencent"},

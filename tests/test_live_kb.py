@@ -26,9 +26,24 @@ def test_an_import_on_another_machine_reaches_this_worker(state_url, kb, tmp_pat
 
     env = {**os.environ, "GPUBOT_HOME": str(there), "DATABASE_URL": state_url}
     subprocess.run(
-        [sys.executable, "-m", "bot.cli", "kb", "import", str(CATALOGS / "tencent_vms.csv"),
-         "--provider", "othercloud", "--currency", "CNY", "--usd-per-unit", "0.138"],
-        env=env, check=True, capture_output=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "bot.cli",
+            "kb",
+            "import",
+            str(CATALOGS / "tencent_vms.csv"),
+            "--provider",
+            "othercloud",
+            "--currency",
+            "CNY",
+            "--usd-per-unit",
+            "0.138",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     assert live.is_stale()
     old = live.get()

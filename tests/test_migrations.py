@@ -12,8 +12,13 @@ import sqlalchemy as sa
 def test_concurrent_upgrades_from_several_workers(state_url, tmp_path):
     env = {**os.environ, "DATABASE_URL": state_url}
     procs = [
-        subprocess.Popen([sys.executable, "-m", "bot.cli", "db", "upgrade"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env={**env, "GPUBOT_HOME": str(tmp_path / f"w{i}")})
+        subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "db", "upgrade"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**env, "GPUBOT_HOME": str(tmp_path / f"w{i}")},
+        )
         for i in range(3)
     ]
     for proc in procs:
@@ -25,9 +30,18 @@ def test_concurrent_upgrades_from_several_workers(state_url, tmp_path):
         assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all() == [_head()]
         tables = set(sa.inspect(conn).get_table_names())
     engine.dispose()
-    assert {"handled_events", "catalog_imports", "snapshots", "snapshot_offers", "digest_subscriptions",
-            "digest_posts", "settings_changes", "price_alerts", "price_alert_firings",
-            "event_claims"} <= tables
+    assert {
+        "handled_events",
+        "catalog_imports",
+        "snapshots",
+        "snapshot_offers",
+        "digest_subscriptions",
+        "digest_posts",
+        "settings_changes",
+        "price_alerts",
+        "price_alert_firings",
+        "event_claims",
+    } <= tables
 
 
 def _head() -> str:

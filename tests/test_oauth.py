@@ -28,8 +28,13 @@ from tests.test_slack_http import FORM, GPUBOT, JSON, free_port, request, signed
 
 CLIENT_ID, CLIENT_SECRET = "1111.2222", "oauth-client-secret"
 SECRET = "http-test-secret"  # the signing secret `signed()` uses
-CODES = {"valid-code": "T0002", "other-code": "T0002", "gone-code": "T0003", "late-code": "T0004",
-         "fifth-code": "T0005"}
+CODES = {
+    "valid-code": "T0002",
+    "other-code": "T0002",
+    "gone-code": "T0003",
+    "late-code": "T0004",
+    "fifth-code": "T0005",
+}
 MANIFEST = Path(__file__).resolve().parent.parent / "manifest.yml"
 
 
@@ -45,16 +50,26 @@ class Server:
         import os
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_") and k != "DATABASE_URL"}
-        env.update(SLACK_SIGNING_SECRET=SECRET, SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET=CLIENT_SECRET,
-                   SLACK_API_URL=self.slack.base_url, GPUBOT_HOME=str(self.home), DATABASE_URL=self.database_url,
-                   GPUBOT_LOG_LEVEL="WARNING")
+        env.update(
+            SLACK_SIGNING_SECRET=SECRET,
+            SLACK_CLIENT_ID=CLIENT_ID,
+            SLACK_CLIENT_SECRET=CLIENT_SECRET,
+            SLACK_API_URL=self.slack.base_url,
+            GPUBOT_HOME=str(self.home),
+            DATABASE_URL=self.database_url,
+            GPUBOT_LOG_LEVEL="WARNING",
+        )
         return env
 
     def start(self) -> Server:
         self.port = free_port()
         self.log = open(self.home / f"oauth-serve-{self.port}.log", "w+b")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(self.port)],
-                                     env=self.env(), stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(self.port)],
+            env=self.env(),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -143,9 +158,19 @@ def install(server: Server, code: str) -> None:
 
 def slash(server: Server, slack: SlackStandIn, team: str, channel: str, text: str, *, hook: str = "") -> dict:
     hook = hook or f"oauth-{uuid.uuid4().hex[:8]}"
-    body = urlencode({"team_id": team, "channel_id": channel, "channel_name": "x", "user_id": "U_ASKER",
-                      "command": "/gpu", "text": text, "api_app_id": "A_GPUBOT", "response_url": slack.hook_url(hook),
-                      "trigger_id": "1.2.3"})
+    body = urlencode(
+        {
+            "team_id": team,
+            "channel_id": channel,
+            "channel_name": "x",
+            "user_id": "U_ASKER",
+            "command": "/gpu",
+            "text": text,
+            "api_app_id": "A_GPUBOT",
+            "response_url": slack.hook_url(hook),
+            "trigger_id": "1.2.3",
+        }
+    )
     status, raw, _ = request(server.port, "POST", "/slack/events", body, signed(body, FORM))
     assert status == 200
     message = json.loads(raw) if raw.startswith(b"{") else {"text": raw.decode()}
@@ -155,8 +180,16 @@ def slash(server: Server, slack: SlackStandIn, team: str, channel: str, text: st
 
 
 def event(server: Server, team: str, payload: dict) -> int:
-    body = json.dumps({"team_id": team, "api_app_id": "A_GPUBOT", "type": "event_callback", "event": payload,
-                       "event_id": f"Ev{uuid.uuid4().hex[:10]}", "event_time": int(time.time())})
+    body = json.dumps(
+        {
+            "team_id": team,
+            "api_app_id": "A_GPUBOT",
+            "type": "event_callback",
+            "event": payload,
+            "event_id": f"Ev{uuid.uuid4().hex[:10]}",
+            "event_time": int(time.time()),
+        }
+    )
     return request(server.port, "POST", "/slack/events", body, signed(body, JSON))[0]
 
 
@@ -198,14 +231,27 @@ def test_a_valid_state_installs_and_that_workspace_is_answered_with_its_own_toke
     from bot.pipeline import answer
 
     table = tables_of(message)[0]
-    assert [row[2]["text"] for row in table["rows"][1:]] == [o.instance_type for o in
-                                                             answer("cheapest A100 spot", kb).offers]
+    assert [row[2]["text"] for row in table["rows"][1:]] == [
+        o.instance_type for o in answer("cheapest A100 spot", kb).offers
+    ]
     checks = slack.calls("auth.test")
     assert checks and {c.headers["authorization"] for c in checks} == {f"Bearer {bot.bot_token}"}
 
     ts = f"{time.time():.6f}"
-    assert event(server, "T0002", {"type": "app_mention", "user": "U_ASKER", "channel": "C0ANY", "ts": ts,
-                                   "text": f"<@{SlackStandIn.bot_user_id}> price of p4d.24xlarge"}) == 200
+    assert (
+        event(
+            server,
+            "T0002",
+            {
+                "type": "app_mention",
+                "user": "U_ASKER",
+                "channel": "C0ANY",
+                "ts": ts,
+                "text": f"<@{SlackStandIn.bot_user_id}> price of p4d.24xlarge",
+            },
+        )
+        == 200
+    )
     post = slack.wait_for("chat.postMessage")[0]
     assert post.headers["authorization"] == f"Bearer {bot.bot_token}" and post.body["thread_ts"] == ts
 
@@ -241,8 +287,10 @@ def test_an_expired_state_is_refused(server, slack):
     state = query["state"][0]
     eng = engine_of(server)
     with eng.begin() as conn:
-        done = conn.execute(sa.text("UPDATE slack_oauth_states SET expire_at = :past WHERE state = :state"),
-                            {"past": "2000-01-01 00:00:00", "state": state}).rowcount
+        done = conn.execute(
+            sa.text("UPDATE slack_oauth_states SET expire_at = :past WHERE state = :state"),
+            {"past": "2000-01-01 00:00:00", "state": state},
+        ).rowcount
     eng.dispose()
     assert done == 1
     status, _ = redirect(server, "late-code", state, cookie)
@@ -295,8 +343,7 @@ def test_the_digest_posts_to_each_workspace_with_its_own_token(server, slack, mo
         assert "daily GPU price digest" in reply["text"]
     slack.clear()
     monkeypatch.setenv("DATABASE_URL", server.database_url)
-    settings = load_settings(slack_client_id=CLIENT_ID, slack_client_secret=CLIENT_SECRET,
-                             slack_api_url=slack.base_url)
+    settings = load_settings(slack_client_id=CLIENT_ID, slack_client_secret=CLIENT_SECRET, slack_api_url=slack.base_url)
     with pytest.raises(LookupError):
         client_for_team("T0999", settings)
     report = post_digests(lambda team: client_for_team(team, settings), team=None)
@@ -329,10 +376,14 @@ def test_channel_settings_change_that_channel_only_and_survive_a_restart(server,
 
 
 def test_a_client_id_without_its_secret_is_a_clear_startup_error(gpubot_home, slack):
-    env = {k: v for k, v in Server(gpubot_home, slack, "").env().items() if k not in ("SLACK_CLIENT_SECRET",
-                                                                                       "DATABASE_URL")}
-    done = subprocess.run([GPUBOT, "serve", "--http", "--port", str(free_port())], env=env, capture_output=True,
-                          text=True, timeout=30)
+    env = {
+        k: v
+        for k, v in Server(gpubot_home, slack, "").env().items()
+        if k not in ("SLACK_CLIENT_SECRET", "DATABASE_URL")
+    }
+    done = subprocess.run(
+        [GPUBOT, "serve", "--http", "--port", str(free_port())], env=env, capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 2
     assert "SLACK_CLIENT_SECRET" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1

@@ -25,11 +25,14 @@ def ask(kb, capsys):
     return run
 
 
-@pytest.mark.parametrize("question", [
-    "cheapest H100 on gcp on demand",
-    "gcp 按需 H100 最便宜",
-    "cheapest H100 on demand top 50",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "cheapest H100 on gcp on demand",
+        "gcp 按需 H100 最便宜",
+        "cheapest H100 on demand top 50",
+    ],
+)
 def test_gcp_on_demand_h100_rankings_hold_no_small_a3_high(ask, question):
     result = ask(question)
     assert result["offers"]
@@ -50,8 +53,11 @@ def test_small_a3_high_still_ranks_as_spot(ask):
 
 def test_aws_h200_without_on_demand_price_is_capacity_blocks_only(ask):
     """p5e.48xlarge has no on-demand Price anywhere: its spot figures are not ranked, and are counted."""
-    no_price = {r["Region"] for r in rows(CATALOGS / "aws_vms.csv")
-                if r["InstanceType"] == "p5e.48xlarge" and not r["Price"].strip() and r["SpotPrice"].strip()}
+    no_price = {
+        r["Region"]
+        for r in rows(CATALOGS / "aws_vms.csv")
+        if r["InstanceType"] == "p5e.48xlarge" and not r["Price"].strip() and r["SpotPrice"].strip()
+    }
     result = ask("cheapest H200 spot on aws top 50")
     assert "p5e.48xlarge" not in {o["instance_type"] for o in result["offers"]}
     excluded = {e["availability"]: e["count"] for e in result["excluded"]}
@@ -62,8 +68,11 @@ def test_aws_h200_without_on_demand_price_is_capacity_blocks_only(ask):
 
 
 def test_azure_sizes_without_any_price_are_counted_as_preview(ask):
-    unpriced = {(r["InstanceType"], r["Region"]) for r in rows(CATALOGS / "azure_vms.csv")
-                if r["AcceleratorName"] == "Radeon MI25" and not r["Price"].strip() and not r["SpotPrice"].strip()}
+    unpriced = {
+        (r["InstanceType"], r["Region"])
+        for r in rows(CATALOGS / "azure_vms.csv")
+        if r["AcceleratorName"] == "Radeon MI25" and not r["Price"].strip() and not r["SpotPrice"].strip()
+    }
     result = ask("cheapest MI25 on azure")
     excluded = {e["availability"]: e["count"] for e in result["excluded"]}
     assert excluded.get("preview") == len(unpriced) > 0
@@ -89,11 +98,14 @@ def test_kb_stats_lists_the_quirks_corrected(kb, capsys):
     stats = json.loads(capsys.readouterr().out)
     fixes = {(q["instance_type"], q["fix"]): q for q in stats["catalog_quirks"]}
     nd = fixes[("Standard_ND96isr_H100_v5", "gpu_count=8")]
-    assert nd["source"] and nd["offers"] == 2 * len({r["Region"] for r in rows(CATALOGS / "azure_vms.csv")
-                                                    if r["InstanceType"] == "Standard_ND96isr_H100_v5"})  # OD + spot
+    assert nd["source"] and nd["offers"] == 2 * len(
+        {r["Region"] for r in rows(CATALOGS / "azure_vms.csv") if r["InstanceType"] == "Standard_ND96isr_H100_v5"}
+    )  # OD + spot
     assert fixes[("Standard_*H100_v5", "no_spot_if_equal")]["offers"] == sum(
-        1 for r in rows(CATALOGS / "azure_vms.csv")
-        if r["InstanceType"].endswith("H100_v5") and r["SpotPrice"] and r["SpotPrice"] == r["Price"])
+        1
+        for r in rows(CATALOGS / "azure_vms.csv")
+        if r["InstanceType"].endswith("H100_v5") and r["SpotPrice"] and r["SpotPrice"] == r["Price"]
+    )
     assert stats["availability"]["spot_only"] > 0 and stats["price_crosscheck"]["offers_differing"] > 0
 
 
@@ -101,8 +113,11 @@ def test_kb_stats_lists_the_quirks_corrected(kb, capsys):
 
 
 def test_local_zone_offers_are_labelled_not_shown_as_the_region(ask):
-    atlanta = [r for r in rows(CATALOGS / "aws_vms.csv")
-               if r["InstanceType"] == "p6-b200.48xlarge" and r["AvailabilityZone"] == "use1-atl2-az1"]
+    atlanta = [
+        r
+        for r in rows(CATALOGS / "aws_vms.csv")
+        if r["InstanceType"] == "p6-b200.48xlarge" and r["AvailabilityZone"] == "use1-atl2-az1"
+    ]
     assert atlanta and atlanta[0]["SpotPrice"]
     result = ask("price of p6-b200.48xlarge spot in us-east-1")
     local = [o for o in result["offers"] if o["zone"] == "use1-atl2-az1"]
@@ -114,14 +129,17 @@ def test_local_zone_offers_are_labelled_not_shown_as_the_region(ask):
     assert regular and all(o["zone_kind"] == "availability_zone" for o in regular)  # priced apart from Atlanta
 
 
-@pytest.mark.parametrize(("zone", "kind", "label"), [
-    ("use1-atl2-az1", "local_zone", "Atlanta (Local Zone, opt-in)"),
-    ("usw2-lax1-az2", "local_zone", "Los Angeles (Local Zone, opt-in)"),
-    ("use1-bos1-az1", "local_zone", "Boston (Local Zone, opt-in)"),
-    ("usw2-wl1-sfo-wlz1", "wavelength_zone", "San Francisco (Wavelength Zone, opt-in)"),
-    ("use1-az6", "availability_zone", None),
-    ("us-central1-a", "availability_zone", None),
-])
+@pytest.mark.parametrize(
+    ("zone", "kind", "label"),
+    [
+        ("use1-atl2-az1", "local_zone", "Atlanta (Local Zone, opt-in)"),
+        ("usw2-lax1-az2", "local_zone", "Los Angeles (Local Zone, opt-in)"),
+        ("use1-bos1-az1", "local_zone", "Boston (Local Zone, opt-in)"),
+        ("usw2-wl1-sfo-wlz1", "wavelength_zone", "San Francisco (Wavelength Zone, opt-in)"),
+        ("use1-az6", "availability_zone", None),
+        ("us-central1-a", "availability_zone", None),
+    ],
+)
 def test_zone_kinds(zone, kind, label):
     from knowledge.zones import classify
 

@@ -20,7 +20,10 @@ ERRATA = Path(__file__).resolve().parent.parent / "knowledge" / "data" / "seed_e
     [
         ("pitfalls spot on aws", {"spot-two-minute-interruption"}),  # provider + pricing model
         ("竞价实例有哪些坑", {"spot-two-minute-interruption", "spot-checkpoint-to-durable-storage"}),
-        ("gotchas with reserved instances on azure", {"reserved-lock-in-price-cuts", "reserved-break-even-utilization"}),
+        (
+            "gotchas with reserved instances on azure",
+            {"reserved-lock-in-price-cuts", "reserved-break-even-utilization"},
+        ),
         ("预留实例有什么坑", {"reserved-lock-in-price-cuts", "reserved-break-even-utilization"}),
         ("pitfalls egress costs", {"egress-from-where-data-lives", "cross-region-transfer-fees"}),
         ("出网流量费用有什么坑", {"egress-from-where-data-lives", "cross-region-transfer-fees"}),
@@ -77,8 +80,9 @@ def test_every_seed_pitfall_and_erratum_is_findable(kb):
     assert errata_ids <= covered
     for erratum in kb.rows("SELECT id, question_en, question_zh, gpus, providers FROM errata"):
         for question in (erratum["question_en"], erratum["question_zh"]):  # as the parser would pass it
-            found = store.search(kb, question, gpus=json.loads(erratum["gpus"]),
-                                 providers=json.loads(erratum["providers"]), limit=8)
+            found = store.search(
+                kb, question, gpus=json.loads(erratum["gpus"]), providers=json.loads(erratum["providers"]), limit=8
+            )
             ids = {e for s in found for e in s.row["erratum_ids"]}
             assert erratum["id"] in ids, (erratum["id"], question)
 
@@ -91,7 +95,8 @@ def test_nothing_matches_gives_did_you_mean(kb):
 
 
 @pytest.mark.parametrize(
-    "question", ["checklist 8x A100 spot on aws", "采购前检查清单 8卡A100 竞价 aws", "procurement checklist H100 on gcp"]
+    "question",
+    ["checklist 8x A100 spot on aws", "采购前检查清单 8卡A100 竞价 aws", "procurement checklist H100 on gcp"],
 )
 def test_checklist_for_a_plan(kb, question):
     result = answer_json(answer(question, kb))

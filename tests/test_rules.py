@@ -50,8 +50,15 @@ def test_every_rule_loads_with_a_source_and_both_languages():
     ],
 )
 def test_a_bad_rule_is_rejected_with_its_id(entry, message):
-    base = {"id": "x.bad", "group": "cost", "when": {}, "then": {}, "explain_en": "e", "explain_zh": "中",
-            "source": "test"}
+    base = {
+        "id": "x.bad",
+        "group": "cost",
+        "when": {},
+        "then": {},
+        "explain_en": "e",
+        "explain_zh": "中",
+        "source": "test",
+    }
     with pytest.raises(ValueError, match=message):
         R.Rule.model_validate({**base, **entry})
 
@@ -76,8 +83,17 @@ def test_condition_language(cond, facts, expected):
 
 
 def test_explanations_fill_placeholders_and_never_raise_on_missing_facts():
-    fired = R.evaluate({"intent": "recommend", "workload": "training", "model_size_b": 70, "required_gb": 1344.0,
-                        "gpus_needed": 8, "largest_gpu": "B200 180GB", "largest_gb": 180.0})
+    fired = R.evaluate(
+        {
+            "intent": "recommend",
+            "workload": "training",
+            "model_size_b": 70,
+            "required_gb": 1344.0,
+            "gpus_needed": 8,
+            "largest_gpu": "B200 180GB",
+            "largest_gb": 180.0,
+        }
+    )
     text = {f.id: f.explain for f in fired}
     assert "1,344 GB" in text["mem.training.adam"] and "16 bytes/parameter" in text["mem.training.adam"]
     assert "9.4x" in text["net.nvlink"] and "S0-08" in text["net.nvlink"]  # the seed ratio with its qualifier
@@ -155,8 +171,10 @@ def test_s1_hpc_means_fp64_parts_not_the_seeds_gn7i_or_ncv3(kb):
     if top.offer.gpu_model:
         fp64 = kb.rows("SELECT fp64_tflops f FROM gpu_specs WHERE model = ?", [top.offer.gpu_model])[0]["f"]
     else:  # the catalog does not say which model of that memory size (issue 14 clouds): the weakest one
-        fp64 = kb.rows("SELECT MIN(fp64_tflops) f FROM gpu_specs WHERE family = ? AND ABS(memory_gb - ?) < 0.6",
-                       [top.offer.gpu, top.offer.gpu_memory_gb])[0]["f"]
+        fp64 = kb.rows(
+            "SELECT MIN(fp64_tflops) f FROM gpu_specs WHERE family = ? AND ABS(memory_gb - ?) < 0.6",
+            [top.offer.gpu, top.offer.gpu_memory_gb],
+        )[0]["f"]
     assert fp64 >= R.rule("hw.hpc").then.params["min_fp64_tflops"]
 
 
@@ -182,8 +200,11 @@ def test_budget_limited_team(kb):
 def test_budget_ranking_is_the_knowledge_bases_cheapest_per_gpu_hour(kb):
     _, answer = ask(kb, priority="cost", gpus=["A100"], pricing="on_demand")
     explain = next(r.explain for r in answer.rules if r.id == "prio.cost")
-    ranked = re.findall(r"(Amazon Web Services \(AWS\)|Microsoft Azure|Google Cloud \(GCP\)|Alibaba Cloud|Tencent "
-                        r"Cloud) \$(\d[\d,]*\.\d+)", explain.split("The seeds")[0])
+    ranked = re.findall(
+        r"(Amazon Web Services \(AWS\)|Microsoft Azure|Google Cloud \(GCP\)|Alibaba Cloud|Tencent "
+        r"Cloud) \$(\d[\d,]*\.\d+)",
+        explain.split("The seeds")[0],
+    )
     prices = [float(p.replace(",", "")) for _, p in ranked]
     assert len(prices) >= 3 and prices == sorted(prices)
 
@@ -193,8 +214,11 @@ def test_performance_sensitive_team(kb):
     assert ids[:2] == ["hw.training.large-model", "mem.training.adam"] and "prio.performance" in ids
     explain = next(r.explain for r in answer.rules if r.id == "prio.performance")
     assert "400 Gbps" in explain and "S0-13" in explain  # the seed's "p4d 100 Gbps" corrected
-    tflops = [float(r.reason.split(" TFLOPS")[0].rsplit(" ", 1)[1].replace(",", ""))
-              for r in answer.recommendations if r.offer]
+    tflops = [
+        float(r.reason.split(" TFLOPS")[0].rsplit(" ", 1)[1].replace(",", ""))
+        for r in answer.recommendations
+        if r.offer
+    ]
     assert tflops == sorted(tflops, reverse=True)  # fastest first
 
 

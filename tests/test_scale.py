@@ -59,9 +59,26 @@ def test_prices_imported_on_one_machine_reach_the_other(machines):
     with SlackStandIn() as slack, ExitStack() as stack:
         port_b = stack.enter_context(serve(home_b, slack, url))
         env = {**os.environ, "GPUBOT_HOME": str(home_a), "DATABASE_URL": url}
-        subprocess.run([sys.executable, "-m", "bot.cli", "kb", "import", str(CATALOGS / "tencent_vms.csv"),
-                        "--provider", "scalecloud", "--currency", "CNY", "--usd-per-unit", "0.138"],
-                       env=env, check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bot.cli",
+                "kb",
+                "import",
+                str(CATALOGS / "tencent_vms.csv"),
+                "--provider",
+                "scalecloud",
+                "--currency",
+                "CNY",
+                "--usd-per-unit",
+                "0.138",
+            ],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         deadline = time.monotonic() + 20  # GPUBOT_KB_REFRESH_SECONDS=1, plus a rebuild of ~2 s
         while True:
             body, hook = slash_body(slack, "cheapest V100 on scalecloud")
@@ -80,22 +97,55 @@ def test_two_digest_posters_at_once_post_once(machines):
         env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
         env.update(DATABASE_URL=url, SLACK_BOT_TOKEN="xoxb-test", SLACK_API_URL=slack.base_url)
         for channel in ("C1", "C2", "C3"):
-            subprocess.run([GPUBOT, "digest", "subscribe", "--channel", channel, "--team", "T0001"],
-                           env={**env, "GPUBOT_HOME": str(home_a)}, check=True, capture_output=True, timeout=60)
-        listed = subprocess.run([GPUBOT, "digest", "list", "--json"], env={**env, "GPUBOT_HOME": str(home_b)},
-                                check=True, capture_output=True, text=True, timeout=60)
+            subprocess.run(
+                [GPUBOT, "digest", "subscribe", "--channel", channel, "--team", "T0001"],
+                env={**env, "GPUBOT_HOME": str(home_a)},
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+        listed = subprocess.run(
+            [GPUBOT, "digest", "list", "--json"],
+            env={**env, "GPUBOT_HOME": str(home_b)},
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         channels = {s["channel"] for s in json.loads(listed.stdout)["subscriptions"]}
         assert channels >= {"C1", "C2", "C3"}  # a subscription made on one machine is seen from the other
         for old in ("aws_vms.csv",):  # a price change to report
-            subprocess.run([GPUBOT, "prices", "refresh", "--catalog", str(CATALOGS / "history" / old),
-                            "--provider", "aws", "--no-kb"], env={**env, "GPUBOT_HOME": str(home_a)},
-                           check=True, capture_output=True, timeout=120)
-            subprocess.run([GPUBOT, "prices", "refresh", "--catalog", str(CATALOGS / old), "--provider", "aws",
-                            "--no-kb"], env={**env, "GPUBOT_HOME": str(home_a)},
-                           check=True, capture_output=True, timeout=120)
+            subprocess.run(
+                [
+                    GPUBOT,
+                    "prices",
+                    "refresh",
+                    "--catalog",
+                    str(CATALOGS / "history" / old),
+                    "--provider",
+                    "aws",
+                    "--no-kb",
+                ],
+                env={**env, "GPUBOT_HOME": str(home_a)},
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
+            subprocess.run(
+                [GPUBOT, "prices", "refresh", "--catalog", str(CATALOGS / old), "--provider", "aws", "--no-kb"],
+                env={**env, "GPUBOT_HOME": str(home_a)},
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
         procs = [
-            subprocess.Popen([GPUBOT, "digest", "--post"], env={**env, "GPUBOT_HOME": str(home)},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            subprocess.Popen(
+                [GPUBOT, "digest", "--post"],
+                env={**env, "GPUBOT_HOME": str(home)},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             for home in (home_a, home_b)
         ]
         for proc in procs:

@@ -57,16 +57,28 @@ def test_home_and_state_database_are_private(tmp_path, monkeypatch):
 
 
 def _installation(team: str, token: str, enterprise: str | None = None) -> Installation:
-    return Installation(app_id="A_GPUBOT", enterprise_id=enterprise, team_id=team, bot_token=token,
-                        bot_id="B_BOT", bot_user_id="U_BOT", bot_scopes="commands,chat:write", user_id="U_ADMIN",
-                        installed_at=dt.datetime.now(dt.UTC).timestamp())
+    return Installation(
+        app_id="A_GPUBOT",
+        enterprise_id=enterprise,
+        team_id=team,
+        bot_token=token,
+        bot_id="B_BOT",
+        bot_user_id="U_BOT",
+        bot_scopes="commands,chat:write",
+        user_id="U_ADMIN",
+        installed_at=dt.datetime.now(dt.UTC).timestamp(),
+    )
 
 
 def _oauth_settings(monkeypatch, api_url: str = "http://127.0.0.1:9/api/"):
     from bot.settings import load_settings
 
-    for name, value in {"SLACK_CLIENT_ID": CLIENT_ID, "SLACK_CLIENT_SECRET": CLIENT_SECRET,
-                        "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": api_url}.items():
+    for name, value in {
+        "SLACK_CLIENT_ID": CLIENT_ID,
+        "SLACK_CLIENT_SECRET": CLIENT_SECRET,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": api_url,
+    }.items():
         monkeypatch.setenv(name, value)
     return load_settings()
 
@@ -82,8 +94,9 @@ def test_bot_tokens_are_encrypted_at_rest(state_url, tmp_path, monkeypatch):
     engine = sa.create_engine(state_url.replace("postgresql://", "postgresql+psycopg://"))
     with engine.connect() as conn:
         stored = conn.execute(sa.text("SELECT bot_token FROM slack_bots WHERE team_id='T0CRYPT'")).scalars().all()
-        stored += conn.execute(sa.text("SELECT bot_token FROM slack_installations WHERE team_id='T0CRYPT'")
-                               ).scalars().all()
+        stored += (
+            conn.execute(sa.text("SELECT bot_token FROM slack_installations WHERE team_id='T0CRYPT'")).scalars().all()
+        )
     engine.dispose()
     assert len(stored) == 2 and all(v.startswith("fernet:") and "xoxb" not in v for v in stored)
     if state_url.startswith("sqlite"):
@@ -126,8 +139,7 @@ def test_an_enterprise_grid_workspace_gets_its_digest(tmp_path, monkeypatch):
     from bot.slack_oauth import installation_store
     from knowledge import history, subscriptions
 
-    offer = {"instance_type": "p5.48xlarge", "region": "us-east-1", "pricing": "spot", "gpu": "H100",
-             "gpu_count": 8}
+    offer = {"instance_type": "p5.48xlarge", "region": "us-east-1", "pricing": "spot", "gpu": "H100", "gpu_count": 8}
     now = dt.datetime.now(dt.UTC)
     monkeypatch.setenv("GPUBOT_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'state.db'}")
@@ -151,7 +163,8 @@ def test_a_malformed_secret_key_is_a_clear_startup_error(gpubot_home, slack):
     from tests.test_slack_http import GPUBOT, free_port, server_env
 
     env = server_env(gpubot_home, slack, GPUBOT_SECRET_KEY="not-a-fernet-key")
-    done = subprocess.run([GPUBOT, "serve", "--http", "--port", str(free_port())], env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [GPUBOT, "serve", "--http", "--port", str(free_port())], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "GPUBOT_SECRET_KEY is not a Fernet key" in done.stderr and "not-a-fernet-key" not in done.stderr

@@ -36,40 +36,46 @@ def test_channel_overrides_workspace_overrides_defaults(state_url, kb):
     assert store.scope_settings("T1", "") == {"providers": ["aws"], "pricing": "spot"}
 
 
-@pytest.mark.parametrize("key, raw, stored", [
-    ("providers", "AWS,aliyun", ["aws", "alibaba"]),  # aliases become provider ids
-    ("provider", "Tencent Cloud", ["tencent"]),  # singular key; a provider name with a space
-    ("regions", "us-east-1, cn-hangzhou", ["us-east-1", "cn-hangzhou"]),
-    ("currency", "cny", "CNY"),
-    ("currency", "rmb", "CNY"),
-    ("language", "Chinese", "zh"),
-    ("lang", "en", "en"),
-    ("pricing", "on-demand", "on_demand"),
-    ("pricing", "reserved 1y", "reserved_1y"),
-    ("budget", "2 USD/GPU-hour", {"amount": 2.0, "currency": "USD"}),
-    ("budget", "15 CNY/GPU-hour", {"amount": 15.0, "currency": "CNY"}),
-    ("budget", "$1.5", {"amount": 1.5, "currency": "USD"}),
-    ("budget", "2", {"amount": 2.0, "currency": "USD"}),  # no currency: USD
-    ("budget", "¥12 per GPU-hour", {"amount": 12.0, "currency": "CNY"}),
-])
+@pytest.mark.parametrize(
+    "key, raw, stored",
+    [
+        ("providers", "AWS,aliyun", ["aws", "alibaba"]),  # aliases become provider ids
+        ("provider", "Tencent Cloud", ["tencent"]),  # singular key; a provider name with a space
+        ("regions", "us-east-1, cn-hangzhou", ["us-east-1", "cn-hangzhou"]),
+        ("currency", "cny", "CNY"),
+        ("currency", "rmb", "CNY"),
+        ("language", "Chinese", "zh"),
+        ("lang", "en", "en"),
+        ("pricing", "on-demand", "on_demand"),
+        ("pricing", "reserved 1y", "reserved_1y"),
+        ("budget", "2 USD/GPU-hour", {"amount": 2.0, "currency": "USD"}),
+        ("budget", "15 CNY/GPU-hour", {"amount": 15.0, "currency": "CNY"}),
+        ("budget", "$1.5", {"amount": 1.5, "currency": "USD"}),
+        ("budget", "2", {"amount": 2.0, "currency": "USD"}),  # no currency: USD
+        ("budget", "¥12 per GPU-hour", {"amount": 12.0, "currency": "CNY"}),
+    ],
+)
 def test_values_are_validated_and_normalised(kb, key, raw, stored):
     assert store.normalize(key, raw, kb) == stored
 
 
-@pytest.mark.parametrize("key, raw, suggestion", [
-    ("providers", "awz", "aws"),  # a typo is refused, never guessed
-    ("providers", "aws,gpc", "gcp"),
-    ("providers", "azur", "azure"),  # even a close fuzzy match is only a suggestion
-    ("regions", "cn-hangzou", "cn-hangzhou"),
-    ("regions", "us-est-1", "us-east-1"),
-    ("currency", "EUR", "USD"),
-    ("language", "fr", "en"),
-    ("pricing", "spto", "spot"),
-    ("budget", "2 EUR/GPU-hour", "USD"),
-    ("providers", "", None),
-    ("budget", "cheap", None),
-    ("budget", "0 USD", None),
-])
+@pytest.mark.parametrize(
+    "key, raw, suggestion",
+    [
+        ("providers", "awz", "aws"),  # a typo is refused, never guessed
+        ("providers", "aws,gpc", "gcp"),
+        ("providers", "azur", "azure"),  # even a close fuzzy match is only a suggestion
+        ("regions", "cn-hangzou", "cn-hangzhou"),
+        ("regions", "us-est-1", "us-east-1"),
+        ("currency", "EUR", "USD"),
+        ("language", "fr", "en"),
+        ("pricing", "spto", "spot"),
+        ("budget", "2 EUR/GPU-hour", "USD"),
+        ("providers", "", None),
+        ("budget", "cheap", None),
+        ("budget", "0 USD", None),
+    ],
+)
 def test_invalid_values_are_refused_with_did_you_mean(kb, key, raw, suggestion):
     with pytest.raises(SettingError) as err:
         store.normalize(key, raw, kb)
@@ -116,16 +122,21 @@ def test_concurrent_writers_leave_one_row(state_url, tmp_path):
             settings_store.set_setting("T1", "C1", "pricing", ["spot", "on_demand"][n % 2])
             settings_store.set_setting("T1", "C1", "currency", sys.argv[1])
     """)
-    procs = [subprocess.Popen([sys.executable, "-c", script, cur], cwd=str(tmp_path), env=_env())
-             for cur in ("USD", "CNY", "USD")]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, cur], cwd=str(tmp_path), env=_env())
+        for cur in ("USD", "CNY", "USD")
+    ]
     assert all(p.wait(timeout=60) == 0 for p in procs)
     import sqlalchemy as sa
 
     from knowledge.state import engine
 
     with engine().connect() as conn:
-        rows = conn.execute(sa.select(store.settings_table.c.key).where(
-            store.settings_table.c.team_id == "T1")).scalars().all()
+        rows = (
+            conn.execute(sa.select(store.settings_table.c.key).where(store.settings_table.c.team_id == "T1"))
+            .scalars()
+            .all()
+        )
     assert sorted(rows) == ["currency", "pricing"]
     assert store.get_settings("T1", "C1")["currency"] in ("USD", "CNY")
 
@@ -147,8 +158,7 @@ def settings(origin: str = "channel", **values) -> EffectiveSettings:
     return EffectiveSettings(full, {k: (origin if v is not None else "default") for k, v in full.items()})
 
 
-CHANNEL = settings(providers=["aws", "alibaba"], regions=["us-east-1", "cn-hangzhou"], pricing="spot",
-                   currency="CNY")
+CHANNEL = settings(providers=["aws", "alibaba"], regions=["us-east-1", "cn-hangzhou"], pricing="spot", currency="CNY")
 
 
 def test_the_channel_fills_what_the_question_leaves_open():
@@ -156,15 +166,23 @@ def test_the_channel_fills_what_the_question_leaves_open():
     applied, notes = defaults.apply_defaults(query, CHANNEL)
     assert applied.providers == ["aws", "alibaba"] and applied.regions == ["us-east-1", "cn-hangzhou"]
     assert applied.pricing == "spot" and applied.currency == "CNY" and applied.language == "en"
-    assert notes == ["filtered to your channel's providers: aws, alibaba",
-                     "filtered to your channel's regions: us-east-1, cn-hangzhou",
-                     "your channel's pricing: spot"]
+    assert notes == [
+        "filtered to your channel's providers: aws, alibaba",
+        "filtered to your channel's regions: us-east-1, cn-hangzhou",
+        "your channel's pricing: spot",
+    ]
     assert defaults.defaulted_fields(query, applied) == ["providers", "regions", "currency", "pricing"]
 
 
 def test_what_the_question_says_wins():
-    query = Query(text="cheapest A100 on-demand on gcp in us-central1", intent="cheapest", gpus=["A100"],
-                  providers=["gcp"], regions=["us-central1"], pricing="on_demand")
+    query = Query(
+        text="cheapest A100 on-demand on gcp in us-central1",
+        intent="cheapest",
+        gpus=["A100"],
+        providers=["gcp"],
+        regions=["us-central1"],
+        pricing="on_demand",
+    )
     applied, notes = defaults.apply_defaults(query, CHANNEL)
     assert (applied.providers, applied.regions, applied.pricing) == (["gcp"], ["us-central1"], "on_demand")
     assert notes == ["you named gcp, so your channel's providers (aws, alibaba) do not apply to this question"]
@@ -202,8 +220,9 @@ def test_the_channel_language_unless_the_question_is_in_chinese():
     zh_channel = settings(language="zh", providers=["aws"])
     applied, notes = defaults.apply_defaults(Query(text="cheapest A100", intent="cheapest"), zh_channel)
     assert applied.language == "zh" and notes == ["已按本频道设置筛选云厂商：aws"]
-    applied, _ = defaults.apply_defaults(Query(text="最便宜的A100", intent="cheapest", language="zh"),
-                                         settings(language="en"))
+    applied, _ = defaults.apply_defaults(
+        Query(text="最便宜的A100", intent="cheapest", language="zh"), settings(language="en")
+    )
     assert applied.language == "zh"
     helped, notes = defaults.apply_defaults(Query(text="help", intent="help"), zh_channel)
     assert helped.language == "zh" and helped.providers == [] and notes == []  # help is not filtered
@@ -226,14 +245,27 @@ def test_undo_defaults_keeps_what_a_button_changed():
 
 
 def _offer(n: int, usd: float) -> Offer:
-    return Offer(provider="aws", instance_type=f"i{n}", gpu="A100", gpu_count=1, region="us-east-1",
-                 pricing="on_demand", price_per_hour=usd, price_per_gpu_hour=usd, currency="USD",
-                 price_per_hour_usd=usd, price_per_gpu_hour_usd=usd, source=f"s{n}", as_of="2026-01-01")
+    return Offer(
+        provider="aws",
+        instance_type=f"i{n}",
+        gpu="A100",
+        gpu_count=1,
+        region="us-east-1",
+        pricing="on_demand",
+        price_per_hour=usd,
+        price_per_gpu_hour=usd,
+        currency="USD",
+        price_per_hour_usd=usd,
+        price_per_gpu_hour_usd=usd,
+        source=f"s{n}",
+        as_of="2026-01-01",
+    )
 
 
 def test_the_budget_cuts_a_cheapest_list_back_to_size():
-    query = defaults.widen_for_budget(Query(text="cheapest A100", intent="cheapest", gpus=["A100"]),
-                                      settings(budget={"amount": 2, "currency": "USD"}))
+    query = defaults.widen_for_budget(
+        Query(text="cheapest A100", intent="cheapest", gpus=["A100"]), settings(budget={"amount": 2, "currency": "USD"})
+    )
     assert query.top_n == defaults.BUDGET_FETCH
     answer = Answer(query=query, title="t", offers=[_offer(n, 0.5 * n) for n in range(1, 10)])
     cut, notes = defaults.apply_budget(answer, settings(budget={"amount": 2, "currency": "USD"}), usd_per_cny=0.14)
@@ -241,22 +273,26 @@ def test_the_budget_cuts_a_cheapest_list_back_to_size():
     assert cut.more == 0 and cut.query.top_n is None
     assert [s.source for s in cut.sources] == ["s1", "s2", "s3", "s4"]
     assert notes == ["filtered to your channel's budget: at most 2 USD/GPU-hour (5 offers above it hidden)"]
-    cut, _ = defaults.apply_budget(answer, settings(budget={"amount": 2, "currency": "USD"}), usd_per_cny=0.14,
-                                   asked_top_n=2)
+    cut, _ = defaults.apply_budget(
+        answer, settings(budget={"amount": 2, "currency": "USD"}), usd_per_cny=0.14, asked_top_n=2
+    )
     assert len(cut.offers) == 2 and cut.more == 2 and cut.query.top_n == 2
 
 
 def test_a_cny_budget_is_converted():
     answer = Answer(query=Query(text="x", intent="price"), title="t", offers=[_offer(1, 1.0), _offer(2, 3.0)])
-    cut, notes = defaults.apply_budget(answer, settings("workspace", budget={"amount": 14, "currency": "CNY"}),
-                                       usd_per_cny=0.138)
+    cut, notes = defaults.apply_budget(
+        answer, settings("workspace", budget={"amount": 14, "currency": "CNY"}), usd_per_cny=0.138
+    )
     assert [o.instance_type for o in cut.offers] == ["i1"]  # 14 CNY ≈ 1.93 USD
     assert notes[0].startswith("filtered to your workspace's budget: at most 14 CNY/GPU-hour")
 
 
 def test_no_budget_or_a_specs_answer_is_untouched():
     answer = Answer(query=Query(text="x", intent="spec"), title="t", offers=[_offer(1, 9.0)])
-    assert defaults.apply_budget(answer, settings(budget={"amount": 1, "currency": "USD"}), usd_per_cny=0.14) == \
-        (answer, [])
+    assert defaults.apply_budget(answer, settings(budget={"amount": 1, "currency": "USD"}), usd_per_cny=0.14) == (
+        answer,
+        [],
+    )
     price = answer.model_copy(update={"query": Query(text="x", intent="price")})
     assert defaults.apply_budget(price, settings(), usd_per_cny=0.14) == (price, [])

@@ -68,9 +68,19 @@ def channel_id() -> str:
 
 def slash(app, slack, text: str, channel: str, user: str = "U_MEMBER") -> dict[str, Any]:
     hook = f"adm-{uuid.uuid4().hex[:8]}"
-    body = urlencode({"team_id": TEAM, "channel_id": channel, "channel_name": "x", "user_id": user,
-                      "command": "/gpu", "text": text, "api_app_id": "A_GPUBOT", "response_url": slack.hook_url(hook),
-                      "trigger_id": "1.2.3"})
+    body = urlencode(
+        {
+            "team_id": TEAM,
+            "channel_id": channel,
+            "channel_name": "x",
+            "user_id": user,
+            "command": "/gpu",
+            "text": text,
+            "api_app_id": "A_GPUBOT",
+            "response_url": slack.hook_url(hook),
+            "trigger_id": "1.2.3",
+        }
+    )
     response = dispatch(app, body, FORM)
     assert response.status == 200
     message = json.loads(response.body) if response.body else slack.wait_for(f"hooks/{hook}")[0].body
@@ -84,23 +94,39 @@ def shown(message: dict) -> str:
 
 def changes(team: str = TEAM) -> list[tuple]:
     with settings_store.state.engine().connect() as conn:
-        rows = conn.execute(sa.select(settings_audit.changes_table).where(
-            settings_audit.changes_table.c.team_id == team).order_by(settings_audit.changes_table.c.id)).all()
-    return [(r.channel_id, r.key, None if r.old_value is None else json.loads(r.old_value),
-             None if r.new_value is None else json.loads(r.new_value), r.changed_by, r.via) for r in rows]
+        rows = conn.execute(
+            sa.select(settings_audit.changes_table)
+            .where(settings_audit.changes_table.c.team_id == team)
+            .order_by(settings_audit.changes_table.c.id)
+        ).all()
+    return [
+        (
+            r.channel_id,
+            r.key,
+            None if r.old_value is None else json.loads(r.old_value),
+            None if r.new_value is None else json.loads(r.new_value),
+            r.changed_by,
+            r.via,
+        )
+        for r in rows
+    ]
 
 
 # --- the admin rule ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("user, allowed", [
-    ("U_ADMIN", True),  # is_admin
-    ("U_OWNER", True),  # is_owner
-    ("U_MEMBER", False),  # a member
-    ("U_GUEST", False),  # a guest (is_restricted): the case that emptied another user's answers
-])
-@pytest.mark.parametrize("text", ["set workspace providers aws", "set workspace budget 2 USD/GPU-hour",
-                                  "unset workspace all"])
+@pytest.mark.parametrize(
+    "user, allowed",
+    [
+        ("U_ADMIN", True),  # is_admin
+        ("U_OWNER", True),  # is_owner
+        ("U_MEMBER", False),  # a member
+        ("U_GUEST", False),  # a guest (is_restricted): the case that emptied another user's answers
+    ],
+)
+@pytest.mark.parametrize(
+    "text", ["set workspace providers aws", "set workspace budget 2 USD/GPU-hour", "unset workspace all"]
+)
 def test_workspace_settings_need_an_admin_or_owner(app, slack, user, allowed, text):
     settings_store.set_setting(TEAM, "", "pricing", "spot")
     before = settings_store.scope_settings(TEAM, "")
@@ -142,12 +168,32 @@ def test_when_slack_cannot_say_who_is_admin_nothing_changes(app, slack):
 
 def test_the_home_form_saves_the_workspace_defaults_for_admins_only(app, slack):
     def submit(user: str) -> Any:
-        view = {"id": "V1", "type": "modal", "callback_id": blocks.SETTINGS_MODAL_ID,
-                "private_metadata": json.dumps({"lang": "en"}),
-                "state": {"values": {"setting_providers": {"value": {"type": "multi_static_select",
-                                                                      "selected_options": [{"value": "aws"}]}}}}}
-        body = urlencode({"payload": json.dumps({"type": "view_submission", "team": {"id": TEAM},
-                                                 "user": {"id": user}, "api_app_id": "A_GPUBOT", "view": view})})
+        view = {
+            "id": "V1",
+            "type": "modal",
+            "callback_id": blocks.SETTINGS_MODAL_ID,
+            "private_metadata": json.dumps({"lang": "en"}),
+            "state": {
+                "values": {
+                    "setting_providers": {
+                        "value": {"type": "multi_static_select", "selected_options": [{"value": "aws"}]}
+                    }
+                }
+            },
+        }
+        body = urlencode(
+            {
+                "payload": json.dumps(
+                    {
+                        "type": "view_submission",
+                        "team": {"id": TEAM},
+                        "user": {"id": user},
+                        "api_app_id": "A_GPUBOT",
+                        "view": view,
+                    }
+                )
+            }
+        )
         return dispatch(app, body, FORM)
 
     refused = submit("U_MEMBER")
@@ -185,7 +231,9 @@ def test_digest_subscriptions_are_announced_and_recorded(app, slack):
     assert subscriptions.get_subscription(TEAM, mine) is None
     recorded = [c for c in changes() if c[0] == mine]
     assert [(c[1], c[2] is None, c[3] is None, c[4]) for c in recorded] == [
-        ("digest", True, False, "U_MEMBER"), ("digest", False, True, "U_GUEST")]
+        ("digest", True, False, "U_MEMBER"),
+        ("digest", False, True, "U_GUEST"),
+    ]
     assert recorded[0][3]["hour"] == 8 and recorded[0][3]["timezone"] == "Asia/Shanghai"
 
 
@@ -206,7 +254,7 @@ def test_every_change_is_recorded_and_shown_by_settings(app, slack):
     reply = slash(app, slack, "settings", mine)
     text = shown(reply)
     assert "Recent changes" in text
-    record = text[text.index("Recent changes"):].splitlines()[1:]
+    record = text[text.index("Recent changes") :].splitlines()[1:]
     assert "<@U_MEMBER> *providers* (this channel): aws, alibaba → not set" in record[0]
     assert "<@U_ADMIN> *currency* (this workspace): not set → CNY" in record[1]
     assert "<@U_GUEST> *providers* (this channel): aws → aws, alibaba" in record[2]
@@ -217,12 +265,15 @@ def test_every_change_is_recorded_and_shown_by_settings(app, slack):
 # --- /gpu help --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, user, locale, lang", [
-    ("help", "U_EN", "en-US", "en"),
-    ("help", "U_ZH", "zh-CN", "zh"),  # the asker's Slack locale
-    ("帮助", "U_EN2", "en-US", "zh"),  # asked in Chinese
-    ("", "U_EN3", "en-GB", "en"),
-])
+@pytest.mark.parametrize(
+    "text, user, locale, lang",
+    [
+        ("help", "U_EN", "en-US", "en"),
+        ("help", "U_ZH", "zh-CN", "zh"),  # the asker's Slack locale
+        ("帮助", "U_EN2", "en-US", "zh"),  # asked in Chinese
+        ("", "U_EN3", "en-GB", "en"),
+    ],
+)
 def test_help_lists_every_command_in_the_askers_language(app, slack, text, user, locale, lang):
     slack.locales[user] = locale
     reply = slash(app, slack, text, channel_id(), user=user)

@@ -40,8 +40,21 @@ from tests.slack_standin import SlackStandIn, check_message, validate_blocks
 
 SECRET = "test-signing-secret"
 BOT_USER = SlackStandIn.bot_user_id
-INTENTS = ["cheapest", "price", "compare", "spec", "recommend", "tco", "pitfalls", "checklist", "digest", "history",
-           "help", "unknown", "work"]
+INTENTS = [
+    "cheapest",
+    "price",
+    "compare",
+    "spec",
+    "recommend",
+    "tco",
+    "pitfalls",
+    "checklist",
+    "digest",
+    "history",
+    "help",
+    "unknown",
+    "work",
+]
 
 
 # --- harness -----------------------------------------------------------------------------------------------------
@@ -77,12 +90,23 @@ def dispatch(app, body: str, content_type: str, **headers: str):
 
 def command_body(slack, text: str, *, channel_id: str = "C0GENERAL", channel_name: str = "general") -> tuple[str, str]:
     hook = f"slash-{uuid.uuid4().hex[:8]}"
-    body = urlencode({
-        "token": "legacy", "team_id": "T0001", "team_domain": "gpubot-test", "channel_id": channel_id,
-        "channel_name": channel_name, "user_id": "U_ASKER", "user_name": "asker", "command": "/gpu", "text": text,
-        "api_app_id": "A_GPUBOT", "is_enterprise_install": "false", "response_url": slack.hook_url(hook),
-        "trigger_id": "1.2.3",
-    })
+    body = urlencode(
+        {
+            "token": "legacy",
+            "team_id": "T0001",
+            "team_domain": "gpubot-test",
+            "channel_id": channel_id,
+            "channel_name": channel_name,
+            "user_id": "U_ASKER",
+            "user_name": "asker",
+            "command": "/gpu",
+            "text": text,
+            "api_app_id": "A_GPUBOT",
+            "is_enterprise_install": "false",
+            "response_url": slack.hook_url(hook),
+            "trigger_id": "1.2.3",
+        }
+    )
     return body, hook
 
 
@@ -94,18 +118,26 @@ def slash(app, slack, text: str, **where: str) -> dict[str, Any]:
     assert response.status == 200
     assert time.monotonic() - started < 3.0, "acknowledged after Slack's 3-second deadline"
     message = json.loads(response.body) if response.body else {}
-    if message.get("text") == blocks.slack_escape(blocks.phrase("working", "en")) or message.get("text") == \
-            blocks.slack_escape(blocks.phrase("working", "zh")):
+    if message.get("text") == blocks.slack_escape(blocks.phrase("working", "en")) or message.get(
+        "text"
+    ) == blocks.slack_escape(blocks.phrase("working", "zh")):
         message = slack.wait_for(f"hooks/{hook}")[0].body
     return message
 
 
 def event_body(event: dict, event_id: str | None = None) -> str:
-    return json.dumps({
-        "token": "legacy", "team_id": "T0001", "api_app_id": "A_GPUBOT", "type": "event_callback",
-        "event_id": event_id or f"Ev{uuid.uuid4().hex[:10]}", "event_time": int(time.time()), "event": event,
-        "authorizations": [{"team_id": "T0001", "user_id": BOT_USER, "is_bot": True}],
-    })
+    return json.dumps(
+        {
+            "token": "legacy",
+            "team_id": "T0001",
+            "api_app_id": "A_GPUBOT",
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{uuid.uuid4().hex[:10]}",
+            "event_time": int(time.time()),
+            "event": event,
+            "authorizations": [{"team_id": "T0001", "user_id": BOT_USER, "is_bot": True}],
+        }
+    )
 
 
 def new_ts() -> str:
@@ -113,30 +145,62 @@ def new_ts() -> str:
 
 
 def mention(text: str, *, channel: str = "C0GENERAL", thread_ts: str | None = None, **extra: Any) -> dict:
-    event = {"type": "app_mention", "user": "U_ASKER", "text": f"<@{BOT_USER}> {text}", "ts": new_ts(),
-             "channel": channel, "event_ts": new_ts(), **extra}
+    event = {
+        "type": "app_mention",
+        "user": "U_ASKER",
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": new_ts(),
+        "channel": channel,
+        "event_ts": new_ts(),
+        **extra,
+    }
     if thread_ts:
         event["thread_ts"] = thread_ts
     return event
 
 
 def dm(text: str, **extra: Any) -> dict:
-    return {"type": "message", "channel_type": "im", "channel": "D0ASKER", "user": "U_ASKER", "text": text,
-            "ts": new_ts(), "event_ts": new_ts(), **extra}
+    return {
+        "type": "message",
+        "channel_type": "im",
+        "channel": "D0ASKER",
+        "user": "U_ASKER",
+        "text": text,
+        "ts": new_ts(),
+        "event_ts": new_ts(),
+        **extra,
+    }
 
 
-def block_action(slack, button: dict, *, ephemeral: bool = True, channel: str = "C0GENERAL",
-                 message: dict | None = None) -> tuple[str, str]:
+def block_action(
+    slack, button: dict, *, ephemeral: bool = True, channel: str = "C0GENERAL", message: dict | None = None
+) -> tuple[str, str]:
     hook = f"action-{uuid.uuid4().hex[:8]}"
     payload = {
-        "type": "block_actions", "team": {"id": "T0001", "domain": "gpubot-test"},
-        "user": {"id": "U_CLICKER", "username": "clicker", "team_id": "T0001"}, "api_app_id": "A_GPUBOT",
-        "token": "legacy", "trigger_id": "1.2.3", "response_url": slack.hook_url(hook),
-        "container": {"type": "message", "message_ts": "1700000000.000100", "channel_id": channel,
-                      "is_ephemeral": ephemeral},
+        "type": "block_actions",
+        "team": {"id": "T0001", "domain": "gpubot-test"},
+        "user": {"id": "U_CLICKER", "username": "clicker", "team_id": "T0001"},
+        "api_app_id": "A_GPUBOT",
+        "token": "legacy",
+        "trigger_id": "1.2.3",
+        "response_url": slack.hook_url(hook),
+        "container": {
+            "type": "message",
+            "message_ts": "1700000000.000100",
+            "channel_id": channel,
+            "is_ephemeral": ephemeral,
+        },
         "channel": {"id": channel, "name": "general"},
-        "actions": [{"type": "button", "action_id": button["action_id"], "block_id": "b1",
-                     "value": button["value"], "text": button["text"], "action_ts": new_ts()}],
+        "actions": [
+            {
+                "type": "button",
+                "action_id": button["action_id"],
+                "block_id": "b1",
+                "value": button["value"],
+                "text": button["text"],
+                "action_ts": new_ts(),
+            }
+        ],
     }
     if message is not None:
         payload["message"] = message
@@ -424,16 +488,30 @@ def test_dm_is_answered_directly(app, slack):
     assert set(column(reply, "instance")) == {"p4d.24xlarge"}
 
 
-@pytest.mark.parametrize("event", [
-    dm("cheapest A100 spot", user=BOT_USER, bot_id=SlackStandIn.bot_id),  # our own message
-    dm("cheapest A100 spot", bot_id="B_OTHER", user="U_OTHERBOT"),  # another bot
-    mention("cheapest A100 spot", bot_id="B_OTHER", user="U_OTHERBOT"),  # another bot mentioning us
-    dm("", subtype="message_changed", user=None,
-       message={"type": "message", "user": "U_ASKER", "text": "cheapest H100", "ts": "1.1"}),  # an edit
-    dm("", subtype="message_deleted", user=None),  # a deletion
-    {"type": "message", "channel_type": "channel", "channel": "C0GENERAL", "user": "U_ASKER", "text": "hi",
-     "ts": "1700000000.000200"},  # channel chatter
-], ids=["own", "other-bot-dm", "other-bot-mention", "edit", "delete", "channel"])
+@pytest.mark.parametrize(
+    "event",
+    [
+        dm("cheapest A100 spot", user=BOT_USER, bot_id=SlackStandIn.bot_id),  # our own message
+        dm("cheapest A100 spot", bot_id="B_OTHER", user="U_OTHERBOT"),  # another bot
+        mention("cheapest A100 spot", bot_id="B_OTHER", user="U_OTHERBOT"),  # another bot mentioning us
+        dm(
+            "",
+            subtype="message_changed",
+            user=None,
+            message={"type": "message", "user": "U_ASKER", "text": "cheapest H100", "ts": "1.1"},
+        ),  # an edit
+        dm("", subtype="message_deleted", user=None),  # a deletion
+        {
+            "type": "message",
+            "channel_type": "channel",
+            "channel": "C0GENERAL",
+            "user": "U_ASKER",
+            "text": "hi",
+            "ts": "1700000000.000200",
+        },  # channel chatter
+    ],
+    ids=["own", "other-bot-dm", "other-bot-mention", "edit", "delete", "channel"],
+)
 def test_messages_that_need_no_answer_get_200_and_no_reply(app, slack, event):
     event = {k: v for k, v in event.items() if v is not None}
     assert dispatch(app, event_body(event), "application/json").status == 200
@@ -464,8 +542,13 @@ def test_app_home_shows_what_gpubot_does_and_how_fresh_its_data_is(app, slack, k
     extra = [{"type": "section", "text": {"type": "mrkdwn", "text": "daily digest -> #gpu-prices"}}]
     home_sections_providers.append(lambda ctx: extra if ctx.user_id == "U_ASKER" else [])
     try:
-        event = {"type": "app_home_opened", "user": "U_ASKER", "channel": "D0ASKER", "tab": "home",
-                 "event_ts": new_ts()}
+        event = {
+            "type": "app_home_opened",
+            "user": "U_ASKER",
+            "channel": "D0ASKER",
+            "tab": "home",
+            "event_ts": new_ts(),
+        }
         assert dispatch(app, event_body(event), "application/json").status == 200
         call = slack.wait_for("views.publish")[0]
     finally:
@@ -508,8 +591,13 @@ def test_app_home_in_chinese_for_a_chinese_locale(app, slack, monkeypatch):
 
 
 def test_app_home_opened_on_the_messages_tab_publishes_nothing(app, slack):
-    event = {"type": "app_home_opened", "user": "U_ASKER", "channel": "D0ASKER", "tab": "messages",
-             "event_ts": new_ts()}
+    event = {
+        "type": "app_home_opened",
+        "user": "U_ASKER",
+        "channel": "D0ASKER",
+        "tab": "messages",
+        "event_ts": new_ts(),
+    }
     assert dispatch(app, event_body(event), "application/json").status == 200
     settle(0.2)
     assert not slack.calls("views.publish")
@@ -581,17 +669,37 @@ def test_unsigned_and_badly_signed_requests_are_rejected(app, slack):
 
 
 def _offer(n: int, **extra: Any) -> Offer:
-    fields = dict(provider=f"prov{n % 7}", instance_type=f"inst-{n}.{'x' * (n % 40)}", gpu="A100", gpu_model="A100",
-                  gpu_memory_gb=80, gpu_count=8, region=f"region-{n}", pricing="spot", price_per_hour=10 + n,
-                  price_per_gpu_hour=(10 + n) / 8, currency="USD", price_per_hour_usd=10 + n,
-                  price_per_gpu_hour_usd=(10 + n) / 8, source=f"source-{n % 60}.csv", as_of="2025-01-02")
+    fields = dict(
+        provider=f"prov{n % 7}",
+        instance_type=f"inst-{n}.{'x' * (n % 40)}",
+        gpu="A100",
+        gpu_model="A100",
+        gpu_memory_gb=80,
+        gpu_count=8,
+        region=f"region-{n}",
+        pricing="spot",
+        price_per_hour=10 + n,
+        price_per_gpu_hour=(10 + n) / 8,
+        currency="USD",
+        price_per_hour_usd=10 + n,
+        price_per_gpu_hour_usd=(10 + n) / 8,
+        source=f"source-{n % 60}.csv",
+        as_of="2025-01-02",
+    )
     return Offer(**{**fields, **extra})
 
 
 @pytest.mark.parametrize("intent", INTENTS)
 def test_every_intent_reply_stays_within_limits(kb, intent):
-    query = Query(text=f"{intent} A100", intent=intent, gpus=["A100"], providers=["aws"], pricing="spot",
-                  instance_types=["p4d.24xlarge"], duration_hours=720)
+    query = Query(
+        text=f"{intent} A100",
+        intent=intent,
+        gpus=["A100"],
+        providers=["aws"],
+        pricing="spot",
+        instance_types=["p4d.24xlarge"],
+        duration_hours=720,
+    )
     result = answer_query(query, kb)
     for shareable in (True, False):
         message = blocks.answer_message(result, shareable=shareable)
@@ -600,18 +708,39 @@ def test_every_intent_reply_stays_within_limits(kb, intent):
 
 
 def test_an_enormous_answer_degrades_to_n_more(kb):
-    query = Query(text="x" * 5000, intent="cheapest", gpus=["A100"], pricing="spot",
-                  issues=[NameIssue(kind="gpu", text=f"A{n}", status="ambiguous", candidates=[f"A{n}0", f"A{n}00"])
-                          for n in range(30)])
+    query = Query(
+        text="x" * 5000,
+        intent="cheapest",
+        gpus=["A100"],
+        pricing="spot",
+        issues=[
+            NameIssue(kind="gpu", text=f"A{n}", status="ambiguous", candidates=[f"A{n}0", f"A{n}00"]) for n in range(30)
+        ],
+    )
     huge = Answer(
-        query=query, title="T" * 400, offers=[_offer(n) for n in range(150)], more=500,
+        query=query,
+        title="T" * 400,
+        offers=[_offer(n) for n in range(150)],
+        more=500,
         lines=[f"line {n} " + "y" * 400 for n in range(300)],
-        notes=[f"note {n} " + "z" * 300 for n in range(80)], suggestions=[f"A{n}0" for n in range(30)],
+        notes=[f"note {n} " + "z" * 300 for n in range(80)],
+        suggestions=[f"A{n}0" for n in range(30)],
         recommendations=[Recommendation(gpu="H100", gpu_count=8, reason="r" * 500, offer=_offer(n)) for n in range(40)],
         pitfalls=[Pitfall(id=f"p{n}", title="t" * 100, body="b" * 900, severity="high", source="s") for n in range(40)],
         rules=[RuleHit(id=f"rule_{n}", explain="e" * 200) for n in range(50)],
-        tco_options=[Tco(hours=720, pricing="spot", compute=1, storage=2, egress=3, total=6, currency="USD",
-                         assumptions=["a" * 200] * 5) for _ in range(20)],
+        tco_options=[
+            Tco(
+                hours=720,
+                pricing="spot",
+                compute=1,
+                storage=2,
+                egress=3,
+                total=6,
+                currency="USD",
+                assumptions=["a" * 200] * 5,
+            )
+            for _ in range(20)
+        ],
         specs=[{"name": f"G{n}", "memory_gb": 80, "bandwidth": "3.35 TB/s"} for n in range(60)],
         sources=[Source(source=f"extra-{n}", as_of="2024-12-01") for n in range(40)],
     )
@@ -640,9 +769,20 @@ def test_button_values_survive_a_long_question():
 
 def test_mentions_and_broadcasts_in_a_question_are_neutralised(app, slack):
     text = "cheapest <!channel> A100 <!here> @channel @here <@U123> <#C123> spot & <b>"
-    for message in (slash(app, slack, text), blocks.answer_message(Answer(
-            query=Query(text=text), title=text, notes=[text], lines=[text], suggestions=[text],
-            pitfalls=[Pitfall(id="x", title=text, body=text, severity=text, source=text)]), shareable=True)):
+    for message in (
+        slash(app, slack, text),
+        blocks.answer_message(
+            Answer(
+                query=Query(text=text),
+                title=text,
+                notes=[text],
+                lines=[text],
+                suggestions=[text],
+                pitfalls=[Pitfall(id="x", title=text, body=text, severity=text, source=text)],
+            ),
+            shareable=True,
+        ),
+    ):
         strings = [message["text"], *rendered_strings(message["blocks"])]
         for s in strings:
             for token in ("<!channel>", "<!here>", "<@U123>", "<#C123>", "@channel", "@here"):

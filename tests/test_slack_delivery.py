@@ -204,12 +204,14 @@ def test_share_posts_publicly_before_it_deletes_the_private_answer(app, slack):
     assert deleted.body.get("delete_original") is True and shared.time <= deleted.time
 
 
-@pytest.mark.parametrize("lang, text, expected", [
-    ("en", "cheapest A100 spot", "I can't post in #general: invite me with `/invite @gpubot`"),
-    ("zh", "最便宜的A100竞价", "我无法在 #general 发消息：请用 `/invite @gpubot` 邀请我"),
-])
-def test_a_failed_share_keeps_the_answer_explains_why_and_works_when_pressed_again(app, slack, lang, text,
-                                                                                  expected):
+@pytest.mark.parametrize(
+    "lang, text, expected",
+    [
+        ("en", "cheapest A100 spot", "I can't post in #general: invite me with `/invite @gpubot`"),
+        ("zh", "最便宜的A100竞价", "我无法在 #general 发消息：请用 `/invite @gpubot` 邀请我"),
+    ],
+)
+def test_a_failed_share_keeps_the_answer_explains_why_and_works_when_pressed_again(app, slack, lang, text, expected):
     message = slash(app, slack, text)
     share = buttons(message)[blocks.ACTION_IDS["share"]]
     body, hook = block_action(slack, share)
@@ -250,8 +252,9 @@ def test_a_button_on_a_threaded_reply_answers_in_that_thread(app, slack, channel
     reply = slack.wait_for("chat.postMessage")[0].body
     assert reply["thread_ts"] == thread
     toggle = buttons(reply)[blocks.ACTION_IDS["toggle"]]
-    body, hook = block_action(slack, toggle, ephemeral=False, channel=channel,
-                              message={"ts": "1700000000.000900", "thread_ts": thread})
+    body, hook = block_action(
+        slack, toggle, ephemeral=False, channel=channel, message={"ts": "1700000000.000900", "thread_ts": thread}
+    )
     dispatch(app, body, FORM)
     answered = slack.wait_for(f"hooks/{hook}")[0].body
     assert answered["thread_ts"] == thread

@@ -38,8 +38,13 @@ def free_port() -> int:
 
 def server_env(home: Path, slack: SlackStandIn, **overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
-    env.update(SLACK_SIGNING_SECRET=SECRET, SLACK_BOT_TOKEN="xoxb-test", SLACK_API_URL=slack.base_url,
-               GPUBOT_HOME=str(home), GPUBOT_LOG_LEVEL="WARNING")
+    env.update(
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_BOT_TOKEN="xoxb-test",
+        SLACK_API_URL=slack.base_url,
+        GPUBOT_HOME=str(home),
+        GPUBOT_LOG_LEVEL="WARNING",
+    )
     env.update(overrides)
     return {k: v for k, v in env.items() if v}
 
@@ -55,8 +60,12 @@ def running_server(home: Path, slack: SlackStandIn, *args: str, **env: str) -> I
     """`gpubot serve --http` on a free port, up when /healthz answers; its log is shown if it does not start."""
     port = free_port()
     with open(home / f"serve-{port}.log", "w+b") as log:
-        proc = subprocess.Popen([GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(port), *args],
-                                env=server_env(home, slack, **env), stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [GPUBOT, "serve", "--http", "--host", "127.0.0.1", "--port", str(port), *args],
+            env=server_env(home, slack, **env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             deadline = time.monotonic() + 60
             while True:
@@ -90,8 +99,9 @@ def _fresh(slack) -> None:
     slack.clear()
 
 
-def request(port: int, method: str, path: str, body: str = "", headers: dict[str, str] | None = None,
-            timeout: float = 5.0) -> tuple[int, bytes, dict[str, str]]:
+def request(
+    port: int, method: str, path: str, body: str = "", headers: dict[str, str] | None = None, timeout: float = 5.0
+) -> tuple[int, bytes, dict[str, str]]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request(method, path, body=body.encode(), headers=headers or {})
@@ -104,23 +114,51 @@ def request(port: int, method: str, path: str, body: str = "", headers: dict[str
 def signed(body: str, content_type: str, *, secret: str = SECRET, age: int = 0, **extra: str) -> dict[str, str]:
     ts = str(int(time.time()) - age)
     digest = hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return {"Content-Type": content_type, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
-            **{k.replace("_", "-"): v for k, v in extra.items()}}
+    return {
+        "Content-Type": content_type,
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": f"v0={digest}",
+        **{k.replace("_", "-"): v for k, v in extra.items()},
+    }
 
 
 def slash_body(slack: SlackStandIn, text: str) -> tuple[str, str]:
     hook = f"http-{uuid.uuid4().hex[:8]}"
-    return urlencode({"team_id": "T0001", "channel_id": "C0GENERAL", "channel_name": "general", "user_id": "U_ASKER",
-                      "command": "/gpu", "text": text, "api_app_id": "A_GPUBOT", "response_url": slack.hook_url(hook),
-                      "trigger_id": "1.2.3"}), hook
+    return urlencode(
+        {
+            "team_id": "T0001",
+            "channel_id": "C0GENERAL",
+            "channel_name": "general",
+            "user_id": "U_ASKER",
+            "command": "/gpu",
+            "text": text,
+            "api_app_id": "A_GPUBOT",
+            "response_url": slack.hook_url(hook),
+            "trigger_id": "1.2.3",
+        }
+    ), hook
 
 
 def mention_body(text: str) -> tuple[str, dict]:
     ts = f"{time.time():.6f}"
-    event = {"type": "app_mention", "user": "U_ASKER", "text": f"<@{SlackStandIn.bot_user_id}> {text}", "ts": ts,
-             "channel": "C0GENERAL", "event_ts": ts}
-    return json.dumps({"team_id": "T0001", "api_app_id": "A_GPUBOT", "type": "event_callback", "event": event,
-                       "event_id": f"Ev{uuid.uuid4().hex[:10]}", "event_time": int(time.time())}), event
+    event = {
+        "type": "app_mention",
+        "user": "U_ASKER",
+        "text": f"<@{SlackStandIn.bot_user_id}> {text}",
+        "ts": ts,
+        "channel": "C0GENERAL",
+        "event_ts": ts,
+    }
+    return json.dumps(
+        {
+            "team_id": "T0001",
+            "api_app_id": "A_GPUBOT",
+            "type": "event_callback",
+            "event": event,
+            "event_id": f"Ev{uuid.uuid4().hex[:10]}",
+            "event_time": int(time.time()),
+        }
+    ), event
 
 
 FORM, JSON = "application/x-www-form-urlencoded", "application/json"
@@ -145,18 +183,27 @@ def test_signed_slash_command_answers_with_the_offers_within_3_seconds(server, s
 
 
 def test_url_verification_returns_the_challenge(server):
-    body = json.dumps({"token": "legacy", "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P",
-                       "type": "url_verification"})
+    body = json.dumps(
+        {
+            "token": "legacy",
+            "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P",
+            "type": "url_verification",
+        }
+    )
     status, raw, _ = request(server, "POST", "/slack/events", body, signed(body, JSON))
     assert status == 200
     assert json.loads(raw) == {"challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}
 
 
-@pytest.mark.parametrize("headers", [
-    lambda body: signed(body, JSON, secret="not-the-secret"),  # bad signature
-    lambda body: signed(body, JSON, age=301),  # stale timestamp (replay)
-    lambda body: {"Content-Type": JSON},  # unsigned
-], ids=["bad-signature", "stale", "unsigned"])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        lambda body: signed(body, JSON, secret="not-the-secret"),  # bad signature
+        lambda body: signed(body, JSON, age=301),  # stale timestamp (replay)
+        lambda body: {"Content-Type": JSON},  # unsigned
+    ],
+    ids=["bad-signature", "stale", "unsigned"],
+)
 def test_unverified_requests_get_401_and_nothing_happens(server, slack, headers):
     body, _ = mention_body("cheapest A100 spot")
     status, _, _ = request(server, "POST", "/slack/events", body, headers(body))
@@ -193,16 +240,18 @@ def test_other_paths_are_404(server, method, path):
 
 def test_missing_signing_secret_is_a_clear_startup_error(gpubot_home, slack):
     env = server_env(gpubot_home, slack, SLACK_SIGNING_SECRET="")
-    done = subprocess.run([GPUBOT, "serve", "--http", "--port", str(free_port())], env=env, capture_output=True,
-                          text=True, timeout=30)
+    done = subprocess.run(
+        [GPUBOT, "serve", "--http", "--port", str(free_port())], env=env, capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 2
     assert "SLACK_SIGNING_SECRET" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_socket_mode_without_an_app_token_is_a_clear_startup_error(gpubot_home, slack):
-    done = subprocess.run([GPUBOT, "serve", "--socket"], env=server_env(gpubot_home, slack), capture_output=True,
-                          text=True, timeout=30)
+    done = subprocess.run(
+        [GPUBOT, "serve", "--socket"], env=server_env(gpubot_home, slack), capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 2
     assert "SLACK_APP_TOKEN" in done.stderr and "Traceback" not in done.stderr
 

@@ -60,8 +60,9 @@ def own_state(tmp_path_factory, gpubot_home) -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def app(slack, kb):
-    settings = load_settings(slack_signing_secret="test-signing-secret", slack_bot_token="xoxb-test",
-                             slack_api_url=slack.base_url)
+    settings = load_settings(
+        slack_signing_secret="test-signing-secret", slack_bot_token="xoxb-test", slack_api_url=slack.base_url
+    )
     return build_app(settings, kb)
 
 
@@ -77,9 +78,19 @@ def channel_id() -> str:
 def slash(app, slack, text: str, channel: str, *, team: str = TEAM) -> dict[str, Any]:
     """What the user sees after `/gpu text` in `channel`: the ack body, or what came through response_url."""
     hook = f"set-{uuid.uuid4().hex[:8]}"
-    body = urlencode({"team_id": team, "channel_id": channel, "channel_name": "x", "user_id": "U_ASKER",
-                      "command": "/gpu", "text": text, "api_app_id": "A_GPUBOT", "response_url": slack.hook_url(hook),
-                      "trigger_id": "1.2.3"})
+    body = urlencode(
+        {
+            "team_id": team,
+            "channel_id": channel,
+            "channel_name": "x",
+            "user_id": "U_ASKER",
+            "command": "/gpu",
+            "text": text,
+            "api_app_id": "A_GPUBOT",
+            "response_url": slack.hook_url(hook),
+            "trigger_id": "1.2.3",
+        }
+    )
     response = dispatch(app, body, FORM)
     assert response.status == 200
     message = json.loads(response.body) if response.body else {}
@@ -127,15 +138,18 @@ def test_a_question_naming_a_provider_overrides_the_channel(app, slack):
     assert "you named aws, so your channel's providers (alibaba) do not apply" in context_text(message)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("set providers awz", ["Not set", "awz", "Did you mean", "*aws*"]),
-    ("set regions cn-hangzou", ["cn-hangzou", "*cn-hangzhou*"]),
-    ("set provders aws", ["Unknown setting", "provders", "*providers*"]),
-    ("set currency EUR", ["EUR", "USD"]),
-    ("set budget cheap", ["budget", "2 USD/GPU-hour"]),
-    ("set pricing", ["/gpu set pricing spot"]),  # no value: how to write it
-    ("set", ["Usage"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("set providers awz", ["Not set", "awz", "Did you mean", "*aws*"]),
+        ("set regions cn-hangzou", ["cn-hangzou", "*cn-hangzhou*"]),
+        ("set provders aws", ["Unknown setting", "provders", "*providers*"]),
+        ("set currency EUR", ["EUR", "USD"]),
+        ("set budget cheap", ["budget", "2 USD/GPU-hour"]),
+        ("set pricing", ["/gpu set pricing spot"]),  # no value: how to write it
+        ("set", ["Usage"]),
+    ],
+)
 def test_invalid_settings_get_a_clear_reply_and_change_nothing(app, slack, text, expected):
     mine = channel_id()
     reply = slash(app, slack, text, mine)
@@ -186,10 +200,24 @@ def test_a_mention_is_answered_with_the_channel_settings(app, slack):
     mine = channel_id()
     slash(app, slack, "set providers alibaba", mine)
     ts = new_ts()
-    event = {"type": "app_mention", "user": "U_ASKER", "text": f"<@{SlackStandIn.bot_user_id}> cheapest A100",
-             "ts": ts, "channel": mine, "event_ts": ts}
-    body = json.dumps({"team_id": TEAM, "api_app_id": "A_GPUBOT", "type": "event_callback", "event": event,
-                       "event_id": f"Ev{uuid.uuid4().hex[:10]}", "event_time": 1})
+    event = {
+        "type": "app_mention",
+        "user": "U_ASKER",
+        "text": f"<@{SlackStandIn.bot_user_id}> cheapest A100",
+        "ts": ts,
+        "channel": mine,
+        "event_ts": ts,
+    }
+    body = json.dumps(
+        {
+            "team_id": TEAM,
+            "api_app_id": "A_GPUBOT",
+            "type": "event_callback",
+            "event": event,
+            "event_id": f"Ev{uuid.uuid4().hex[:10]}",
+            "event_time": 1,
+        }
+    )
     assert dispatch(app, body, JSON).status == 200
     reply = slack.wait_for("chat.postMessage")[0].body
     assert reply["channel"] == mine and set(column(reply, "provider")) == {"alibaba"}
@@ -198,10 +226,17 @@ def test_a_mention_is_answered_with_the_channel_settings(app, slack):
 
 def click(app, slack, button: dict, channel: str, *, team: str = TEAM) -> dict:
     hook = f"click-{uuid.uuid4().hex[:8]}"
-    payload = {"type": "block_actions", "team": {"id": team}, "user": {"id": "U_CLICKER", "team_id": team},
-               "api_app_id": "A_GPUBOT", "trigger_id": "1.2.3", "response_url": slack.hook_url(hook),
-               "container": {"type": "message", "message_ts": "1.1", "channel_id": channel, "is_ephemeral": True},
-               "channel": {"id": channel}, "actions": [{**button, "block_id": "b1", "action_ts": new_ts()}]}
+    payload = {
+        "type": "block_actions",
+        "team": {"id": team},
+        "user": {"id": "U_CLICKER", "team_id": team},
+        "api_app_id": "A_GPUBOT",
+        "trigger_id": "1.2.3",
+        "response_url": slack.hook_url(hook),
+        "container": {"type": "message", "message_ts": "1.1", "channel_id": channel, "is_ephemeral": True},
+        "channel": {"id": channel},
+        "actions": [{**button, "block_id": "b1", "action_ts": new_ts()}],
+    }
     assert dispatch(app, urlencode({"payload": json.dumps(payload)}), FORM).status == 200
     return slack.wait_for(f"hooks/{hook}")[0].body
 
@@ -230,8 +265,13 @@ def test_digest_subscribe_unsubscribe_and_list(app, slack):
     reply = slash(app, slack, "digest subscribe hour 8 tz Asia/Shanghai gpus H100, A100 threshold 2 quiet", mine)
     assert_valid(reply)
     sub = subscriptions.get_subscription(TEAM, mine)
-    assert (sub.hour, sub.timezone, sub.gpus, sub.threshold_pct, sub.quiet) == (8, "Asia/Shanghai",
-                                                                                ("H100", "A100"), 2.0, True)
+    assert (sub.hour, sub.timezone, sub.gpus, sub.threshold_pct, sub.quiet) == (
+        8,
+        "Asia/Shanghai",
+        ("H100", "A100"),
+        2.0,
+        True,
+    )
     assert "08:00" in reply["text"] and "Asia/Shanghai" in text_of(reply) and "/invite" in text_of(reply)
     listed = slash(app, slack, "digest list", mine)
     assert f"<#{mine}>" in text_of(listed)
@@ -261,8 +301,16 @@ def test_a_digest_question_is_still_a_question():
 
 def home(app, slack, team: str) -> dict:
     event = {"type": "app_home_opened", "user": "U_ADMIN", "channel": "D0ADMIN", "tab": "home", "event_ts": new_ts()}
-    body = json.dumps({"team_id": team, "api_app_id": "A_GPUBOT", "type": "event_callback", "event": event,
-                       "event_id": f"Ev{uuid.uuid4().hex[:10]}", "event_time": 1})
+    body = json.dumps(
+        {
+            "team_id": team,
+            "api_app_id": "A_GPUBOT",
+            "type": "event_callback",
+            "event": event,
+            "event_id": f"Ev{uuid.uuid4().hex[:10]}",
+            "event_time": 1,
+        }
+    )
     assert dispatch(app, body, JSON).status == 200
     return slack.wait_for("views.publish")[-1].body["view"]
 
@@ -280,12 +328,29 @@ def test_home_lists_subscriptions_and_edits_the_workspace_defaults(app, slack, k
     shown = text_of(view)
     assert f"<#{mine}>" in shown and "07:00 UTC" in shown and "H100" in shown
     assert "Workspace defaults" in shown and "providers*: aws — _workspace_" in shown
-    edit = next(e for b in view["blocks"] if b["type"] == "actions" for e in b["elements"]
-                if e["action_id"] == blocks.ACTION_IDS["settings_open"])
+    edit = next(
+        e
+        for b in view["blocks"]
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["action_id"] == blocks.ACTION_IDS["settings_open"]
+    )
     slack.clear()
-    assert interaction(app, {"type": "block_actions", "team": {"id": team}, "user": {"id": "U_ADMIN"},
-                             "api_app_id": "A_GPUBOT", "trigger_id": "9.9.9", "container": {"type": "view"},
-                             "actions": [{**edit, "block_id": "b", "action_ts": new_ts()}]}).status == 200
+    assert (
+        interaction(
+            app,
+            {
+                "type": "block_actions",
+                "team": {"id": team},
+                "user": {"id": "U_ADMIN"},
+                "api_app_id": "A_GPUBOT",
+                "trigger_id": "9.9.9",
+                "container": {"type": "view"},
+                "actions": [{**edit, "block_id": "b", "action_ts": new_ts()}],
+            },
+        ).status
+        == 200
+    )
     modal = slack.wait_for("views.open")[0].body["view"]
     assert modal["type"] == "modal" and validate_blocks(modal["blocks"], surface="view") == []
     providers = next(b for b in modal["blocks"] if b["block_id"] == "setting_providers")["element"]
@@ -293,28 +358,46 @@ def test_home_lists_subscriptions_and_edits_the_workspace_defaults(app, slack, k
 
     def submit(values: dict):
         state = {"values": {f"setting_{k}": {"value": v} for k, v in values.items()}}
-        return interaction(app, {"type": "view_submission", "team": {"id": team}, "user": {"id": "U_ADMIN"},
-                                 "api_app_id": "A_GPUBOT", "trigger_id": "9.9.9",
-                                 "view": {**modal, "id": "V1", "state": state}})
+        return interaction(
+            app,
+            {
+                "type": "view_submission",
+                "team": {"id": team},
+                "user": {"id": "U_ADMIN"},
+                "api_app_id": "A_GPUBOT",
+                "trigger_id": "9.9.9",
+                "view": {**modal, "id": "V1", "state": state},
+            },
+        )
 
-    bad = submit({"regions": {"type": "plain_text_input", "value": "cn-hangzou"},
-                  "budget": {"type": "plain_text_input", "value": "cheap"}})
+    bad = submit(
+        {
+            "regions": {"type": "plain_text_input", "value": "cn-hangzou"},
+            "budget": {"type": "plain_text_input", "value": "cheap"},
+        }
+    )
     errors = json.loads(bad.body)
     assert errors["response_action"] == "errors"
     assert "cn-hangzhou" in errors["errors"]["setting_regions"] and "setting_budget" in errors["errors"]
     assert settings_store.scope_settings(team, "") == {"providers": ["aws"]}  # nothing saved
-    good = submit({
-        "providers": {"type": "multi_static_select", "selected_options": [{"value": "alibaba"}, {"value": "aws"}]},
-        "regions": {"type": "plain_text_input", "value": "us-east-1, cn-hangzhou"},
-        "currency": {"type": "static_select", "selected_option": {"value": "CNY"}},
-        "language": {"type": "static_select", "selected_option": {"value": "-"}},
-        "pricing": {"type": "static_select", "selected_option": {"value": "spot"}},
-        "budget": {"type": "plain_text_input", "value": "15 CNY/GPU-hour"},
-    })
+    good = submit(
+        {
+            "providers": {"type": "multi_static_select", "selected_options": [{"value": "alibaba"}, {"value": "aws"}]},
+            "regions": {"type": "plain_text_input", "value": "us-east-1, cn-hangzhou"},
+            "currency": {"type": "static_select", "selected_option": {"value": "CNY"}},
+            "language": {"type": "static_select", "selected_option": {"value": "-"}},
+            "pricing": {"type": "static_select", "selected_option": {"value": "spot"}},
+            "budget": {"type": "plain_text_input", "value": "15 CNY/GPU-hour"},
+        }
+    )
     assert good.status == 200 and not good.body
     assert settings_store.scope_settings(team, "") == {
-        "providers": ["alibaba", "aws"], "regions": ["us-east-1", "cn-hangzhou"], "currency": "CNY",
-        "pricing": "spot", "budget": {"amount": 15.0, "currency": "CNY"}}
+        "providers": ["alibaba", "aws"],
+        "regions": ["us-east-1", "cn-hangzhou"],
+        "currency": "CNY",
+        "pricing": "spot",
+        "budget": {"amount": 15.0, "currency": "CNY"},
+    }
     republished = slack.wait_for("views.publish")[-1].body["view"]
     assert "15 CNY/GPU-hour" in text_of(republished)
     answered = slash(app, slack, "cheapest A100", channel_id(), team=team)
@@ -328,9 +411,16 @@ def test_app_uninstalled_drops_the_workspace_settings_and_subscriptions(app, sla
     team, mine = "TGONE", channel_id()
     slash(app, slack, "set providers aws", mine, team=team)
     slash(app, slack, "digest subscribe", mine, team=team)
-    body = json.dumps({"team_id": team, "api_app_id": "A_GPUBOT", "type": "event_callback",
-                       "event": {"type": "app_uninstalled", "event_ts": new_ts()},
-                       "event_id": f"Ev{uuid.uuid4().hex[:10]}", "event_time": 1})
+    body = json.dumps(
+        {
+            "team_id": team,
+            "api_app_id": "A_GPUBOT",
+            "type": "event_callback",
+            "event": {"type": "app_uninstalled", "event_ts": new_ts()},
+            "event_id": f"Ev{uuid.uuid4().hex[:10]}",
+            "event_time": 1,
+        }
+    )
     assert dispatch(app, body, JSON).status == 200
     deadline = time.monotonic() + 3  # events are handled after the 200
     while subscriptions.list_subscriptions(team) and time.monotonic() < deadline:

@@ -35,8 +35,10 @@ def button(action_id: str) -> dict:
 
 
 def table(rows: int = 2, cols: int = 2) -> dict:
-    return {"type": "table", "rows": [[{"type": "raw_text", "text": f"{r},{c}"} for c in range(cols)]
-                                      for r in range(rows)]}
+    return {
+        "type": "table",
+        "rows": [[{"type": "raw_text", "text": f"{r},{c}"} for c in range(cols)] for r in range(rows)],
+    }
 
 
 def test_urls_are_loopback(slack):
@@ -93,8 +95,9 @@ def test_form_encoded_blocks_are_decoded(client, slack):
 
 def test_limits_are_accepted_at_the_boundary(client):
     client.chat_postMessage(channel="C1", text="t", blocks=[{"type": "divider"}] * 50)
-    client.chat_postMessage(channel="C1", text="t", blocks=[section("x" * 3000)],
-                            attachments=[{"blocks": [table(rows=100, cols=20)]}])
+    client.chat_postMessage(
+        channel="C1", text="t", blocks=[section("x" * 3000)], attachments=[{"blocks": [table(rows=100, cols=20)]}]
+    )
 
 
 @pytest.mark.parametrize(
@@ -107,14 +110,18 @@ def test_limits_are_accepted_at_the_boundary(client):
         ([{"type": "table", "rows": [[{"type": "rich_text"}]]}], "/blocks/0/rows/0/0/elements"),
         ([{**table(), "column_settings": [{"align": "middle"}]}], "/blocks/0/column_settings/0/align"),
         ([{"type": "actions", "elements": [button("pick"), button("pick")]}], "duplicate action_id"),
-        ([{"type": "actions", "elements": [button("pick")]}, {"type": "actions", "elements": [button("pick")]}],
-         "duplicate action_id"),
+        (
+            [{"type": "actions", "elements": [button("pick")]}, {"type": "actions", "elements": [button("pick")]}],
+            "duplicate action_id",
+        ),
         ([{"type": "header", "text": {"type": "mrkdwn", "text": "x"}}], "/blocks/0/text"),
         ([{"type": "sectoin", "text": {"type": "mrkdwn", "text": "x"}}], "unknown block type"),
         ([{"type": "divider", "block_id": "a"}, {"type": "divider", "block_id": "a"}], "duplicate block_id"),
         ([{"type": "table", "rows": [[{"type": "raw_text", "text": "a"}], []]}], "/blocks/0/rows/1"),
-        ([{"type": "actions", "elements": [{**button("b"), "text": {"type": "plain_text", "text": "x" * 76}}]}],
-         "/blocks/0/elements/0/text/text"),
+        (
+            [{"type": "actions", "elements": [{**button("b"), "text": {"type": "plain_text", "text": "x" * 76}}]}],
+            "/blocks/0/elements/0/text/text",
+        ),
     ],
 )
 def test_block_kit_violations_are_rejected(client, slack, blocks, fragment):
@@ -125,10 +132,13 @@ def test_block_kit_violations_are_rejected(client, slack, blocks, fragment):
     assert slack.calls("chat.postMessage")[0].status == 200 and slack.messages() == []
 
 
-@pytest.mark.parametrize("message", [
-    {"attachments": [{"blocks": [table(), table()]}]},
-    {"attachments": [{"blocks": [table()]}, {"blocks": [table()]}]},  # counted over the whole message
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"attachments": [{"blocks": [table(), table()]}]},
+        {"attachments": [{"blocks": [table()]}, {"blocks": [table()]}]},  # counted over the whole message
+    ],
+)
 def test_one_table_per_message_like_slack(client, message):
     """Slack: one table per message, else `invalid_attachments` / `only_one_table_allowed` (slack-skills-plugin)."""
     with pytest.raises(SlackApiError) as exc:
@@ -162,7 +172,11 @@ def test_a_refused_block_type_is_refused_once_pointing_at_it(client, slack):
 def test_users_info_tells_admins_owners_and_guests(client, slack):
     roles = {u: client.users_info(user=u)["user"] for u in ("U_ADMIN", "U_OWNER", "U_GUEST", "U_SOMEONE")}
     assert [(r["is_admin"], r["is_owner"], r["is_restricted"]) for r in roles.values()] == [
-        (True, False, False), (True, True, False), (False, False, True), (False, False, False)]
+        (True, False, False),
+        (True, True, False),
+        (False, False, True),
+        (False, False, False),
+    ]
 
 
 def test_a_response_url_takes_five_posts(slack):
@@ -170,8 +184,9 @@ def test_a_response_url_takes_five_posts(slack):
     import urllib.request
 
     def post() -> int:
-        req = urllib.request.Request(slack.hook_url("five"), data=b'{"text": "x"}', method="POST",
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            slack.hook_url("five"), data=b'{"text": "x"}', method="POST", headers={"Content-Type": "application/json"}
+        )
         try:
             return urllib.request.urlopen(req, timeout=5).status
         except urllib.error.HTTPError as exc:
@@ -210,8 +225,9 @@ def test_validate_blocks_can_be_used_directly():
 def test_rate_limit_is_retried_by_the_retry_handler(slack, monkeypatch):
     monkeypatch.setattr(random, "random", lambda: 0.0)  # the SDK sleeps Retry-After + random()
     slack.rate_limit("chat.postMessage", retry_after=0)
-    retrying = WebClient(token="xoxb-test", base_url=slack.base_url,
-                         retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=1)])
+    retrying = WebClient(
+        token="xoxb-test", base_url=slack.base_url, retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=1)]
+    )
     assert retrying.chat_postMessage(channel="C1", text="digest")["ok"]
     calls = slack.calls("chat.postMessage")
     assert [c.status for c in calls] == [429, 200] and calls[0].response["error"] == "ratelimited"
@@ -248,14 +264,23 @@ def test_server_error_and_delay(client, slack):
 
 
 def test_files_upload_v2_round_trip(client, slack):
-    resp = client.files_upload_v2(channel="C1", content=b"\x89PNG fake", filename="x.png", title="Prices",
-                                  thread_ts="1700000000.000100", initial_comment="chart")
+    resp = client.files_upload_v2(
+        channel="C1",
+        content=b"\x89PNG fake",
+        filename="x.png",
+        title="Prices",
+        thread_ts="1700000000.000100",
+        initial_comment="chart",
+    )
     assert resp["file"]["id"].startswith("F") and resp["files"][0]["title"] == "Prices"
     [upload] = slack.uploads()
     assert upload.content == b"\x89PNG fake" and upload.filename == "x.png"
     assert (upload.channel_id, upload.thread_ts, upload.initial_comment) == ("C1", "1700000000.000100", "chart")
     assert [c.method.split("/")[0] for c in slack.calls()] == [
-        "files.getUploadURLExternal", "upload", "files.completeUploadExternal"]
+        "files.getUploadURLExternal",
+        "upload",
+        "files.completeUploadExternal",
+    ]
 
 
 def test_response_url_posts_are_recorded_and_validated(slack):

@@ -24,8 +24,12 @@ def test_concurrent_claims_one_winner(state_url):
 def test_claims_across_processes(state_url, tmp_path):
     code = "from knowledge import state; print(state.claim_event('EvProc'))"
     procs = [
-        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                         env={**__import__("os").environ, "GPUBOT_HOME": str(tmp_path / f"home{i}")})
+        subprocess.Popen(
+            [sys.executable, "-c", code],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**__import__("os").environ, "GPUBOT_HOME": str(tmp_path / f"home{i}")},
+        )
         for i in range(3)
     ]
     outputs = [p.communicate(timeout=60)[0].strip() for p in procs]

@@ -52,8 +52,9 @@ def option(answer, pricing: str):
 
 
 def test_tco_helper_adds_compute_storage_and_egress():
-    got = R.tco(2.0, 100, instances=3, storage_gb=500, storage_per_gb_month=0.1, months=2, egress_gb=40,
-                egress_per_gb=0.05)
+    got = R.tco(
+        2.0, 100, instances=3, storage_gb=500, storage_per_gb_month=0.1, months=2, egress_gb=40, egress_per_gb=0.05
+    )
     assert (got.compute, got.storage, got.egress, got.total) == pytest.approx((600, 100, 2, 702))
 
 
@@ -92,15 +93,27 @@ def test_spot_risk_grows_with_the_bucket_instances_and_checkpoint_interval():
 def test_bucket_midpoints_come_from_the_rule():
     params = R.rule("spot.risk").then.params
     assert [R.interruptions_per_month(b, params) for b in ("<5%", "5-10%", "10-15%", "15-20%", ">20%")] == [
-        0.025, 0.075, 0.125, 0.175, 0.25]
+        0.025,
+        0.075,
+        0.125,
+        0.175,
+        0.25,
+    ]
 
 
 # --- TCO against catalog rows ----------------------------------------------------------------------------------
 
 
 def test_one_instance_720h_on_demand_with_storage_and_egress(kb):
-    answer = run(kb, instance_types=["p4d.24xlarge"], regions=["us-east-1"], duration_hours=720, storage_gb=1000,
-                 egress_gb=500, pricing="on_demand")
+    answer = run(
+        kb,
+        instance_types=["p4d.24xlarge"],
+        regions=["us-east-1"],
+        duration_hours=720,
+        storage_gb=1000,
+        egress_gb=500,
+        pricing="on_demand",
+    )
     got = answer.tco
     rate = p4d_on_demand()  # 21.957642 in aws_vms.csv
     storage = 1000 * cost("aws", "storage_per_gb_month") * 720 / 730  # EBS $0.12/GB-month (seed, unverified)
@@ -128,8 +141,7 @@ def test_spot_option_prices_in_the_interruption_risk(kb):
 
 
 def test_reserved_term_is_paid_in_full(kb):
-    answer = run(kb, instance_types=["p4d.24xlarge"], regions=["us-east-1"], duration_hours=720,
-                 pricing="reserved_1y")
+    answer = run(kb, instance_types=["p4d.24xlarge"], regions=["us-east-1"], duration_hours=720, pricing="reserved_1y")
     reserved = float(aws_linux("p4d.24xlarge", "us-east-1")["reserved"]["yrTerm1Standard.noUpfront"])
     assert answer.tco.pricing == "reserved_1y"
     assert answer.tco.compute == pytest.approx(reserved * 8760)  # 720 h needed, 8,760 h paid
@@ -144,8 +156,14 @@ def test_default_duration_is_one_month_of_730_hours(kb):
 
 
 def test_seed_discount_only_where_the_data_has_no_reserved_rate(kb):
-    answer = run(kb, instance_types=["GT4.41XLARGE948"], regions=["ap-nanjing"], duration_hours=730,
-                 pricing="reserved_1y", language="zh")
+    answer = run(
+        kb,
+        instance_types=["GT4.41XLARGE948"],
+        regions=["ap-nanjing"],
+        duration_hours=730,
+        pricing="reserved_1y",
+        language="zh",
+    )
     cny = region_offers(CATALOGS / "tencent_vms.csv", {"A100"}, "Price")[("GT4.41XLARGE948", "ap-nanjing")][0] / 0.138
     reserved = answer.tco
     assert reserved.currency == "CNY"  # the vendor's own currency
@@ -156,8 +174,14 @@ def test_seed_discount_only_where_the_data_has_no_reserved_rate(kb):
 
 def test_currency_conversion_uses_the_knowledge_base_rate(kb):
     fx = providers_yaml()["fx"]
-    answer = run(kb, instance_types=["p4d.24xlarge"], regions=["us-east-1"], duration_hours=100, currency="CNY",
-                 pricing="on_demand")
+    answer = run(
+        kb,
+        instance_types=["p4d.24xlarge"],
+        regions=["us-east-1"],
+        duration_hours=100,
+        currency="CNY",
+        pricing="on_demand",
+    )
     assert answer.tco.currency == "CNY"
     assert answer.tco.compute == pytest.approx(p4d_on_demand() * 100 * fx["cny_per_usd"])
     assert "cost.currency" in [r.id for r in answer.rules]
@@ -165,8 +189,15 @@ def test_currency_conversion_uses_the_knowledge_base_rate(kb):
 
 
 def test_several_instances_for_a_gpu_count(kb):
-    answer = run(kb, gpus=["H100"], gpu_count=16, providers=["aws"], regions=["us-east-1"], duration_hours=10,
-                 pricing="on_demand")
+    answer = run(
+        kb,
+        gpus=["H100"],
+        gpu_count=16,
+        providers=["aws"],
+        regions=["us-east-1"],
+        duration_hours=10,
+        pricing="on_demand",
+    )
     rate = region_offers(CATALOGS / "aws_vms.csv", {"H100"}, "Price")[("p5.48xlarge", "us-east-1")][0]
     assert answer.tco.compute == pytest.approx(2 * rate * 10)  # 16 GPUs = two 8-GPU p5.48xlarge
 
@@ -185,10 +216,13 @@ def ask_json(kb, capsys):
     return run_cli
 
 
-@pytest.mark.parametrize("text", [
-    "How often is p5.48xlarge spot interrupted in us-east-1?",
-    "p5.48xlarge 在 us-east-1 的竞价实例多久中断一次？",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How often is p5.48xlarge spot interrupted in us-east-1?",
+        "p5.48xlarge 在 us-east-1 的竞价实例多久中断一次？",
+    ],
+)
 def test_spot_interruptions_give_the_newest_bucket_with_its_date(ask_json, text):
     newer = aws_linux("p5.48xlarge", "us-east-1")  # ec2instances.info, 2025-11-30
     advisor = json.loads((PRICING / "aws_spot_advisor.json").read_text(encoding="utf-8"))  # 2025-06-28
@@ -202,10 +236,13 @@ def test_spot_interruptions_give_the_newest_bucket_with_its_date(ask_json, text)
     assert "spot.sources-disagree" in [r["id"] for r in data["rules"]]
 
 
-@pytest.mark.parametrize("text", [
-    "break-even utilisation for a 1-year reservation of p4d.24xlarge in us-east-1",
-    "p4d.24xlarge 在 us-east-1 一年预留的盈亏平衡利用率是多少？",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "break-even utilisation for a 1-year reservation of p4d.24xlarge in us-east-1",
+        "p4d.24xlarge 在 us-east-1 一年预留的盈亏平衡利用率是多少？",
+    ],
+)
 def test_break_even_of_a_1_year_reservation(ask_json, text):
     linux = aws_linux("p4d.24xlarge", "us-east-1")
     expected = float(linux["reserved"]["yrTerm1Standard.noUpfront"]) / float(linux["ondemand"]) * 100
@@ -218,8 +255,12 @@ def test_break_even_of_a_1_year_reservation(ask_json, text):
 
 
 def test_break_even_says_when_a_term_does_not_exist(kb):
-    answer = tco.handle(Query(intent="tco", text="break-even of p5.48xlarge 1-year", instance_types=["p5.48xlarge"],
-                              regions=["us-east-1"]), kb)
+    answer = tco.handle(
+        Query(
+            intent="tco", text="break-even of p5.48xlarge 1-year", instance_types=["p5.48xlarge"], regions=["us-east-1"]
+        ),
+        kb,
+    )
     assert answer.extra["break_even"] is None
     assert "no 1-year reserved term" in answer.lines[0] and "yrTerm1Convertible" in answer.lines[0]
 

@@ -20,12 +20,23 @@ from bot.cli import main
 DATA = Path(__file__).resolve().parent.parent / "knowledge" / "data"
 BENCH = DATA / "benchmarks" / "llm_inference.csv"
 CATALOGS = DATA / "catalogs"
-FILES = {f.name.removesuffix("_vms.csv"): f.name for f in CATALOGS.glob("*_vms.csv")
-         if not f.name.startswith("gcp_")}  # every bundled cloud but GCP (priced as accelerator + host below)
-GCP_SERIES = {"a2-highgpu": "A100", "a2-ultragpu": "A100-80GB", "a3-highgpu": "H100", "a3-megagpu": "H100-MEGA",
-              "a3-ultragpu": "H200", "g2-standard": "L4"}  # machine series -> the accelerator GCP attaches
-ATTRIBUTION = ("sc-inspector-data", "commit 804d3c71ddae", "CC BY-SA 4.0",
-               "https://creativecommons.org/licenses/by-sa/4.0/")
+FILES = {
+    f.name.removesuffix("_vms.csv"): f.name for f in CATALOGS.glob("*_vms.csv") if not f.name.startswith("gcp_")
+}  # every bundled cloud but GCP (priced as accelerator + host below)
+GCP_SERIES = {
+    "a2-highgpu": "A100",
+    "a2-ultragpu": "A100-80GB",
+    "a3-highgpu": "H100",
+    "a3-megagpu": "H100-MEGA",
+    "a3-ultragpu": "H200",
+    "g2-standard": "L4",
+}  # machine series -> the accelerator GCP attaches
+ATTRIBUTION = (
+    "sc-inspector-data",
+    "commit 804d3c71ddae",
+    "CC BY-SA 4.0",
+    "https://creativecommons.org/licenses/by-sa/4.0/",
+)
 
 
 @cache
@@ -38,8 +49,12 @@ def measured_tps(model: str, workload: str = "chat-256-128", role: str = "max_th
     """(vendor, instance type) -> (output tokens/s, gpu_count) from the benchmark CSV."""
     found = {}
     for r in _rows(BENCH):
-        if (r["model"] == model and r["workload"] == workload and r["metric"] == "output_tokens_per_s"
-                and role in r["step_role"].split("+")):
+        if (
+            r["model"] == model
+            and r["workload"] == workload
+            and r["metric"] == "output_tokens_per_s"
+            and role in r["step_role"].split("+")
+        ):
             found[(r["vendor"], r["instance_type"])] = (float(r["value"]), float(r["gpu_count"]))
     return found
 
@@ -53,20 +68,31 @@ AWS_BLOCKS_ONLY = ("p5e.", "p5en.", "p6-")  # no on-demand price in a region: EC
 @cache
 def _billing(column: str) -> dict[tuple[str, str], float]:
     """(machine type, region) -> Google's billing-catalog whole-VM figure (the issue's second source)."""
-    return {(r["name"], r["region"]): float(r[SNAPSHOT_COLUMNS[column]]) for r in _rows(SNAPSHOT)
-            if r["gpu_name"] and r[SNAPSHOT_COLUMNS[column]]}
+    return {
+        (r["name"], r["region"]): float(r[SNAPSHOT_COLUMNS[column]])
+        for r in _rows(SNAPSHOT)
+        if r["gpu_name"] and r[SNAPSHOT_COLUMNS[column]]
+    }
 
 
 def _gcp_regions(instance: str, gpus: float, column: str) -> dict[str, float]:
     """region -> SkyPilot's figure: the accelerator row plus this machine type's host row, same zone, cheapest zone."""
     accelerator = GCP_SERIES[instance.rsplit("-", 1)[0]]
-    hosts = {r["AvailabilityZone"]: r for r in _rows(CATALOGS / "gcp_host_vms.csv")
-             if r["InstanceType"] == instance and r[column].strip()}
+    hosts = {
+        r["AvailabilityZone"]: r
+        for r in _rows(CATALOGS / "gcp_host_vms.csv")
+        if r["InstanceType"] == instance and r[column].strip()
+    }
     found: dict[str, float] = {}
     for r in _rows(CATALOGS / "gcp_vms.csv"):
         host = hosts.get(r["AvailabilityZone"])
-        if (host and not r["InstanceType"] and r["AcceleratorName"] == accelerator and r[column].strip()
-                and float(r["AcceleratorCount"]) == gpus):
+        if (
+            host
+            and not r["InstanceType"]
+            and r["AcceleratorName"] == accelerator
+            and r[column].strip()
+            and float(r["AcceleratorCount"]) == gpus
+        ):
             price = float(r[column]) + float(host[column])
             found[r["Region"]] = min(price, found.get(r["Region"], price))
     return found
@@ -81,8 +107,9 @@ def catalog_price(vendor: str, instance: str, gpus: float, column: str = "Price"
     on-demand price in a region are Capacity Blocks only."""
     best = None
     if vendor in FILES:
-        on_demand = {r["Region"] for r in _rows(CATALOGS / FILES[vendor])
-                     if r["InstanceType"] == instance and r["Price"].strip()}
+        on_demand = {
+            r["Region"] for r in _rows(CATALOGS / FILES[vendor]) if r["InstanceType"] == instance and r["Price"].strip()
+        }
         for r in _rows(CATALOGS / FILES[vendor]):
             if vendor == "aws" and instance.startswith(AWS_BLOCKS_ONLY) and r["Region"] not in on_demand:
                 continue
@@ -120,21 +147,41 @@ def _check_sources(work: list[dict], keys: set[str], column: str = "Price") -> N
     sources disagree (SkyPilot's, kept in other_prices), all from the data files."""
     tps = measured_tps(LLAMA_8B)
     for w in work:
-        price, region, which = catalog_price(w["provider"], w["instance_type"],
-                                             tps[(w["provider"], w["instance_type"])][1], column)
+        price, region, which = catalog_price(
+            w["provider"], w["instance_type"], tps[(w["provider"], w["instance_type"])][1], column
+        )
         assert w["region"] == region and w["price_per_hour_usd"] == pytest.approx(price, abs=1e-6)
         assert set(w) == (keys | {"other_prices", "price_trust_reason"} if which else keys)
         assert ("Google Cloud Billing Catalog" in w["source"]) == (which == "billing")
         if which:
             assert "differ by" in w["price_trust_reason"]
-            assert [o["price_per_hour_usd"] for o in w["other_prices"]] == [pytest.approx(
-                _gcp_regions(w["instance_type"], w["gpu_count"], column)[region], abs=1e-6)]
+            assert [o["price_per_hour_usd"] for o in w["other_prices"]] == [
+                pytest.approx(_gcp_regions(w["instance_type"], w["gpu_count"], column)[region], abs=1e-6)
+            ]
             assert "SkyPilot" in w["other_prices"][0]["source"]
 
 
-WORK_KEYS = {"provider", "instance_type", "region", "pricing", "gpu", "gpu_count", "gpus_used", "model",
-             "quantization", "workload", "strategy", "tokens_per_s", "price_per_hour_usd", "usd_per_million_tokens",
-             "basis", "benchmark_source", "run_date", "source", "as_of"}
+WORK_KEYS = {
+    "provider",
+    "instance_type",
+    "region",
+    "pricing",
+    "gpu",
+    "gpu_count",
+    "gpus_used",
+    "model",
+    "quantization",
+    "workload",
+    "strategy",
+    "tokens_per_s",
+    "price_per_hour_usd",
+    "usd_per_million_tokens",
+    "basis",
+    "benchmark_source",
+    "run_date",
+    "source",
+    "as_of",
+}
 
 
 @pytest.fixture
@@ -149,14 +196,17 @@ def ask(kb, capsys):
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
 
 
-@pytest.mark.parametrize("text", [
-    "cost per million tokens for Llama 3.1 8B",  # the issue's first phrasing
-    "cheapest way to serve llama 8b chat",  # no token word: a model + cheapest + serve
-    "$/1M tokens Llama-3.1-8B-Instruct",  # the Hugging Face name
-    "llama3.1 8b price per million tokens",  # version glued to the family
-    "用Llama 3.1 8B做在线推理，每百万token成本最低的是哪家？",  # Chinese, the issue's phrasing
-    "Llama 3.1 8B 每百万token多少钱",  # Chinese, shorter
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cost per million tokens for Llama 3.1 8B",  # the issue's first phrasing
+        "cheapest way to serve llama 8b chat",  # no token word: a model + cheapest + serve
+        "$/1M tokens Llama-3.1-8B-Instruct",  # the Hugging Face name
+        "llama3.1 8b price per million tokens",  # version glued to the family
+        "用Llama 3.1 8B做在线推理，每百万token成本最低的是哪家？",  # Chinese, the issue's phrasing
+        "Llama 3.1 8B 每百万token多少钱",  # Chinese, shorter
+    ],
+)
 def test_llama_8b_ranking_matches_the_data(ask, text):
     result = ask(text)
     assert result["query"]["intent"] == "work"
@@ -173,14 +223,17 @@ def test_llama_8b_ranking_matches_the_data(ask, text):
         assert part in result["text"]
 
 
-@pytest.mark.parametrize("text, model", [
-    ("phi 4 cost per million tokens", "microsoft/phi-4"),
-    ("gemma 2b $/token", "google/gemma-2-2b-it"),
-    ("qwen 0.5b dollars per million tokens", "Qwen/Qwen2.5-0.5B-Instruct"),
-    ("llama 70b cost per 1M tokens", "unsloth/Llama-3.3-70B-Instruct-bnb-4bit"),
-    ("$/token for a 70B model", "unsloth/Llama-3.3-70B-Instruct-bnb-4bit"),  # a size only: the measured 70B
-    ("smollm 135m 每百万token成本", "HuggingFaceTB/SmolLM2-135M-Instruct"),
-])
+@pytest.mark.parametrize(
+    "text, model",
+    [
+        ("phi 4 cost per million tokens", "microsoft/phi-4"),
+        ("gemma 2b $/token", "google/gemma-2-2b-it"),
+        ("qwen 0.5b dollars per million tokens", "Qwen/Qwen2.5-0.5B-Instruct"),
+        ("llama 70b cost per 1M tokens", "unsloth/Llama-3.3-70B-Instruct-bnb-4bit"),
+        ("$/token for a 70B model", "unsloth/Llama-3.3-70B-Instruct-bnb-4bit"),  # a size only: the measured 70B
+        ("smollm 135m 每百万token成本", "HuggingFaceTB/SmolLM2-135M-Instruct"),
+    ],
+)
 def test_other_models_match_the_data(ask, text, model):
     result = ask(text)
     got = [(w["instance_type"], w["usd_per_million_tokens"]) for w in result["work"]]
@@ -191,14 +244,17 @@ def test_other_models_match_the_data(ask, text, model):
         assert "4-bit" in result["text"]
 
 
-@pytest.mark.parametrize("text, workload, role", [
-    ("llama 8b rag cost per million tokens", "rag-1024-256", "max_throughput"),
-    ("llama 8b long context $ per 1M tokens", "long-4096-512", "max_throughput"),
-    ("llama 8b batch offline cost per million tokens", "chat-256-128", "max_throughput"),
-    ("llama 8b interactive latency cost per million tokens", "chat-256-128", "synchronous"),
-    ("Llama 3.1 8B 长上下文 每百万token成本", "long-4096-512", "max_throughput"),
-    ("Llama 3.1 8B 低延迟交互 每百万token成本", "chat-256-128", "synchronous"),
-])
+@pytest.mark.parametrize(
+    "text, workload, role",
+    [
+        ("llama 8b rag cost per million tokens", "rag-1024-256", "max_throughput"),
+        ("llama 8b long context $ per 1M tokens", "long-4096-512", "max_throughput"),
+        ("llama 8b batch offline cost per million tokens", "chat-256-128", "max_throughput"),
+        ("llama 8b interactive latency cost per million tokens", "chat-256-128", "synchronous"),
+        ("Llama 3.1 8B 长上下文 每百万token成本", "long-4096-512", "max_throughput"),
+        ("Llama 3.1 8B 低延迟交互 每百万token成本", "chat-256-128", "synchronous"),
+    ],
+)
 def test_workloads_and_steps(ask, text, workload, role):
     result = ask(text)
     assert result["query"]["bench_workload"] == workload
@@ -223,14 +279,22 @@ def _row(result: dict, instance: str) -> dict:
     return next(w for w in result["work"] if w["instance_type"] == instance)
 
 
-@pytest.mark.parametrize("text, instance, price, tps, usd", [  # the data README's worked examples, to the cent
-    ("cost per million tokens for Llama 3.1 8B in us-east-1", "g5.16xlarge", 4.096, 688.986, 1.6514),
-    ("cost per million tokens for Llama 3.1 8B in eastus", "Standard_NC40ads_H100_v5", 6.98, 4416.13, 0.4390),
-    ("cost per million tokens for Llama 3.1 8B in us-central1", "a2-highgpu-1g", 3.67339, 2083.64, 0.4897),
-    ("cost per million tokens for Llama 3.1 8B in us-central1", "g2-standard-16", 1.14721, 373.297, 0.8537),
-    ("llama 7b cost per million tokens on alibaba in cn-hangzhou", "ecs.gn7i-c16g1.4xlarge", 1.4044812, 90.385,
-     4.3164),
-])
+@pytest.mark.parametrize(
+    "text, instance, price, tps, usd",
+    [  # the data README's worked examples, to the cent
+        ("cost per million tokens for Llama 3.1 8B in us-east-1", "g5.16xlarge", 4.096, 688.986, 1.6514),
+        ("cost per million tokens for Llama 3.1 8B in eastus", "Standard_NC40ads_H100_v5", 6.98, 4416.13, 0.4390),
+        ("cost per million tokens for Llama 3.1 8B in us-central1", "a2-highgpu-1g", 3.67339, 2083.64, 0.4897),
+        ("cost per million tokens for Llama 3.1 8B in us-central1", "g2-standard-16", 1.14721, 373.297, 0.8537),
+        (
+            "llama 7b cost per million tokens on alibaba in cn-hangzhou",
+            "ecs.gn7i-c16g1.4xlarge",
+            1.4044812,
+            90.385,
+            4.3164,
+        ),
+    ],
+)
 def test_worked_examples(ask, text, instance, price, tps, usd):
     """The five prices are orderable and Google's billing catalog agrees with them (within 5 %): the README's
     SkyPilot figures are the ones shown, with SkyPilot as the source."""
@@ -248,11 +312,14 @@ def test_worked_examples(ask, text, instance, price, tps, usd):
 CHECK_CASE_TPS = {"max_throughput": 4885.57, "synchronous": 152.04}  # the README's a3-highgpu-1g rows (#L720, #L701)
 
 
-@pytest.mark.parametrize("text", [
-    "cost per million tokens for Llama 3.1 8B in us-central1",
-    "llama 8b interactive cost per million tokens in us-central1",
-    "用Llama 3.1 8B做在线推理，每百万token成本最低的是哪家？",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cost per million tokens for Llama 3.1 8B in us-central1",
+        "llama 8b interactive cost per million tokens in us-central1",
+        "用Llama 3.1 8B做在线推理，每百万token成本最低的是哪家？",
+    ],
+)
 def test_check_case_a3_highgpu_1g_is_left_out_on_demand(ask, text):
     """The README's GCP H100 check case: A3 High 1g is sold only as Spot or Flex-start, so an on-demand ranking
     leaves it out and says how many were left out and why (neither $5.38/h nor $11.06/h is an on-demand price)."""
@@ -266,16 +333,21 @@ def test_check_case_a3_highgpu_1g_is_left_out_on_demand(ask, text):
     assert "Spot" in note and f"{len(excluded)} " in note
 
 
-@pytest.mark.parametrize("text, step", [
-    ("cost per million tokens for Llama 3.1 8B on spot in us-central1", "max_throughput"),
-    ("llama 8b interactive cost per million tokens on spot in us-central1", "synchronous"),
-])
+@pytest.mark.parametrize(
+    "text, step",
+    [
+        ("cost per million tokens for Llama 3.1 8B on spot in us-central1", "max_throughput"),
+        ("llama 8b interactive cost per million tokens on spot in us-central1", "synchronous"),
+    ],
+)
 def test_check_case_a3_highgpu_1g_on_spot_uses_the_trusted_figure(ask, text, step):
     """On spot it is orderable: priced with Google's billing-catalog spot figure (the two sources differ by more
     than 5 %; the billing catalog is dated, SkyPilot's date is not recorded), SkyPilot's figure in other_prices."""
     row = _row(ask(text), "a3-highgpu-1g")
-    billed, skypilot = _billing("SpotPrice")[("a3-highgpu-1g", "us-central1")], _gcp_regions("a3-highgpu-1g", 1,
-                                                                                             "SpotPrice")["us-central1"]
+    billed, skypilot = (
+        _billing("SpotPrice")[("a3-highgpu-1g", "us-central1")],
+        _gcp_regions("a3-highgpu-1g", 1, "SpotPrice")["us-central1"],
+    )
     assert abs(skypilot - billed) / billed > 0.05 and billed == pytest.approx(6.32619, abs=1e-5)
     assert row["pricing"] == "spot" and row["price_per_hour_usd"] == pytest.approx(billed, abs=1e-9)
     assert row["tokens_per_s"] == pytest.approx(CHECK_CASE_TPS[step])
@@ -302,11 +374,14 @@ def test_alibaba_is_single_stream_and_says_so(ask):
     assert "¥10.18/h" in result["text"] and "single stream" in result["text"]
 
 
-@pytest.mark.parametrize("text, size", [
-    ("cost per million tokens for mistral 7b", 7.0),  # an unmeasured model
-    ("$/token for a 13B model", 13.0),  # an unmeasured size
-    ("用一个30B模型推理，每百万token成本是多少", 30.0),
-])
+@pytest.mark.parametrize(
+    "text, size",
+    [
+        ("cost per million tokens for mistral 7b", 7.0),  # an unmeasured model
+        ("$/token for a 13B model", 13.0),  # an unmeasured size
+        ("用一个30B模型推理，每百万token成本是多少", 30.0),
+    ],
+)
 def test_unmeasured_models_get_labelled_estimates(ask, text, size):
     result = ask(text)
     assert result["work"], "an estimate or the list of what is measured"
@@ -314,8 +389,11 @@ def test_unmeasured_models_get_labelled_estimates(ask, text, size):
     assert "stimate" in result["title"] or "估算" in result["title"]
     measured = {}
     for r in _rows(BENCH):
-        if r["workload"] == "chat-256-128" and r["metric"] == "output_tokens_per_s" and "max_throughput" in r[
-                "step_role"]:
+        if (
+            r["workload"] == "chat-256-128"
+            and r["metric"] == "output_tokens_per_s"
+            and "max_throughput" in r["step_role"]
+        ):
             measured[(r["instance_type"], r["model"])] = (float(r["value"]), float(r["model_params_b"]))
     for w in result["work"]:  # each estimate is the named measurement scaled by the parameter ratio, never made up
         tps, params = measured[(w["instance_type"], w["model"])]
@@ -336,12 +414,21 @@ def test_unmeasured_gpu_lists_what_is_measured(ask):
     assert "H100" in result["text"] and "L4" in result["text"]
 
 
-@pytest.mark.parametrize("text, name", [
-    ("llama 8b", "Llama-3.1-8B"), ("Llama-3.1-8B-Instruct", "Llama-3.1-8B"), ("llama3.1 8b", "Llama-3.1-8B"),
-    ("lamma 3.1 8b", "Llama-3.1-8B"),  # a typo of the family
-    ("phi 4", "Phi-4"), ("phi-4", "Phi-4"), ("gemma 2b", "Gemma-2-2B"), ("qwen 0.5b", "Qwen2.5-0.5B"),
-    ("llama 70b", "Llama-3.3-70B"), ("meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B"),
-])
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("llama 8b", "Llama-3.1-8B"),
+        ("Llama-3.1-8B-Instruct", "Llama-3.1-8B"),
+        ("llama3.1 8b", "Llama-3.1-8B"),
+        ("lamma 3.1 8b", "Llama-3.1-8B"),  # a typo of the family
+        ("phi 4", "Phi-4"),
+        ("phi-4", "Phi-4"),
+        ("gemma 2b", "Gemma-2-2B"),
+        ("qwen 0.5b", "Qwen2.5-0.5B"),
+        ("llama 70b", "Llama-3.3-70B"),
+        ("meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B"),
+    ],
+)
 def test_model_names_resolve(kb, text, name):
     from bot.pipeline import understand as parse_query
 
@@ -349,12 +436,15 @@ def test_model_names_resolve(kb, text, name):
     assert query.intent == "work" and query.model == name
 
 
-@pytest.mark.parametrize("text, intent", [
-    ("recommend a GPU for serving a 8B model", "recommend"),  # advice stays advice
-    ("compare L4 vs H100 for serving llama 8b", "compare"),
-    ("cheapest A100 spot", "cheapest"),
-    ("price of g5.xlarge", "price"),
-])
+@pytest.mark.parametrize(
+    "text, intent",
+    [
+        ("recommend a GPU for serving a 8B model", "recommend"),  # advice stays advice
+        ("compare L4 vs H100 for serving llama 8b", "compare"),
+        ("cheapest A100 spot", "cheapest"),
+        ("price of g5.xlarge", "price"),
+    ],
+)
 def test_other_intents_unchanged(kb, text, intent):
     from bot.pipeline import understand as parse_query
 
@@ -379,8 +469,13 @@ def test_slack_message_has_table_attribution_and_workload_buttons(kb):
     dumped = json.dumps(message, ensure_ascii=False)
     for part in ATTRIBUTION:
         assert part in dumped
-    buttons = [e for b in message["blocks"] if b["type"] == "actions" for e in b["elements"]
-               if e["action_id"].startswith("gpu_work_")]
+    buttons = [
+        e
+        for b in message["blocks"]
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["action_id"].startswith("gpu_work_")
+    ]
     assert len(buttons) == 3  # RAG, long context, interactive (chat is the current one)
     query, extra = blocks.decode_value(buttons[0]["value"])
     switched = refine(buttons[0]["action_id"], query, extra)
@@ -435,19 +530,26 @@ def _gcp_commitments() -> dict[str, float]:
 def test_reserved_uses_committed_prices(ask):
     result = ask("cost per million tokens for Llama 3.1 8B on gcp reserved 1 year")
     rates, tps = _gcp_commitments(), measured_tps(LLAMA_8B)
-    expected = sorted((round(rates[i] / (tps[("gcp", i)][0] * 3600) * 1e6, 4), i)  # A3 High 1/2/4g: no commitment
-                      for (vendor, i) in tps if vendor == "gcp" and i in rates and i not in GCP_SPOT_OR_FLEX_ONLY)
+    expected = sorted(
+        (round(rates[i] / (tps[("gcp", i)][0] * 3600) * 1e6, 4), i)  # A3 High 1/2/4g: no commitment
+        for (vendor, i) in tps
+        if vendor == "gcp" and i in rates and i not in GCP_SPOT_OR_FLEX_ONLY
+    )
     got = [(w["usd_per_million_tokens"], w["instance_type"]) for w in result["work"]]
     assert got == expected and {w["pricing"] for w in result["work"]} == {"reserved_1y"}
 
 
-@pytest.mark.parametrize("text", ["cost per million tokens for Llama 3.1 8B on L40S",
-                                  "Llama 3.1 8B 在L40S上每百万token成本"])
+@pytest.mark.parametrize(
+    "text", ["cost per million tokens for Llama 3.1 8B on L40S", "Llama 3.1 8B 在L40S上每百万token成本"]
+)
 def test_unmeasured_gpu_gets_a_datasheet_estimate(ask, text):
     result = ask(text)
     assert result["work"] and all(w["gpu"] == "L40S" and w["basis"].startswith("estimate: ") for w in result["work"])
-    bandwidth = {r["model"]: float(r["memory_bandwidth_gbps"]) for r in _rows(DATA / "gpu_specs.csv")
-                 if r["memory_bandwidth_gbps"].strip()}
+    bandwidth = {
+        r["model"]: float(r["memory_bandwidth_gbps"])
+        for r in _rows(DATA / "gpu_specs.csv")
+        if r["memory_bandwidth_gbps"].strip()
+    }
     tps = measured_tps(LLAMA_8B)
     for w in result["work"]:  # measured tokens/s on the named GPU x the datasheet bandwidth ratio, never made up
         named = re.search(r" tok/s on (.+) \((\w+) ([^ )]+)\), scaled by datasheet memory bandwidth", w["basis"])

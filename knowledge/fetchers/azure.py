@@ -43,8 +43,17 @@ __all__ = ["API_URL", "API_VERSION", "SIZE_TABLE", "AzurePrices", "AzureSize", "
 API_URL = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"  # filter values are case-sensitive from this version on
 TERM_HOURS = {"1 Year": ("reserved_1y", 8760), "3 Years": ("reserved_3y", 26280)}
-CATALOG_HEADER = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo", "Price",
-                  "SpotPrice", "Region")
+CATALOG_HEADER = (
+    "InstanceType",
+    "AcceleratorName",
+    "AcceleratorCount",
+    "vCPUs",
+    "MemoryGiB",
+    "GpuInfo",
+    "Price",
+    "SpotPrice",
+    "Region",
+)
 _GPU_SIZE = re.compile(r"^Standard_N(?:CC|C|D|G|V)\d+")
 _FPGA_SIZE = re.compile(r"^Standard_NP\d+")
 _GPU_TOKEN = re.compile(r"_(?:A100|A10|H100|H200|T4|MI300X|V620|V710|GB200|GB300)(?=_v\d+$)")
@@ -72,8 +81,12 @@ SIZE_TABLE: tuple[tuple[str, str, dict[int, float], str], ...] = (
     (r"^Standard_NV\d+s_v3$", "M60", {12: 1, 24: 2, 48: 4}, "Microsoft Learn: NVv3 sizes"),
     (r"^Standard_NV\d+(?:_Promo)?$", "M60", {6: 1, 12: 2, 24: 4}, "Microsoft Learn: NV (v1) sizes"),
     (r"^Standard_NV\d+as_v4$", "Radeon MI25", {4: 1 / 8, 8: 1 / 4, 16: 1 / 2, 32: 1}, "Microsoft Learn: NVv4 (slices)"),
-    (r"^Standard_NV\d+adm?s_A10_v5$", "A10", {6: 1 / 6, 12: 1 / 3, 18: 1 / 2, 36: 1, 72: 2},
-     "Microsoft Learn: NVadsA10 v5 (GPU slices)"),
+    (
+        r"^Standard_NV\d+adm?s_A10_v5$",
+        "A10",
+        {6: 1 / 6, 12: 1 / 3, 18: 1 / 2, 36: 1, 72: 2},
+        "Microsoft Learn: NVadsA10 v5 (GPU slices)",
+    ),
 )
 
 
@@ -97,10 +110,15 @@ def _catalog_sizes() -> dict[str, AzureSize]:
         for row in csv.DictReader(handle):
             name = row["InstanceType"]
             if name and row["AcceleratorName"] and name not in sizes:
-                sizes[name] = AzureSize(name, row["AcceleratorName"], float(row["AcceleratorCount"]),
-                                        float(row["vCPUs"]) if row["vCPUs"] else None,
-                                        float(row["MemoryGiB"]) if row["MemoryGiB"] else None,
-                                        row["GpuInfo"] or row["AcceleratorName"], "catalog")
+                sizes[name] = AzureSize(
+                    name,
+                    row["AcceleratorName"],
+                    float(row["AcceleratorCount"]),
+                    float(row["vCPUs"]) if row["vCPUs"] else None,
+                    float(row["MemoryGiB"]) if row["MemoryGiB"] else None,
+                    row["GpuInfo"] or row["AcceleratorName"],
+                    "catalog",
+                )
     return sizes
 
 
@@ -108,8 +126,9 @@ def _from_table(name: str) -> AzureSize | None:
     vcpus = _VCPUS.match(name)
     for pattern, accelerator, counts, source in SIZE_TABLE:
         if re.match(pattern, name) and vcpus and int(vcpus.group(1)) in counts:
-            return AzureSize(name, accelerator, counts[int(vcpus.group(1))], float(vcpus.group(1)), None,
-                             accelerator, source)
+            return AzureSize(
+                name, accelerator, counts[int(vcpus.group(1))], float(vcpus.group(1)), None, accelerator, source
+            )
     return None
 
 
@@ -210,12 +229,20 @@ class AzurePrices:
             if pricing not in wanted:
                 continue
             size = self.sizes[instance_type]
-            row = by_key.setdefault((instance_type, region), {
-                "InstanceType": instance_type, "AcceleratorName": size.accelerator,
-                "AcceleratorCount": _number(size.count), "vCPUs": _number(size.vcpus) if size.vcpus else "",
-                "MemoryGiB": _number(size.memory_gib) if size.memory_gib else "", "GpuInfo": size.gpu_info,
-                "Price": "", "SpotPrice": "", "Region": region,
-            })
+            row = by_key.setdefault(
+                (instance_type, region),
+                {
+                    "InstanceType": instance_type,
+                    "AcceleratorName": size.accelerator,
+                    "AcceleratorCount": _number(size.count),
+                    "vCPUs": _number(size.vcpus) if size.vcpus else "",
+                    "MemoryGiB": _number(size.memory_gib) if size.memory_gib else "",
+                    "GpuInfo": size.gpu_info,
+                    "Price": "",
+                    "SpotPrice": "",
+                    "Region": region,
+                },
+            )
             row["SpotPrice" if pricing == "spot" else "Price"] = _number(price)
         return list(by_key.values())
 
@@ -255,8 +282,10 @@ class AzurePrices:
             converted = convert("azure", catalog, source=self.source, as_of=self.as_of).offers
             if hours is not None:  # convert read the hourly equivalent as `Price`: relabel it
                 note = f"Azure {label[-2]}-year reservation: total price for the term / {hours} hours"
-                converted = [{**o, "pricing": label, "kind": "pricing",
-                              "note": "; ".join(n for n in (o.get("note"), note) if n)} for o in converted]
+                converted = [
+                    {**o, "pricing": label, "kind": "pricing", "note": "; ".join(n for n in (o.get("note"), note) if n)}
+                    for o in converted
+                ]
             offers += converted
         return offers
 
@@ -272,8 +301,7 @@ def _check_page(data: object, page: int, url: str) -> tuple[list, str | None]:
         raise FetchError(f"'NextPageLink' is neither a URL nor null: {link!r}", url=url, page=page)
     count = data.get("Count")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count != len(items)):
-        raise FetchError(f"'Count' is {count!r} but the page holds {len(items)} items (truncated?)", url=url,
-                         page=page)
+        raise FetchError(f"'Count' is {count!r} but the page holds {len(items)} items (truncated?)", url=url, page=page)
     for number, item in enumerate(items, start=1):
         if not isinstance(item, dict):
             raise FetchError(f"item {number} is not an object", url=url, page=page)
@@ -312,7 +340,7 @@ def fetch(
     origin = httpx.URL(url)
     result = AzurePrices(
         source=f"Azure Retail Prices API ({origin.host}, api-version {API_VERSION}, {currency}), "
-               f"fetched {now:%Y-%m-%d %H:%M} UTC",
+        f"fetched {now:%Y-%m-%d %H:%M} UTC",
         as_of=now.date().isoformat(),
     )
     wanted_regions = set(regions)
@@ -325,8 +353,7 @@ def fetch(
             raise FetchError(f"more than {max_pages} pages; stopped (a paging loop?)", url=next_url, page=page)
         request_url = str(httpx.URL(next_url, params=params) if params else httpx.URL(next_url))
         if request_url in seen:
-            raise FetchError("NextPageLink points to a page already fetched (paging loop)", url=request_url,
-                             page=page)
+            raise FetchError("NextPageLink points to a page already fetched (paging loop)", url=request_url, page=page)
         seen.add(request_url)
         response = get_with_retries(client, request_url, retries=retries, backoff=backoff, sleep=sleep, page=page)
         try:
@@ -351,8 +378,9 @@ def fetch(
                 raise FetchError(f"NextPageLink leaves {origin.host}: {link}", url=request_url, page=page)
         next_url, params = link, None
     if not result.prices:
-        raise FetchError(f"no GPU VM prices in {result.pages} page(s) ({result.items} items); nothing to record",
-                         url=url)
+        raise FetchError(
+            f"no GPU VM prices in {result.pages} page(s) ({result.items} items); nothing to record", url=url
+        )
     return result
 
 
@@ -382,8 +410,11 @@ def _keep(result: AzurePrices, item: dict, pricing: str, wanted_regions: set[str
     if current is not None:
         old_item = current[1]
         old_start = _parse_time(old_item.get("effectiveStartDate"))
-        old_rank = (not old_item.get("isPrimaryMeterRegion", True), -(old_start.timestamp() if old_start else 0.0),
-                    current[0])
+        old_rank = (
+            not old_item.get("isPrimaryMeterRegion", True),
+            -(old_start.timestamp() if old_start else 0.0),
+            current[0],
+        )
         if old_rank <= rank:
             result.skipped["duplicate price (kept the primary, newest, cheapest)"] += 1
             return

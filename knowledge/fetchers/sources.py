@@ -43,8 +43,9 @@ def refresh_sources() -> dict[str, RefreshSource]:
         for line, row in enumerate(csv.DictReader(handle), start=2):
             provider, kind, url = (row.get(k, "").strip() for k in ("provider", "kind", "url"))
             if not provider or kind not in KINDS or not url.startswith("https://"):
-                raise ValueError(f"{CATALOG_URLS.name} line {line}: need provider, kind ({'/'.join(KINDS)}) "
-                                 "and an https URL")
+                raise ValueError(
+                    f"{CATALOG_URLS.name} line {line}: need provider, kind ({'/'.join(KINDS)}) and an https URL"
+                )
             out[provider] = RefreshSource(provider, kind, url, row.get("source", "").strip() or url)
     return out
 

@@ -15,7 +15,6 @@ def include_object(obj, name, type_, reflected, compare_to) -> bool:
     return not (type_ == "table" and name.startswith("slack_"))
 
 
-context.configure(connection=connection, target_metadata=metadata, render_as_batch=True,
-                  include_object=include_object)
+context.configure(connection=connection, target_metadata=metadata, render_as_batch=True, include_object=include_object)
 with context.begin_transaction():
     context.run_migrations()

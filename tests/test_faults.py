@@ -856,15 +856,16 @@ def test_a_retry_answers_an_event_whose_first_worker_died_after_claiming_it(lock
 def test_a_live_workers_claim_is_renewed_while_it_answers(locked_state, monkeypatch):
     from knowledge import claims
 
-    monkeypatch.setenv("GPUBOT_CLAIM_LEASE_SECONDS", "0.6")
+    # a lease long enough that a heartbeat tick (every lease/3) delayed by a loaded machine still lands in time
+    monkeypatch.setenv("GPUBOT_CLAIM_LEASE_SECONDS", "2")
     monkeypatch.setenv("GPUBOT_CLAIM_TIMEOUT", "5")  # a loaded machine: the claim itself must reach the database
     key = f"slack-event:Ev{uuid.uuid4().hex}"
     assert claims.claim(key)
-    time.sleep(0.9)  # past one lease: the heartbeat (every lease/3) renewed it
+    time.sleep(2.6)  # past one lease: only the heartbeat's renewals keep it
     claims.forget_local()  # another worker asks
     assert not claims.claim(key)
     claims.finish(key)
-    time.sleep(0.7)
+    time.sleep(2.3)
     assert not claims.claim(key), "a finished claim stays finished"
 
 

@@ -62,11 +62,11 @@ def _answer_cache_file(text: str, as_json: bool | str):
 
     if raw("GPUBOT_ANSWER_CACHE") == "0" or not kb_path().exists():
         return None
-    from knowledge.imports import current_version
+    from knowledge.kb_open import stored_imports_version
 
     # the imports too: an import or cancellation on another machine moves it without touching this file
     key = hashlib.sha256(
-        f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}\0{current_version()}".encode()
+        f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}\0{stored_imports_version()}".encode()
     ).hexdigest()
     return home() / "cache" / "answers" / f"{key[:32]}.out"
 

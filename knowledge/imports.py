@@ -8,12 +8,11 @@ rebuilds; `knowledge.catalog_sources` turns the stored rows into build sources.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import sqlalchemy as sa
 
+from knowledge.imports_version import _VERSIONED, _token, imports_version_quick
 from knowledge.state import engine, metadata
 
 catalog_imports = sa.Table(
@@ -64,50 +63,6 @@ def imports_version() -> str:
         rows = conn.execute(
             sa.select(*columns, sa.func.length(catalog_imports.c.hosts_content)).order_by(catalog_imports.c.id)
         ).all()
-    return _token(rows)
-
-
-_VERSIONED = ("id", "provider", "sha256", "currency", "usd_per_unit", "as_of", "source", "imported_at")
-
-
-def _token(rows) -> str:
-    if not rows:
-        return "0"
-    digest = hashlib.sha256()
-    for row in rows:
-        *fields, imported_at, hosts_length = row
-        stamp = imported_at if isinstance(imported_at, str) else imported_at.strftime("%Y-%m-%d %H:%M:%S.%f")
-        digest.update(repr((*fields, stamp[:26], hosts_length)).encode())
-    return f"{len(rows)}-{digest.hexdigest()[:20]}"
-
-
-def imports_version_quick() -> str | None:
-    """`imports_version()` without the migration check and SQLAlchemy start-up (a CLI's start): read a SQLite
-    state file directly; None when that is not possible (PostgreSQL, no file yet, unreadable)."""
-    import sqlite3
-
-    from knowledge.state import database_url
-
-    url = database_url()
-    if not url.startswith("sqlite:///"):
-        return None
-    path = url.removeprefix("sqlite:///")
-    if not Path(path).exists():
-        return "0"  # no state yet: no imports
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
-    except sqlite3.Error:
-        return None
-    try:
-        rows = conn.execute(
-            f"SELECT {', '.join(_VERSIONED)}, length(hosts_content) FROM catalog_imports ORDER BY id"
-        ).fetchall()
-    except sqlite3.OperationalError as exc:
-        return "0" if "no such table" in str(exc) else None
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
     return _token(rows)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from knowledge.imports import is_current
 from knowledge.kb import KB, KnowledgeBaseError, damage_marker, marked_damaged
 from knowledge.kb_schema import fingerprint
 from knowledge.paths import kb_path
@@ -37,7 +36,7 @@ def open_kb(path: Path | None = None, *, build_if_missing: bool = True, verify: 
                 raise KnowledgeBaseError(f"knowledge base {path} was found damaged ({reason})")
             if verify:
                 kb.verify()
-            if kb.meta("fingerprint") == fingerprint() and is_current(kb.meta("imports_version")):
+            if kb.meta("fingerprint") == fingerprint() and imports_are_current(kb.meta("imports_version")):
                 return kb
             stale = kb  # bundled data changed, or imports made or cancelled since (on any machine)
         except KnowledgeBaseError as exc:
@@ -69,3 +68,25 @@ def open_kb(path: Path | None = None, *, build_if_missing: bool = True, verify: 
     if stale is not None:
         stale.close()
     return KB(path)
+
+
+def stored_imports_version() -> str | None:
+    """The stored imports' version token: straight from a SQLite state file when possible (no SQLAlchemy), else
+    through the state database; None when the state cannot be read."""
+    from knowledge.imports_version import imports_version_quick
+
+    try:
+        quick = imports_version_quick()
+        if quick is not None:
+            return quick
+        from knowledge.imports import imports_version
+
+        return imports_version()
+    except Exception:  # noqa: BLE001 - the state cannot be read: answer from the knowledge base we have
+        return None
+
+
+def imports_are_current(kb_version: str | None) -> bool:
+    """Whether a knowledge base built at `kb_version` holds the stored imports (True when that cannot be told)."""
+    current = stored_imports_version()
+    return current is None or (kb_version or "0") == current

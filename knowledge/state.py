@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 
 from knowledge.paths import home
 from knowledge.state_limits import guard
+from knowledge.state_url import database_url  # noqa: F401  (re-exported: where the state lives)
 
 metadata = sa.MetaData()
 
@@ -38,19 +39,6 @@ handled_events = sa.Table(
 
 _init_lock = threading.Lock()
 MIGRATION_LOCK_KEY = 7_227_001  # pg_advisory_lock key for schema migrations
-
-
-def database_url() -> str:
-    from knowledge.config import raw
-
-    url = raw("DATABASE_URL")
-    if not url:
-        return f"sqlite:///{home() / 'state.db'}"
-    if url.startswith("postgres://"):  # Heroku-style scheme
-        url = "postgresql://" + url[len("postgres://") :]
-    if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url[len("postgresql://") :]
-    return url
 
 
 class StateBusyError(RuntimeError):

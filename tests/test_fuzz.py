@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import time
+import typing
 import uuid
 from urllib.parse import urlencode
 
@@ -26,27 +27,13 @@ from bot import blocks
 from bot.pipeline import answer
 from bot.render import answer_json, render_text
 from handlers.i18n import t
-from handlers.models import Query
+from handlers.models import Intent, Query
 from tests.slack_standin import SlackStandIn, check_message
 
 SECRET = "fuzz-signing-secret"
 BOT_USER = SlackStandIn.bot_user_id
 APOLOGIES = {t("error.internal", "en"), t("error.internal", "zh")}
-INTENTS = {
-    "cheapest",
-    "price",
-    "compare",
-    "spec",
-    "recommend",
-    "tco",
-    "pitfalls",
-    "checklist",
-    "digest",
-    "history",
-    "help",
-    "unknown",
-    "work",
-}
+INTENTS = typing.get_args(Intent)  # every intent of the contract (handlers.models.Intent)
 FAST = dict(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],

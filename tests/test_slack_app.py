@@ -14,7 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import urlencode
 
 import pytest
@@ -27,6 +27,7 @@ from bot.slack_app import build_app, home_sections_providers, strip_mention
 from handlers.i18n import t
 from handlers.models import (
     Answer,
+    Intent,
     NameIssue,
     Offer,
     Pitfall,
@@ -40,21 +41,7 @@ from tests.slack_standin import SlackStandIn, check_message, validate_blocks
 
 SECRET = "test-signing-secret"
 BOT_USER = SlackStandIn.bot_user_id
-INTENTS = [
-    "cheapest",
-    "price",
-    "compare",
-    "spec",
-    "recommend",
-    "tco",
-    "pitfalls",
-    "checklist",
-    "digest",
-    "history",
-    "help",
-    "unknown",
-    "work",
-]
+INTENTS = get_args(Intent)  # every intent of the contract (handlers.models.Intent)
 
 
 # --- harness -----------------------------------------------------------------------------------------------------

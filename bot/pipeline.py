@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from handlers.language import language_of
 from handlers.models import Answer, Query
 from knowledge.kb import KB, KnowledgeBaseError
 
@@ -57,7 +58,7 @@ def answer(text: str, kb: KB) -> Answer:
     """Answer a question in plain text; never raises."""
     from handlers.i18n import t
 
-    lang = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in text[:2000]) else "en"
+    lang = language_of(text)
     try:
         query = understand(text, kb)
     except KnowledgeBaseError as exc:

@@ -82,6 +82,7 @@ from bot.slack_oauth import (
 )
 from bot.slack_settings_cmd import CommandContext, command_reply, error_text, record_change
 from handlers import defaults
+from handlers.language import has_chinese, language_of
 from handlers.models import Answer, Query
 from knowledge import claims
 from knowledge.kb import KB
@@ -105,7 +106,6 @@ log = logging.getLogger("gpubot.slack")
 
 ACK_BUDGET_SECONDS = 2.0  # answer inside the ack when ready by then; Slack's deadline is 3 s (1 s for the network)
 MAX_TOP = 90  # "more results" never asks for more rows than one table can hold
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _REFINE_ACTIONS = re.compile(r"^gpu_(toggle_pricing|more_results|show_pitfalls|suggest_\d+|work_\d+)$")
 _NAME_FIELDS = {"gpu": "gpus", "provider": "providers", "region": "regions", "instance_type": "instance_types"}
 
@@ -135,10 +135,6 @@ def _digest_subscriptions_section(ctx: HomeContext) -> list[dict]:
 
 
 home_sections_providers.append(_digest_subscriptions_section)
-
-
-def language_of(text: str) -> str:
-    return "zh" if _CJK.search(text or "") else "en"
 
 
 def slack_text(text: str) -> str:
@@ -365,7 +361,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
 
     def asker_language(client: WebClient, text: str, team: str | None, channel: str | None, user: str | None) -> str:
         """Chinese text, else the channel's (or workspace's) language setting, else the asker's Slack locale."""
-        if _CJK.search(text or ""):
+        if has_chinese(text):
             return "zh"
         chosen = settings_of(team, channel).get("language")
         if chosen:
@@ -375,7 +371,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
     def run_command(cmd: Command, ack, respond, command: dict, where: str, client: WebClient) -> None:
         team, channel, user = command.get("team_id") or "", command.get("channel_id") or "", command.get("user_id")
         chosen = settings_of(team, channel)
-        lang = "zh" if _CJK.search(command.get("text", "")) else (chosen.get("language") or "en")
+        lang = "zh" if has_chinese(command.get("text")) else (chosen.get("language") or "en")
         if cmd.kind == "digest" and cmd.action == "now":
 
             def digest_now() -> dict:
@@ -420,7 +416,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         if command is not None and command.kind == "alert":  # "…时提醒我" by mention: a price alert here
             from bot.alert_cmd import alert_reply
 
-            lang = "zh" if _CJK.search(text) else "en"
+            lang = language_of(text)
             message = alert_reply(
                 command, body.get("team_id") or "", channel or "", event.get("user"), lang, kb.current()
             )

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from handlers.common import money, pricing_label
+from handlers.language import has_chinese
 from handlers.models import Query
 
 __all__ = [
@@ -145,7 +146,7 @@ def phrase(key: str, lang: str = "en", **values: object) -> str:
 
 
 def _is_cjk(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+    return has_chinese(text)
 
 
 def is_alert_text(text: str) -> bool:

@@ -23,12 +23,12 @@ only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from handlers.common import sources
 from handlers.i18n import t
+from handlers.language import has_chinese, language_of
 from handlers.models import Answer, Budget, Query
 
 __all__ = [
@@ -50,7 +50,6 @@ FILTERED_INTENTS = frozenset(
 BUDGET_INTENTS = frozenset({"cheapest", "price", "compare"})  # answers whose offers a budget filters
 BUDGET_FETCH = 5000  # offers a budgeted "cheapest" asks for, so that the cut list is still full
 DEFAULT_TOP = 5
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 _WHOSE = {
     "channel": {"en": "your channel's", "zh": "本频道"},
@@ -108,7 +107,7 @@ def apply_defaults(
     update: dict[str, Any] = {}
     notes: list[str] = []
     language = settings.get("language")
-    if language in ("en", "zh") and not _CJK.search(query.text or "") and query.language != language:
+    if language in ("en", "zh") and not has_chinese(query.text) and query.language != language:
         update["language"] = language
     lang = update.get("language", query.language)
     if query.intent not in FILTERED_INTENTS:
@@ -182,7 +181,7 @@ def undo_defaults(query: Query, fields: Iterable[str], *, unless_changed_from: Q
         if name in ("providers", "regions"):
             reset[name] = []
         elif name == "language":
-            reset[name] = "zh" if _CJK.search(query.text or "") else "en"
+            reset[name] = language_of(query.text)
         else:
             reset[name] = None
     return query.model_copy(update=reset) if reset else query

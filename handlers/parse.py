@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 from rapidfuzz import fuzz, process
 
 from handlers import parse_budget, parse_cluster, routing
+from handlers.language import has_chinese
 from handlers.models import NameIssue, Query
 from knowledge import names as nm
 
@@ -469,7 +470,6 @@ _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "俩": 2, "三":
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _ZH_NUM = "[零〇一二两俩三四五六七八九十百千万单双半]+"
 _HOURS = {"hour": 1, "day": 24, "week": 168, "month": 730, "year": 8760}
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # Chinese characters
 _MENTION = re.compile(r"^\s*(?:<@[^>]+>|@[\w.\-]+|/gpu\b|/gpubot\b)[\s,:，：]*", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
 _BIG = re.compile(r"[a-z0-9][a-z0-9._\-]*[a-z0-9]|[a-z0-9]")
@@ -506,7 +506,7 @@ def _number(text: str) -> float | None:
 
 
 def _is_cjk(text: str) -> bool:
-    return bool(_CJK.search(text))
+    return has_chinese(text)
 
 
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")

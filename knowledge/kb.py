@@ -10,12 +10,15 @@ import json
 import logging
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 from knowledge.kb_schema import SCHEMA_VERSION, fingerprint  # noqa: F401 - re-exported: bot/cli.py, live.py use them
+
+T = TypeVar("T")
 
 REQUIRED_TABLES = ("meta", "gpus", "gpu_specs", "offers", "providers", "price_terms")  # what every build has
 log = logging.getLogger("gpubot.kb")
@@ -94,6 +97,16 @@ class KB:
             self._check_shape()
         except sqlite3.DatabaseError as exc:
             raise KnowledgeBaseError(f"knowledge base {path} is unreadable ({exc}); run `gpubot kb build`") from exc
+
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """The one cache of values derived from this knowledge base: built once, released with the KB object.
+
+        A rebuilt or re-imported knowledge base is a new `KB` with an empty memo, so nothing derived from old
+        prices outlives them. Handlers and edges keep per-KB state here rather than in module-level caches."""
+        memo = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            memo[key] = build()
+        return memo[key]
 
     def _check_shape(self) -> None:
         """Cheap signs of a damaged file (a few microseconds): shorter than its own header says, or tables missing.

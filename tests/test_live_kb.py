@@ -53,3 +53,28 @@ def test_an_import_on_another_machine_reaches_this_worker(state_url, kb, tmp_pat
     offers = new.offers(gpus=[GpuRef("V100")], providers=["othercloud"])
     assert offers and {o["currency"] for o in offers} == {"CNY"}
     assert live.refresh() is False  # nothing new: no rebuild
+
+
+def test_memo_is_per_knowledge_base_and_released_with_it(kb):
+    """`KB.memo` builds a derived value once per KB object; another KB (a rebuild) starts empty; the value goes
+    with its KB (no module-level cache keeps a replaced knowledge base's data alive)."""
+    import gc
+    import weakref
+
+    from knowledge.kb import KB
+
+    calls: list[str] = []
+
+    class Derived(list):
+        pass
+
+    first = kb.memo(("test", "derived"), lambda: calls.append("a") or Derived([1]))
+    assert kb.memo(("test", "derived"), lambda: calls.append("b") or Derived([2])) is first
+    assert calls == ["a"]
+    other = KB(kb.path)
+    value = other.memo(("test", "derived"), lambda: Derived([3]))
+    assert value == [3]
+    ref = weakref.ref(value)
+    del other, value
+    gc.collect()
+    assert ref() is None

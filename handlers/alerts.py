@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from handlers.common import money, pricing_label
+from handlers.i18n import scoped
 from handlers.language import has_chinese
 from handlers.models import Query
 
@@ -53,80 +54,6 @@ _VGPU = re.compile(r"vgpu|fractional|slice|partial gpu|分片|切片", re.IGNORE
 _CNY = {"¥", "￥", "CNY", "RMB", "人民币", "元", "块", "cny", "rmb", "yuan"}
 _ZH_ALERT = re.compile(r"(?:提醒|通知).{0,6}$|^(?:提醒我|通知我)")
 
-PHRASES: dict[str, dict[str, str]] = {
-    "usage": {
-        "en": "Write an alert as a question with a price, e.g. `/gpu alert H100 spot below 2.50` or "
-        "`/gpu alert A100 on aws below 1.2 per GPU-hour` (USD per GPU-hour unless you name a currency); "
-        "`/gpu alerts` lists this channel's alerts, `/gpu alert remove N` removes one.",
-        "zh": "这样写提醒：`/gpu alert H100 spot below 2.50` 或 `H100竞价低于每卡每小时2美元时提醒我`"
-        "（默认单位：美元/GPU·小时）；`/gpu alerts` 列出本频道的提醒，`/gpu alert remove N` 删除一条。",
-    },
-    "no_threshold": {
-        "en": "I could not find the price to watch for in {text!r}: say e.g. `below 2.50`.",
-        "zh": "在“{text}”中没有找到提醒的价格：请写明例如“低于每卡每小时2美元”。",
-    },
-    "no_gpu": {
-        "en": "Which GPU should the alert watch? I found none in {text!r}.",
-        "zh": "提醒要关注哪款 GPU？在“{text}”中没有找到。",
-    },
-    "several_gpus": {
-        "en": "One GPU per alert, please (found {gpus}).",
-        "zh": "每条提醒只能关注一款 GPU（找到：{gpus}）。",
-    },
-    "what": {"en": "{count}{gpu} {pricing}{where}", "zh": "{count}{gpu} {pricing}{where}"},
-    "created": {
-        "en": "Alert #{id} set: I will post here when the cheapest {what} is at or below {threshold} per "
-        "GPU-hour. Now: {now} ({offer}).",
-        "zh": "已设置提醒 #{id}：当最便宜的 {what} 不高于每 GPU 小时 {threshold} 时，我会在这里发消息。"
-        "当前：{now}（{offer}）。",
-    },
-    "created_below": {
-        "en": "Alert #{id} set, but the cheapest {what} is already at or below {threshold}: {now} "
-        "({offer}). I will not post now; I will post at the next crossing, once the price has "
-        "risen above {rearm} and falls back to {threshold} or below.",
-        "zh": "已设置提醒 #{id}，但最便宜的 {what} 已经不高于 {threshold}：当前 {now}（{offer}）。"
-        "现在不会发消息；价格回升到 {rearm} 以上、再次降到 {threshold} 及以下时我会发消息。",
-    },
-    "fired": {
-        "en": ":bell: Price alert #{id}: the cheapest {what} is now {now} per GPU-hour, at or below your "
-        "{threshold}. {offer}.",
-        "zh": ":bell: 价格提醒 #{id}：最便宜的 {what} 现为每 GPU 小时 {now}，已不高于你设定的 {threshold}。{offer}。",
-    },
-    "previous": {"en": "Previously {price} on {date}.", "zh": "此前为 {price}（{date}）。"},
-    "previous_unknown": {"en": "No earlier price recorded.", "zh": "此前没有记录价格。"},
-    "offer": {
-        "en": "{instance} in {region} on {provider}, {price_native} per instance-hour (source: {source}, as of "
-        "{as_of})",
-        "zh": "{provider} {region} 的 {instance}，每实例小时 {price_native}（来源：{source}，日期 {as_of}）",
-    },
-    "rearm": {
-        "en": "It fires again after the price rises above {rearm} (+5 %).",
-        "zh": "价格回升到 {rearm}（+5%）以上后才会再次提醒。",
-    },
-    "button": {"en": "See the ranking", "zh": "查看排名"},
-    "invite": {
-        "en": "The bot posts the alert itself: invite it to this channel (`/invite @gpubot`).",
-        "zh": "提醒由机器人自己发送：请把它邀请到本频道（`/invite @gpubot`）。",
-    },
-    "list_title": {"en": "Price alerts in this channel:", "zh": "本频道的价格提醒："},
-    "list_none": {"en": "No price alerts in this channel yet.", "zh": "本频道还没有价格提醒。"},
-    "list_line": {
-        "en": "#{id} {what} at or below {threshold} per GPU-hour; {state}; last {last}",
-        "zh": "#{id} {what} 不高于每 GPU 小时 {threshold}；{state}；最近 {last}",
-    },
-    "armed": {"en": "waiting for the price to drop", "zh": "等待降价"},
-    "disarmed": {"en": "below now: waiting for a rise above {rearm}", "zh": "当前已低于：等待回升到 {rearm} 以上"},
-    "removed": {"en": "Alert #{id} removed.", "zh": "已删除提醒 #{id}。"},
-    "not_found": {
-        "en": "There is no alert #{id} in this channel (`/gpu alerts` lists them).",
-        "zh": "本频道没有提醒 #{id}（`/gpu alerts` 可列出）。",
-    },
-    "remove_usage": {
-        "en": "Which alert? `/gpu alert remove N` (N from `/gpu alerts`).",
-        "zh": "删除哪一条？`/gpu alert remove N`（N 见 `/gpu alerts`）。",
-    },
-}
-
 
 class AlertParseError(ValueError):
     """The text is not an alert that can be watched; the message says what is missing, with an example."""
@@ -140,9 +67,7 @@ class ParsedAlert:
     allow_vgpu: bool
 
 
-def phrase(key: str, lang: str = "en", **values: object) -> str:
-    table = PHRASES[key]
-    return (table.get(lang) or table["en"]).format(**values)
+phrase = scoped("alerts")
 
 
 def _is_cjk(text: str) -> bool:

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from handlers import brief
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
-from handlers.i18n import t
+from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
 from handlers.offer_notes import excluded_note
 from knowledge.kb import KB, GpuRef, gpu_refs
 
 DEFAULT_TOP = 5
-STATUS_WORDS = {  # how a seed figure's review status is said beside it
-    "unverified": {"en": "unverified", "zh": "未经核实"},
-    "outdated": {"en": "outdated", "zh": "已过时"},
-    "needs_qualifier": {"en": "true only with a qualifier", "zh": "需附加条件"},
-    "self_contradiction": {"en": "contradicted by the seed itself", "zh": "与原文自相矛盾"},
-    "ok": {"en": "checked", "zh": "已核实"},
-}
 
 
 def handle(query: Query, kb: KB) -> Answer:
@@ -148,7 +141,9 @@ def _with_articles(
                     lang,
                     as_of=item.as_of,
                     provider=_provider_name(kb, item.provider, lang),
-                    status=STATUS_WORDS.get(item.status, {}).get(lang, item.status),
+                    status=t(f"cheapest.status.{item.status}", lang)
+                    if f"cheapest.status.{item.status}" in MESSAGES
+                    else item.status,
                     subject=item.instance_type,
                     price=_per_gpu(item),
                     best=f"{_per_gpu(cheapest)} ({cheapest.instance_type}, {cheapest.region})",

@@ -6,33 +6,16 @@ import json
 
 from handlers import cheapest
 from handlers.common import money, scan_text
+from handlers.i18n import scoped
 from handlers.models import Answer, Query
 from handlers.pitfalls import to_model
 from knowledge import pitfalls as store
 from knowledge.kb import KB
 
-PHRASES = {
-    "title": {"en": "Procurement checklist{plan}", "zh": "采购前检查清单{plan}"},
-    "spot_risk": {
-        "en": "Spot interruption for {itype} in {region}: {bucket} of instances interrupted per month "
-        "({source}, {as_of}).",
-        "zh": "{itype}在{region}的竞价中断率：每月{bucket}的实例被回收（{source}，{as_of}）。",
-    },
-    "cost": {
-        "en": "{provider} {item}: {value} ({status}; {source})",
-        "zh": "{provider} {item}：{value}（{status}；{source}）",
-    },
-    "break_even": {
-        "en": "1-year reservation of {itype} in {region} pays off above {pct:.0f}% utilisation "
-        "({reserved}/h vs {on_demand}/h on demand).",
-        "zh": "{itype}在{region}的1年预留在利用率高于{pct:.0f}%时划算（预留{reserved}/h，按需{on_demand}/h）。",
-    },
-}
 ALWAYS_TOPICS = {"quota", "driver", "egress", "billing"}
 
 
-def _p(key: str, lang: str, **values: object) -> str:
-    return PHRASES[key][lang].format(**values)
+_p = scoped("checklist")
 
 
 def handle(query: Query, kb: KB) -> Answer:

@@ -51,31 +51,6 @@ BUDGET_INTENTS = frozenset({"cheapest", "price", "compare"})  # answers whose of
 BUDGET_FETCH = 5000  # offers a budgeted "cheapest" asks for, so that the cut list is still full
 DEFAULT_TOP = 5
 
-_WHOSE = {
-    "channel": {"en": "your channel's", "zh": "本频道"},
-    "workspace": {"en": "your workspace's", "zh": "本工作区"},
-    "options": {"en": "your", "zh": "您指定的"},  # command-line flags
-}
-_NOTES = {
-    "providers": {"en": "filtered to {whose} providers: {values}", "zh": "已按{whose}设置筛选云厂商：{values}"},
-    "regions": {"en": "filtered to {whose} regions: {values}", "zh": "已按{whose}设置筛选地域：{values}"},
-    "pricing": {"en": "{whose} pricing: {values}", "zh": "已按{whose}设置使用计费方式：{values}"},
-    "currency": {"en": "totals in {whose} currency: {values}", "zh": "已按{whose}设置使用币种：{values}"},
-    "providers_named": {
-        "en": "you named {named}, so {whose} providers ({values}) do not apply to this question",
-        "zh": "问题中指定了 {named}，本次未使用{whose}云厂商设置（{values}）",
-    },
-    "regions_named": {
-        "en": "{whose} regions ({values}) have no offers from {named}, so they do not apply to this question",
-        "zh": "{named} 在{whose}设置的地域（{values}）没有报价，本次未按地域筛选",
-    },
-    "budget": {
-        "en": "filtered to {whose} budget: at most {values}",
-        "zh": "已按{whose}预算筛选：每GPU小时不超过 {values}",
-    },
-    "budget_hidden": {"en": " ({n} offers above it hidden)", "zh": "（隐藏 {n} 条超出预算的报价）"},
-}
-
 
 def _origin(settings: Mapping[str, Any], key: str) -> str:
     origins = getattr(settings, "origins", None) or {}
@@ -86,9 +61,8 @@ def _origin(settings: Mapping[str, Any], key: str) -> str:
 
 
 def _note(kind: str, lang: str, origin: str, **values: Any) -> str:
-    whose = _WHOSE.get(origin, _WHOSE["channel"])
-    template = _NOTES[kind].get(lang) or _NOTES[kind]["en"]
-    return template.format(whose=whose.get(lang) or whose["en"], **values)
+    whose = t(f"defaults.whose.{origin if origin in ('channel', 'workspace', 'options') else 'channel'}", lang)
+    return t(f"defaults.note.{kind}", lang, whose=whose, **values)
 
 
 def _list(value: Any) -> list[str]:
@@ -226,5 +200,5 @@ def apply_budget(
     lang = answer.query.language
     note = _note("budget", lang, _origin(settings, "budget"), values=budget_text(budget))
     if hidden:
-        note += (_NOTES["budget_hidden"].get(lang) or _NOTES["budget_hidden"]["en"]).format(n=hidden)
+        note += t("defaults.note.budget_hidden", lang, n=hidden)
     return answer.model_copy(update=update), [note]

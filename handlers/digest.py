@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from handlers.common import money, pricing_label
+from handlers.i18n import scoped
 from handlers.models import PRICINGS, Answer, Query, Source
 from knowledge.history import Change, Digest
 from knowledge.kb import KB, GpuRef
@@ -21,47 +22,8 @@ MAX_MOVES = 10
 PROVIDER_NAMES = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "alibaba": "Alibaba Cloud", "tencent": "Tencent Cloud"}
 PROVIDER_NAMES_ZH = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "alibaba": "阿里云", "tencent": "腾讯云"}
 
-PHRASES: dict[str, dict[str, str]] = {
-    "title": {"en": "GPU price changes since {since}", "zh": "自 {since} 以来的 GPU 价格变化"},
-    "title.none": {"en": "No GPU price changes since {since}", "zh": "自 {since} 以来 GPU 价格没有变化"},
-    "title.no_history": {
-        "en": "No price history yet: `gpubot prices refresh` records the first snapshot.",
-        "zh": "还没有价格历史：运行 `gpubot prices refresh` 记录第一个快照。",
-    },
-    "title.one_snapshot": {
-        "en": "Only one price snapshot so far ({since}): changes appear after the next refresh.",
-        "zh": "目前只有一个价格快照（{since}）：下次刷新后才会显示变化。",
-    },
-    "group": {"en": "{gpu} {pricing} on {provider}: {parts}", "zh": "{provider} 上 {gpu} {pricing}：{parts}"},
-    "cheaper": {"en": "{n} {regions} cheaper{offers}, median {pct}", "zh": "{n} 个地域降价{offers}，中位数 {pct}"},
-    "dearer": {"en": "{n} {regions} dearer{offers}, median {pct}", "zh": "{n} 个地域涨价{offers}，中位数 {pct}"},
-    "offers_in": {"en": " ({n} offers)", "zh": "（{n} 个报价）"},
-    "added": {"en": "{n} new {offers}", "zh": "新增 {n} 个报价"},
-    "removed": {"en": "{n} withdrawn", "zh": "下架 {n} 个"},
-    "more_groups": {
-        "en": "… and {n} more groups (full list: `gpubot digest --json`)",
-        "zh": "……另有 {n} 组（完整列表：`gpubot digest --json`）",
-    },
-    "moves": {"en": "Biggest moves:", "zh": "变化最大的报价："},
-    "move": {
-        "en": "{provider} {instance} · {region} · {pricing}: {old} → {new}/h ({pct})",
-        "zh": "{provider} {instance} · {region} · {pricing}：{old} → {new}/小时（{pct}）",
-    },
-    "threshold": {
-        "en": "Counted: moves of at least {t:g}% per instance type, region and pricing model; {small} smaller moves "
-        "left out. Spot prices are the region's lowest over its zones.",
-        "zh": "统计口径：每个实例规格、地域和计费方式的价格变动至少 {t:g}%；另有 {small} 个较小变动未列出。"
-        "竞价价格取地域内各可用区的最低价。",
-    },
-    "filtered": {"en": "Only: {what}.", "zh": "仅限：{what}。"},
-    "no_changes_line": {"en": "No GPU price changes since {since}.", "zh": "自 {since} 以来 GPU 价格没有变化。"},
-}
 
-
-def phrase(key: str, lang: str = "en", **values: object) -> str:
-    """A digest phrase in `lang` (English when missing), formatted with `values`."""
-    table = PHRASES[key]
-    return (table.get(lang) or table["en"]).format(**values)
+phrase = scoped("digest")
 
 
 def _pricing(pricing: str, lang: str) -> str:

@@ -14,97 +14,17 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from handlers.common import money, name_notes, pricing_label
+from handlers.i18n import scoped
 from handlers.models import Answer, Query, Source
 
-__all__ = ["PHRASES", "handle", "headline", "history_points", "phrase", "summarize"]
+__all__ = ["handle", "headline", "history_points", "phrase", "summarize"]
 
 MAX_SUGGESTIONS = 5
 PROVIDER_NAMES = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "alibaba": "Alibaba Cloud", "tencent": "Tencent Cloud"}
 PROVIDER_NAMES_ZH = {"aws": "AWS", "gcp": "GCP", "azure": "Azure", "alibaba": "阿里云", "tencent": "腾讯云"}
 
-PHRASES: dict[str, dict[str, str]] = {
-    "moved": {
-        "en": "{gpu} {pricing} on {provider}: {old} -> {new} per GPU-hour, {pct} since {since}",
-        "zh": "{provider} 上 {gpu} {pricing}：每 GPU 小时 {old} -> {new}，自 {since} 以来 {pct}",
-    },
-    "one": {
-        "en": "{gpu} {pricing} on {provider}: {new} per GPU-hour ({instance}, {region}); only one snapshot "
-        "so far ({since})",
-        "zh": "{provider} 上 {gpu} {pricing}：每 GPU 小时 {new}（{instance}，{region}）；目前只有一个快照（{since}）",
-    },
-    "same": {
-        "en": "{gpu} {pricing} on {provider}: {new} per GPU-hour, unchanged since {since}",
-        "zh": "{provider} 上 {gpu} {pricing}：每 GPU 小时 {new}，自 {since} 以来未变",
-    },
-    "usd": {"en": " (≈ {old} -> {new})", "zh": "（≈ {old} -> {new}）"},
-    "detail": {
-        "en": "  {n} snapshots; now cheapest: {instance} in {region}; median {median} over {offers} offers",
-        "zh": "  共 {n} 个快照；当前最便宜：{instance}（{region}）；{offers} 个报价的中位数 {median}",
-    },
-    "detail.one": {"en": "  median {median} over {offers} offers", "zh": "  {offers} 个报价的中位数 {median}"},
-    "title": {
-        "en": "{gpu} price history: lowest price per GPU-hour per snapshot",
-        "zh": "{gpu} 价格走势：每个快照中每 GPU 小时的最低价",
-    },
-    "title.one": {
-        "en": "{gpu}: only one price snapshot so far ({since}); the current spread is shown",
-        "zh": "{gpu}：目前只有一个价格快照（{since}），显示当前各地域的价格分布",
-    },
-    "which_gpu": {
-        "en": "Which GPU? For example: “A100 spot price history on aws”.",
-        "zh": "哪款 GPU？例如：“A100 竞价 价格走势 aws”。",
-    },
-    "no_history": {
-        "en": "No price history yet: `gpubot prices refresh` records the first snapshot.",
-        "zh": "还没有价格历史：运行 `gpubot prices refresh` 记录第一个快照。",
-    },
-    "unknown_gpu": {"en": "No price history for a GPU called “{gpu}”.", "zh": "没有名为“{gpu}”的 GPU 的价格历史。"},
-    "no_data": {"en": "No price history for {what}.", "zh": "没有 {what} 的价格历史。"},
-    "available": {"en": "Recorded for {gpu}: {where}.", "zh": "{gpu} 有记录的：{where}。"},
-    "families": {"en": "GPUs with price history: {names}.", "zh": "有价格历史的 GPU：{names}。"},
-    "did_you_mean": {"en": "Did you mean {names}?", "zh": "您是不是指 {names}？"},
-    "providers": {
-        "en": "No snapshots for {missing}; providers with price history: {names}.",
-        "zh": "{missing} 没有快照；有价格历史的云厂商：{names}。",
-    },
-    "one_snapshot": {
-        "en": "Only one snapshot so far: the next `gpubot prices refresh` adds a point; the chart shows the "
-        "spread across regions instead.",
-        "zh": "目前只有一个快照：下次 `gpubot prices refresh` 后才会有走势；图表改为显示各地域的价格分布。",
-    },
-    "how": {
-        "en": "Each point: the lowest price per GPU-hour over that snapshot's offers of {gpu}{variants}.",
-        "zh": "每个点：该快照中 {gpu}{variants} 所有报价里每 GPU 小时的最低价。",
-    },
-    "variants": {"en": " ({names})", "zh": "（{names}）"},
-    "zones": {"en": "A region's spot price is the lowest over its zones.", "zh": "竞价价格取地域内各可用区的最低价。"},
-    "gpu_only": {
-        "en": "{n} GPU-only figures (host VM price unknown) left out.",
-        "zh": "已排除 {n} 个仅含 GPU 的价格（不含主机价格）。",
-    },
-    "currency": {
-        "en": "{provider} prices are in {currency}, converted to USD at the catalog's fixed rate.",
-        "zh": "{provider} 的价格以 {currency} 计，按目录的固定汇率换算为美元。",
-    },
-    "since": {"en": "Snapshots since {since}.", "zh": "自 {since} 起的快照。"},
-    "then": {
-        "en": "; then {new} from another source ({n} snapshots since {since})",
-        "zh": "；之后另一来源为 {new}（自 {since} 起 {n} 个快照）",
-    },
-    "source_changed": {
-        "en": "{gpu} {pricing} on {provider}: the source changes on {when} (bundled weekly history "
-        "to {before}, recorded snapshots from then); the two are not spliced, compare within "
-        "one source.",
-        "zh": "{provider} 上 {gpu} {pricing}：数据来源在 {when} 更换（{before} 前为内置的每周历史，"
-        "之后为记录的快照）；两者未拼接，请在同一来源内比较。",
-    },
-}
 
-
-def phrase(key: str, lang: str = "en", **values: object) -> str:
-    """A history phrase in `lang` (English when missing), formatted with `values`."""
-    table = PHRASES[key]
-    return (table.get(lang) or table["en"]).format(**values)
+phrase = scoped("history")
 
 
 def _provider(provider: str, lang: str) -> str:

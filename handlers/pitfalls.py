@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from handlers.common import name_notes, scan_text
+from handlers.i18n import scoped
 from handlers.models import Answer, Offer, Pitfall, Query
 from knowledge import pitfalls as store
 from knowledge.kb import KB
 
-PHRASES = {
-    "title": {"en": "Pitfalls to check{about}", "zh": "需要注意的坑{about}"},
-    "none": {"en": "No pitfall matches '{text}'.", "zh": "没有找到与“{text}”相关的坑。"},
-    "try": {"en": "Try one of", "zh": "可以试试"},
-    "checklist": {"en": "Checklist", "zh": "检查清单"},
-}
 DEFAULT_TOP = 5
 SUGGESTED_TOPICS = {
     "en": ["spot", "reserved", "egress", "vGPU", "driver", "Kubernetes", "compliance", "quota"],
@@ -20,8 +15,7 @@ SUGGESTED_TOPICS = {
 }
 
 
-def _p(key: str, lang: str, **values: object) -> str:
-    return PHRASES[key][lang].format(**values)
+_p = scoped("pitfalls")
 
 
 def to_model(row: dict, lang: str) -> Pitfall:

@@ -12,127 +12,9 @@ from handlers.models import Answer, Query, Source
 from knowledge import work
 from knowledge.benchmarks import ATTRIBUTION, SOURCE, SOURCE_DATE, models
 
-STEP_LABELS = {
-    "max_throughput": {"en": "max throughput", "zh": "最大吞吐"},
-    "synchronous": {"en": "one request at a time (TTFT/TPOT)", "zh": "单请求同步（含首token延迟/每token延迟）"},
-    "single_stream": {"en": "llama.cpp single stream", "zh": "llama.cpp 单流"},
-}
-_TEXT = {
-    "title": {
-        "en": "{model} ({workload}, {step}, {pricing}): cheapest per 1M output tokens is {provider} "
-        "{instance} at ${usd:.4f} ({tps:,.1f} tok/s at ${price:.2f}/h)",
-        "zh": "{model}（{workload}，{step}，{pricing}）：每百万输出token成本最低的是 {provider} {instance}，"
-        "${usd:.4f}（{tps:,.1f} token/s，每小时${price:.2f}）",
-    },
-    "estimate_title": {
-        "en": "Estimate for a {size:g}B model ({workload}, {step}, {pricing}): cheapest per 1M output "
-        "tokens is {provider} {instance} at about ${usd:.4f} (estimate, not measured)",
-        "zh": "{size:g}B模型的估算（{workload}，{step}，{pricing}）：每百万输出token成本最低约为 "
-        "{provider} {instance}，${usd:.4f}（估算，非实测）",
-    },
-    "gpu_estimate_title": {
-        "en": "Estimate for {model} on {gpus} ({workload}, {step}, {pricing}): not measured; "
-        "cheapest per 1M output tokens is about ${usd:.4f} on {provider} {instance}",
-        "zh": "{model}在{gpus}上的估算（{workload}，{step}，{pricing}）：未实测；每百万输出token"
-        "成本最低约为 {provider} {instance}，${usd:.4f}",
-    },
-    "gpu_estimate": {
-        "en": "Estimates from datasheet ratios: {model} was not measured on this GPU; each row scales "
-        "its measured single-GPU throughput on the GPU with the nearest memory bandwidth by the "
-        "bandwidth ratio (basis on each row). Measured on: {where}.",
-        "zh": "按数据手册比例估算：{model}未在该GPU上实测；每行以显存带宽最接近的GPU上的单卡实测吞吐，"
-        "按带宽比例折算（每行注明依据）。实测机型：{where}。",
-    },
-    "none": {
-        "en": "No priced measurement of {model} ({workload}, {step}, {pricing}) matches this question.",
-        "zh": "没有符合条件的{model}实测数据（{workload}，{step}，{pricing}）。",
-    },
-    "measured_on": {"en": "{model} is measured on: {where}.", "zh": "{model}的实测机型：{where}。"},
-    "measured_gpus": {
-        "en": "GPUs with a priced measurement of {model}: {gpus}.",
-        "zh": "{model}有实测且有价格的GPU：{gpus}。",
-    },
-    "which": {
-        "en": "Which model? Measured: {models}. For example: `cost per million tokens for Llama 3.1 8B`.",
-        "zh": "请指明模型。已实测：{models}。例如：`Llama 3.1 8B 每百万token成本`。",
-    },
-    "unknown_model": {"en": "'{text}' is not a benchmarked model.", "zh": "“{text}”不在实测模型中。"},
-    "did_you_mean": {"en": "Did you mean {candidates}?", "zh": "您是不是指 {candidates}？"},
-    "read_as": {
-        "en": "A {size:g}B model: measured on {model} ({params:g}B).",
-        "zh": "{size:g}B模型：按实测的{model}（{params:g}B）计算。",
-    },
-    "default_model": {
-        "en": "No model named: showing {model}, the most widely measured.",
-        "zh": "未指明模型：显示实测最多的{model}。",
-    },
-    "estimate": {
-        "en": "Estimates: no model of this size was measured; each instance's nearest measured model size is "
-        "scaled by the parameter ratio (basis on each row). Not a measurement.",
-        "zh": "估算：没有这一规模的实测模型；按每个机型上最接近的实测模型，以参数量比例折算（每行注明依据），"
-        "并非实测。",
-    },
-    "formula": {
-        "en": "$ per 1M output tokens = price per hour / (output tokens/s x 3600) x 10^6; price: the instance "
-        "type's cheapest region where it can be ordered at this pricing, tokens/s: the benchmark.",
-        "zh": "每百万输出token成本 = 每小时价格 /（输出token每秒 x 3600）x 10^6；"
-        "价格取该机型可按此方式购买的最便宜地区，token/s取自基准测试。",
-    },
-    "under_used": {
-        "en": "{n} instance type(s) ran the model on fewer GPUs than they have (gpus_used < gpu_count): "
-        "a right-sized deployment may cost less per token.",
-        "zh": "{n}个机型上模型只用了部分GPU（gpus_used < gpu_count）：按需选型的部署每token成本可能更低。",
-    },
-    "single": {
-        "en": "llama.cpp single stream: the cost of a box serving one user at a time, not serving throughput; "
-        "not comparable with vLLM rows.",
-        "zh": "llama.cpp单流：一台机器一次只服务一个用户的成本，不是服务吞吐，不可与vLLM结果混排。",
-    },
-    "unpriced": {"en": "Measured but not priced ({pricing}): {where}.", "zh": "有实测但无{pricing}价格：{where}。"},
-    "not_single": {
-        "en": "{model} has no llama.cpp measurement; showing vLLM serving.",
-        "zh": "{model}没有llama.cpp实测；显示vLLM服务结果。",
-    },
-    "training": {
-        "en": "Cost per training run is estimated from datasheet throughput: no measured training benchmark "
-        "exists yet (measured cost per token covers inference only).",
-        "zh": "训练每次运行的成本按数据手册吞吐估算：尚无实测训练基准（实测的每token成本仅覆盖推理）。",
-    },
-    "serving": {
-        "en": "Measured cost of serving {model} (vLLM, chat-256-128 at max throughput, {pricing}; Spare Cores "
-        "sc-inspector-data, CC BY-SA 4.0): {items}.",
-        "zh": "{model}推理的实测成本（vLLM，chat-256-128最大吞吐，{pricing}；Spare Cores sc-inspector-data，"
-        "CC BY-SA 4.0）：{items}。",
-    },
-    "serving_item": {
-        "en": "{what} ${usd:.4f} per 1M output tokens ({provider} {instance}, {tps:,.0f} tok/s at ${price:.2f}/h)",
-        "zh": "{what} 每百万输出token ${usd:.4f}（{provider} {instance}，{tps:,.0f} token/s，每小时${price:.2f}）",
-    },
-    "serving_none": {
-        "en": "No measured cost per token for {what}; `cost per million tokens for {what}` gives a "
-        "labelled estimate or what is measured.",
-        "zh": "{what}没有实测的每token成本；可问“{what} 每百万token成本”查看标注的估算或已实测的机型。",
-    },
-    "two_sources": {
-        "en": "GCP: {n} row(s) where SkyPilot's catalog and Google's billing catalog differ by more than "
-        "5 % are priced with the trusted figure (source on each row; the other one in "
-        "`other_prices`), e.g. {instance} {region}: {reason}.",
-        "zh": "GCP：{n}行的SkyPilot目录价与Google计费目录相差超过5%，按可信的价格计算（每行注明来源，"
-        "另一价格见`other_prices`），例如 {instance} {region}：{reason}。",
-    },
-    "not_orderable": {
-        "en": "{n} instance type(s) left out: they cannot be ordered {pricing} ({items}).",
-        "zh": "已排除{n}个无法以{pricing}方式购买的机型（{items}）。",
-    },
-    "config": {
-        "en": "Configuration matters: framework version, dtype and max_num_seqs are on each row.",
-        "zh": "配置影响很大：每行注明框架版本、数据类型和max_num_seqs。",
-    },
-}
-
 
 def _t(key: str, lang: str, **values: object) -> str:
-    return _TEXT[key][lang].format(**values)
+    return t(f"work.{key}", lang, **values)
 
 
 def handle(query: Query, kb) -> Answer:
@@ -195,7 +77,7 @@ def handle(query: Query, kb) -> Answer:
         instance_types=query.instance_types,
     )
     shown = workload if step != "single_stream" else work.SINGLE_STREAM_WORKLOAD
-    labels = {"workload": shown, "step": STEP_LABELS[step][lang], "pricing": t(f"pricing.{pricing}", lang)}
+    labels = {"workload": shown, "step": t(f"work.step.{step}", lang), "pricing": t(f"pricing.{pricing}", lang)}
     name = model.name if model else f"{size:g}B"
     by_datasheet = False
     if not found.rows and query.gpus and model is not None and not query.instance_types:

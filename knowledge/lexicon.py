@@ -66,17 +66,6 @@ def phrases() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     return tuple(table)
 
 
-def intent_cues() -> tuple[str, ...]:
-    """The intents the lexicon has phrases for (each one a `handlers.models.Intent`)."""
-    return tuple(load("intents.json")["intents"])
-
-
-def cues() -> tuple[str, ...]:
-    """Every cue a phrase can give: the intents' and the others ("cheaper", "either", "change", "recent")."""
-    data = load("intents.json")
-    return (*data["intents"], *data["cues"])
-
-
 def not_names() -> frozenset[str]:
     return frozenset(load("words.json")["not_names"])
 

@@ -760,10 +760,10 @@ def test_heldout_phrasings(vocab):
 def test_parse_is_fast(vocab):
     texts = [c[0] for c in CASES] * 3
     parse(texts[0], vocab)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a machine busy with other processes does not count against it
     for text in texts:
         parse(text, vocab)
-    mean_us = (time.perf_counter() - started) / len(texts) * 1e6
+    mean_us = (time.process_time() - started) / len(texts) * 1e6
     assert mean_us < 1000, f"{mean_us:.0f} µs per message"
 
 

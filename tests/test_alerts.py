@@ -202,6 +202,25 @@ def test_a_crash_between_post_and_record_never_posts_twice(slack, kbs):
     assert check(slack, kbs["low"], at(3)).results == []
 
 
+def test_a_retry_that_cannot_read_the_channel_records_unverified_and_never_posts_twice(slack, kbs):
+    """Issue 19: the post reached Slack, the sender died before recording it, and the retry cannot read the
+    channel's history (`missing_scope`: a group DM or an old install): not posted blindly again, reported."""
+    add_alert(f"H100 spot on aws below {BASE[0] * 0.75:.4f}", "T0001", "C0ALERT", kbs["base"], now=T0)
+
+    def crash(result):
+        raise Crash
+
+    with pytest.raises(Crash):
+        check(slack, kbs["low"], at(1), on_posted=crash)
+    slack.fail("conversations.history", "missing_scope", times=100)
+    retry = check(slack, kbs["low"], at(2))
+    assert [r.status for r in retry.results] == ["unverified"] and retry.as_json()["unverified"] == 1
+    assert "missing_scope" in retry.results[0].detail and "not posted again" in retry.results[0].detail
+    assert check(slack, kbs["low"], at(3)).results == []  # the firing is over: disarmed until the next crossing
+    assert len(posts(slack)) == 1, "never posted twice"
+    assert [f["status"] for f in alerts.firings_of()] == ["unverified"]
+
+
 @pytest.mark.parametrize("state_url", ["postgresql"], indirect=True)  # several workers need a shared server
 def test_two_workers_post_once(slack, kbs, state_url, tmp_path):
     add_alert(f"H100 spot on aws below {BASE[0] * 0.75:.4f}", "T0001", "C0ALERT", kbs["base"], now=T0)

@@ -163,6 +163,18 @@ def test_workspace_defaults_saved_from_the_home_form_are_read_back_in_that_works
     settings_store.clear(WORKSPACE, "")
 
 
+def test_an_alert_set_in_a_grid_workspace_belongs_to_that_workspace(app, slack):
+    from knowledge import alerts
+
+    mine = channel_id()
+    slash(app, slack, "alert H100 spot on aws below 0.01", mine)
+    [alert] = alerts.list_alerts(channel=mine)
+    assert alert.team == WORKSPACE  # posted with the org's bot when it fires: tests/test_alerts.py
+    assert "#" + str(alert.id) in json.dumps(slash(app, slack, "alerts", mine))
+    assert "#" + str(alert.id) not in json.dumps(slash(app, slack, "alerts", mine, team=OTHER))
+    alerts.remove_alert(WORKSPACE, alert.id)
+
+
 @pytest.mark.parametrize(
     ("body", "expected"),
     [

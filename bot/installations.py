@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import time
 from collections.abc import Callable
 from functools import cache
 
@@ -158,14 +159,27 @@ def org_wide_bots(store: SQLAlchemyInstallationStore) -> list[Bot]:
     return [bot for bot in found if bot is not None and bot.bot_token]
 
 
+GRANTS_TTL = 60.0  # seconds an org's list of granted workspaces is reused (auth.teams.list is rate-limit tier 2)
+_grants: dict[tuple[str, str | None, str | None], tuple[float, set[str]]] = {}
+
+
 def granted_teams(bot: Bot, api_url: str | None = None) -> set[str]:
-    """The workspaces Slack says an org-wide bot is granted to (`auth.teams.list`; empty when Slack refuses)."""
+    """The workspaces Slack says an org-wide bot is granted to (`auth.teams.list`, reused for `GRANTS_TTL`
+    seconds; empty when Slack refuses)."""
     from slack_sdk import WebClient
     from slack_sdk.errors import SlackApiError
+    from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
     from bot.settings import load_settings
 
-    client = WebClient(token=bot.bot_token, base_url=api_url or load_settings().slack_api_url, timeout=30)
+    url = api_url or load_settings().slack_api_url
+    key = (url, bot.enterprise_id, bot.bot_id)
+    cached = _grants.get(key)
+    if cached is not None and time.monotonic() - cached[0] < GRANTS_TTL:
+        return cached[1]
+    client = WebClient(
+        token=bot.bot_token, base_url=url, timeout=30, retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=3)]
+    )
     teams: set[str] = set()
     cursor = None
     try:
@@ -177,4 +191,6 @@ def granted_teams(bot: Bot, api_url: str | None = None) -> set[str]:
                 break
     except SlackApiError as exc:
         log.warning("cannot list the workspaces of org %s (%s)", bot.enterprise_id, exc.response.get("error"))
+        return teams
+    _grants[key] = (time.monotonic(), teams)
     return teams

@@ -12,7 +12,8 @@ workspace and channel; anyone in the channel may add or remove the channel's ale
 Posting (`check_and_post`) follows the digest's protocol (`bot.digest_cmd`): each firing is claimed in the state
 database before the post and recorded after (`knowledge.alerts`), so two clocks or workers post it once; a retry
 after a crash first looks for the earlier post in the channel (message metadata `gpubot_alert`) and never posts
-twice. Exit codes: 0 done; 1 nothing found (remove) or a post failed (check); 2 bad input.
+twice; when the channel cannot be read it records the firing `unverified` and does not post it again.
+Exit codes: 0 done; 1 nothing found (remove) or a post failed or is unverified (check); 2 bad input.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class AlertResult:
     alert_id: int
     team: str
     channel: str
-    status: str  # posted | due (dry run) | already_sent | already_failed | in_progress | failed
+    status: str  # posted | due (dry run) | already_sent | already_failed | already_unverified | in_progress | failed
+    # | unverified (an earlier attempt may have posted; the channel could not be checked: not posted again)
     price: float
     threshold: float
     detail: str | None = None
@@ -57,6 +59,7 @@ class AlertReport:
             "posted": len(self.of("posted")),
             "due": len(self.of("due")),
             "failed": len(self.of("failed")),
+            "unverified": len(self.of("unverified")),
         }
 
     def lines(self) -> list[str]:
@@ -108,30 +111,6 @@ def add_alert(
     )
 
 
-def _posted_before(client, due) -> str | None:
-    """The ts of this firing's post in the channel, if an earlier attempt's post reached Slack."""
-    from slack_sdk.errors import SlackApiError
-
-    try:
-        response = client.conversations_history(channel=due.alert.channel, limit=100, include_all_metadata=True)
-    except SlackApiError as exc:
-        log.warning(
-            "cannot check %s for an earlier alert post (%s); posting", due.alert.channel, exc.response.get("error")
-        )
-        return None
-    for message in response.get("messages") or []:
-        meta = message.get("metadata") or {}
-        payload = meta.get("event_payload") or {}
-        if (
-            meta.get("event_type") == EVENT_TYPE
-            and payload.get("alert_id") == due.alert.id
-            and payload.get("generation") == due.alert.generation
-            and payload.get("team") == due.alert.team
-        ):
-            return message.get("ts")
-    return None
-
-
 def _message(due) -> dict:
     from bot import blocks
     from handlers.alerts import fired_message, ranking_query
@@ -159,6 +138,7 @@ def check_and_post(
     from slack_sdk.errors import SlackApiError
 
     from bot.digest_cmd import CHANNEL_ERRORS, PERMANENT_ERRORS, _ensure_rate_limit_retries
+    from bot.earlier_post import find_earlier_post
     from knowledge import alerts
     from knowledge.kb_open import open_kb
 
@@ -190,7 +170,22 @@ def check_and_post(
         try:
             client = client_for_team(alert.team)  # type: ignore[misc]
             _ensure_rate_limit_retries(client)
-            earlier = _posted_before(client, due) if claim.attempts > 1 else None
+            payload = {"team": alert.team, "alert_id": alert.id, "generation": alert.generation}
+            earlier, unknown = (
+                find_earlier_post(client, alert.channel, EVENT_TYPE, payload) if claim.attempts > 1 else (None, None)
+            )
+            if unknown:  # an earlier attempt may have posted: never post blindly again; say so
+                result.status, result.detail = "unverified", f"{unknown}; not posted again (check the channel)"
+                alerts.finish_firing(claim, "unverified", error=unknown[:500], now=now)
+                alerts.disarm(alert.id, alert.generation)
+                log.warning(
+                    "alert #%s to %s/%s not verified, not posted again: %s",
+                    alert.id,
+                    alert.team,
+                    alert.channel,
+                    unknown,
+                )
+                continue
             if earlier:
                 result.status, result.message_ts = "already_sent", earlier
                 result.detail = "found in the channel (posted by an earlier attempt)"
@@ -200,10 +195,7 @@ def check_and_post(
                     unfurl_links=False,
                     unfurl_media=False,
                     **_message(due),
-                    metadata={
-                        "event_type": EVENT_TYPE,
-                        "event_payload": {"team": alert.team, "alert_id": alert.id, "generation": alert.generation},
-                    },
+                    metadata={"event_type": EVENT_TYPE, "event_payload": payload},
                 )
                 result.status, result.message_ts = "posted", response.get("ts")
                 if on_posted is not None:
@@ -306,7 +298,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(report.as_json(), ensure_ascii=False, indent=2) + "\n")
         else:
             print("\n".join(report.lines()) or "no alert fired")
-        return 1 if report.of("failed") else 0
+        return 1 if report.of("failed") or report.of("unverified") else 0  # unverified: someone should look
     from knowledge.kb_open import open_kb
 
     kb = open_kb()

@@ -164,44 +164,11 @@ def clients_by_team() -> Callable[[str], object]:
     return cache(default_client_for_team)
 
 
-HISTORY_PAGES = 5  # messages read looking for an earlier attempt's post: 5 pages of 200
-
-
 def _posted_before(client, team: str, channel: str, period: str) -> tuple[str | None, str | None]:
-    """(ts, None) when an earlier attempt's digest for this period is in the channel, (None, None) when it is
-    verifiably not, (None, why) when that cannot be told (history unreadable: `missing_scope` in a group DM or an
-    old install, rate limits; or more newer messages than are read).
+    """This period's digest in the channel (metadata `gpubot_digest`, team, period): see `find_earlier_post`."""
+    from bot.earlier_post import find_earlier_post
 
-    Every digest carries metadata (`gpubot_digest`, team, period), so a retry after a timeout or a crash mid-post
-    can tell whether Slack already has it. When it cannot, the caller records the post "unverified" instead of
-    posting blindly a second time.
-    """
-    from slack_sdk.errors import SlackApiError
-
-    cursor = None
-    for _page in range(HISTORY_PAGES):
-        try:
-            response = client.conversations_history(
-                channel=channel, limit=200, include_all_metadata=True, **({"cursor": cursor} if cursor else {})
-            )
-        except SlackApiError as exc:
-            error = (exc.response.get("error") if exc.response is not None else None) or "error"
-            return None, f"the channel's history cannot be read ({error})"
-        for message in response.get("messages") or []:
-            meta = message.get("metadata") or {}
-            payload = meta.get("event_payload") or {}
-            if (
-                meta.get("event_type") == "gpubot_digest"
-                and payload.get("period") == period
-                and (payload.get("team") == team)
-            ):
-                return message.get("ts"), None
-        if not response.get("has_more"):
-            return None, None
-        cursor = (response.get("response_metadata") or {}).get("next_cursor")
-        if not cursor:
-            break
-    return None, "more newer messages in the channel than could be read"
+    return find_earlier_post(client, channel, "gpubot_digest", {"team": team, "period": period})
 
 
 def _digest_for(sub, cache: dict):

@@ -9,13 +9,17 @@ readable (and are encrypted at the next install). Without the key, tokens are st
     python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"
 
 `find_team_bot(store, team)` finds a workspace's bot by team id alone, whether the workspace is on its own or part
-of an Enterprise Grid org (its installation then carries `enterprise_id`, which slack_sdk's lookup needs).
+of an Enterprise Grid org: installed on its own (its installation then carries `enterprise_id`, which slack_sdk's
+lookup needs), or through an org-wide install (which names only the org: Slack's `auth.teams.list` says which
+workspaces the org's bot is granted to). This is how the digest and price alerts post to Grid workspaces.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+import time
+from collections.abc import Callable
 from functools import cache
 
 import sqlalchemy as sa
@@ -118,10 +122,75 @@ def enterprise_of(store: SQLAlchemyInstallationStore, team_id: str) -> str | Non
         ).scalar()
 
 
-def find_team_bot(store: SQLAlchemyInstallationStore, team_id: str, enterprise_id: str | None = None) -> Bot | None:
-    """Workspace `team_id`'s bot, looked up with its enterprise id (given, or found from its installation)."""
+def find_team_bot(
+    store: SQLAlchemyInstallationStore,
+    team_id: str,
+    enterprise_id: str | None = None,
+    *,
+    granted: Callable[[Bot], set[str]] | None = None,
+) -> Bot | None:
+    """Workspace `team_id`'s bot, looked up with its enterprise id (given, or found from its installation); for a
+    workspace of an org-wide install (whose installation names only the org), the org's bot that Slack says
+    (`auth.teams.list`, or `granted`) is granted to the workspace."""
     enterprise_id = enterprise_id or enterprise_of(store, team_id)
     bot = store.find_bot(enterprise_id=enterprise_id, team_id=team_id)
     if bot is None and enterprise_id:  # an org-wide install serves every workspace of the org
         bot = store.find_bot(enterprise_id=enterprise_id, team_id=None, is_enterprise_install=True)
+    if bot is None and not enterprise_id:
+        granted = granted or granted_teams
+        bot = next((org for org in org_wide_bots(store) if team_id in granted(org)), None)
     return bot
+
+
+def org_wide_bots(store: SQLAlchemyInstallationStore) -> list[Bot]:
+    """The bot of every org-wide (Enterprise Grid) install, newest per org."""
+    c = store.bots.c
+    with store.engine.connect() as conn:
+        orgs = (
+            conn.execute(
+                sa.select(c.enterprise_id)
+                .where(c.client_id == store.client_id, c.is_enterprise_install.is_(True), c.enterprise_id.is_not(None))
+                .distinct()
+            )
+            .scalars()
+            .all()
+        )
+    found = [store.find_bot(enterprise_id=org, team_id=None, is_enterprise_install=True) for org in orgs]
+    return [bot for bot in found if bot is not None and bot.bot_token]
+
+
+GRANTS_TTL = 60.0  # seconds an org's list of granted workspaces is reused (auth.teams.list is rate-limit tier 2)
+_grants: dict[tuple[str, str | None, str | None], tuple[float, set[str]]] = {}
+
+
+def granted_teams(bot: Bot, api_url: str | None = None) -> set[str]:
+    """The workspaces Slack says an org-wide bot is granted to (`auth.teams.list`, reused for `GRANTS_TTL`
+    seconds; empty when Slack refuses)."""
+    from slack_sdk import WebClient
+    from slack_sdk.errors import SlackApiError
+    from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+    from bot.settings import load_settings
+
+    url = api_url or load_settings().slack_api_url
+    key = (url, bot.enterprise_id, bot.bot_id)
+    cached = _grants.get(key)
+    if cached is not None and time.monotonic() - cached[0] < GRANTS_TTL:
+        return cached[1]
+    client = WebClient(
+        token=bot.bot_token, base_url=url, timeout=30, retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=3)]
+    )
+    teams: set[str] = set()
+    cursor = None
+    try:
+        for _page in range(50):  # 1000 workspaces a page
+            response = client.auth_teams_list(limit=1000, **({"cursor": cursor} if cursor else {}))
+            teams.update(t["id"] for t in response.get("teams") or () if t.get("id"))
+            cursor = (response.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                break
+    except SlackApiError as exc:
+        log.warning("cannot list the workspaces of org %s (%s)", bot.enterprise_id, exc.response.get("error"))
+        return teams
+    _grants[key] = (time.monotonic(), teams)
+    return teams

@@ -67,6 +67,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import blocks
+from bot.grid import workspace_of
 from bot.pipeline import answer, answer_query, answer_with, understand
 from bot.settings import Settings
 from bot.slack_auth import workspace_refusal
@@ -455,7 +456,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
     def where_clicked(body: dict) -> tuple[str | None, str]:
         container = body.get("container") or {}
         channel = (body.get("channel") or {}).get("id") or container.get("channel_id") or ""
-        return (body.get("team") or {}).get("id") or body.get("team_id"), channel
+        return workspace_of(body), channel  # Enterprise Grid: `team` may be null
 
     def asked(query: Query, extra: dict, changed: Query | None = None) -> Query:
         """The question as asked: what the channel's settings filled in is reset, so that they apply afresh."""
@@ -601,7 +602,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         ack()
         from knowledge.settings_store import scope_settings
 
-        team = (body.get("team") or {}).get("id") or ""
+        team = workspace_of(body) or ""
         user = (body.get("user") or {}).get("id") or ""
         lang = _user_language(client, user) if user else "en"
         view = blocks.settings_modal(lang, team, scope_settings(team, ""), sorted(kb.providers))
@@ -614,7 +615,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
     def on_settings_submit(ack, body: dict, view: dict, client: WebClient) -> None:
         from knowledge import settings_store as store
 
-        team = (body.get("team") or {}).get("id") or ""
+        team = workspace_of(body) or ""
         user = (body.get("user") or {}).get("id") or ""
         try:
             lang = json.loads(view.get("private_metadata") or "{}").get("lang") or "en"

@@ -13,11 +13,9 @@ Crossing rules (`evaluate`):
 Tables (on `knowledge.state.metadata`; migration `0003_alerts`):
 - `price_alerts`: one row per alert: team, channel, the text asked, the parsed query (`spec`, JSON), the threshold
   in USD (and as asked: amount and currency), `armed`, `generation`, the last price seen and when.
-- `price_alert_firings`: one row per (alert, generation). As with the digest's posts (`knowledge.subscriptions`),
-  the unique key makes a firing happen once across clocks and workers on one database: a sender *claims* the row
-  (INSERT) before posting and marks it `sent` after; a claim older than `stale_after` (a sender that died) is
-  taken over by compare-and-swap on its token, and the new sender first looks in the channel for the earlier
-  post (message metadata) so a crash between post and record never posts twice.
+- `price_alert_firings`: one row per (alert, generation), posted once under the digest's claim -> post -> record
+  protocol (`knowledge.post_once`): once across clocks and workers on one database, never twice after a crash
+  between post and record, `unverified` (not posted again) when the channel cannot be checked.
 """
 
 from __future__ import annotations
@@ -25,18 +23,19 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import uuid
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError
 
-from knowledge import state
+from knowledge import post_once, state
+from knowledge.clock import utc_now
+from knowledge.post_once import MAX_ATTEMPTS, Claim, Ledger
 from knowledge.state import metadata
 
 __all__ = [
     "HYSTERESIS",
+    "MAX_ATTEMPTS",
     "Alert",
     "AlertError",
     "AlertSpec",
@@ -55,7 +54,6 @@ __all__ = [
 ]
 
 HYSTERESIS = 0.05  # re-armed only once the price is back above threshold * (1 + 5 %)
-MAX_ATTEMPTS = 3
 PRICINGS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 _CHANNEL = re.compile(r"^[A-Za-z0-9_#-]{1,80}$")
 
@@ -87,7 +85,7 @@ firings = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("alert_id", sa.Integer, nullable=False),
     sa.Column("generation", sa.Integer, nullable=False),
-    sa.Column("status", sa.String(16), nullable=False),  # claimed | sent | failed
+    sa.Column("status", sa.String(16), nullable=False),  # claimed | sent | failed | unverified
     sa.Column("claim_token", sa.String(64), nullable=False),
     sa.Column("claimed_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("attempts", sa.Integer, nullable=False),
@@ -191,25 +189,6 @@ class Due:
     previous_at: dt.datetime | None
 
 
-@dataclass(frozen=True, slots=True)
-class Claim:
-    id: int
-    alert_id: int
-    generation: int
-    token: str
-    attempts: int
-
-
-def _now(now: dt.datetime | None = None) -> dt.datetime:
-    if now is None:
-        return dt.datetime.now(dt.UTC)
-    return now.replace(tzinfo=dt.UTC) if now.tzinfo is None else now.astimezone(dt.UTC)
-
-
-def _utc(value: dt.datetime | None) -> dt.datetime | None:
-    return None if value is None else (value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value)
-
-
 def _alert(row) -> Alert:
     return Alert(
         row.id,
@@ -225,8 +204,8 @@ def _alert(row) -> Alert:
         row.generation,
         row.last_price,
         json.loads(row.last_offer) if row.last_offer else None,
-        _utc(row.last_checked_at),
-        _utc(row.created_at),
+        utc_now(row.last_checked_at) if row.last_checked_at else None,
+        utc_now(row.created_at),
     )
 
 
@@ -302,7 +281,7 @@ def create_alert(
     offer = best_offer(kb, spec)
     if offer is None:
         raise AlertError("no offer matches this alert, so there is no price to watch")
-    now = _now(now)
+    now = utc_now(now)
     price = offer["price_per_gpu_hour_usd"]
     row = dict(
         team=team or "default",
@@ -322,8 +301,9 @@ def create_alert(
         created_at=now,
     )
     with state.engine().begin() as conn:
-        alert_id = conn.execute(alerts.insert().values(**row)).inserted_primary_key[0]
-    found = get_alert(alert_id)
+        inserted = conn.execute(alerts.insert().values(**row)).inserted_primary_key
+    assert inserted is not None
+    found = get_alert(inserted[0])
     assert found is not None
     return found, offer
 
@@ -378,7 +358,7 @@ def evaluate(
     With `record`, disarmed alerts whose price is back above the threshold by 5 % are re-armed (compare-and-swap:
     once across workers) and each alert's last price is updated. Without it nothing is written (a dry run).
     """
-    now = _now(now)
+    now = utc_now(now)
     wanted = set(alert_ids) if alert_ids is not None else None
     due: list[Due] = []
     for alert in list_alerts():
@@ -417,62 +397,22 @@ def disarm(alert_id: int, generation: int) -> bool:
         )
 
 
+_ledger = Ledger(firings)
+
+
 def claim_firing(
-    due: Due, *, now: dt.datetime | None = None, stale_after: dt.timedelta = dt.timedelta(minutes=30)
+    due: Due, *, now: dt.datetime | None = None, stale_after: dt.timedelta = post_once.STALE_AFTER
 ) -> Claim | str:
     """Claim the right to post `due` (its alert's current generation): a `Claim`, or why not
-    (`sent`, `failed`, `in_progress`)."""
-    now = _now(now)
-    token = uuid.uuid4().hex
-    alert = due.alert
-    eng = state.engine()
-    try:
-        with eng.begin() as conn:
-            claim_id = conn.execute(
-                firings.insert().values(
-                    alert_id=alert.id,
-                    generation=alert.generation,
-                    status="claimed",
-                    claim_token=token,
-                    claimed_at=now,
-                    attempts=1,
-                    retryable=False,
-                    price=due.price,
-                    previous_price=due.previous_price,
-                    previous_at=due.previous_at,
-                    offer=json.dumps(due.offer),
-                )
-            ).inserted_primary_key[0]
-        return Claim(claim_id, alert.id, alert.generation, token, 1)
-    except IntegrityError:
-        pass
-    with eng.connect() as conn:
-        row = conn.execute(
-            sa.select(firings).where(firings.c.alert_id == alert.id, firings.c.generation == alert.generation)
-        ).first()
-    if row is None:
-        return "in_progress"
-    if row.status == "sent":
-        return "sent"
-    if row.status == "failed" and not (row.retryable and row.attempts < MAX_ATTEMPTS):
-        return "failed"
-    if row.status == "claimed" and _utc(row.claimed_at) > now - stale_after:
-        return "in_progress"
-    with eng.begin() as conn:  # a sender that died, or a transient failure: take it over if nobody else does
-        won = conn.execute(
-            firings.update()
-            .where(firings.c.id == row.id, firings.c.claim_token == row.claim_token, firings.c.status == row.status)
-            .values(
-                status="claimed",
-                claim_token=token,
-                claimed_at=now,
-                attempts=row.attempts + 1,
-                error=None,
-                price=due.price,
-                offer=json.dumps(due.offer),
-            )
-        ).rowcount
-    return Claim(row.id, alert.id, alert.generation, token, row.attempts + 1) if won else "in_progress"
+    (`sent`, `unverified`, `failed`, `in_progress`)."""
+    latest = {"price": due.price, "offer": json.dumps(due.offer)}  # a take-over keeps the first previous price
+    return _ledger.claim(
+        {"alert_id": due.alert.id, "generation": due.alert.generation},
+        now=now,
+        stale_after=stale_after,
+        values={**latest, "previous_price": due.previous_price, "previous_at": due.previous_at},
+        retake=latest,
+    )
 
 
 def finish_firing(
@@ -484,17 +424,11 @@ def finish_firing(
     retryable: bool = False,
     now: dt.datetime | None = None,
 ) -> bool:
-    """Record how a claimed firing ended (`sent` or `failed`); False if the claim was taken over meanwhile."""
-    if status not in ("sent", "failed"):
+    """Record how a claimed firing ended (`sent`, `failed`, or `unverified`: an earlier attempt may have posted and
+    the channel cannot be checked); False if the claim was taken over meanwhile."""
+    if status not in ("sent", "failed", "unverified"):
         raise ValueError(f"unknown firing status {status!r}")
-    with state.engine().begin() as conn:
-        return bool(
-            conn.execute(
-                firings.update()
-                .where(firings.c.id == claim.id, firings.c.claim_token == claim.token)
-                .values(status=status, message_ts=message_ts, error=error, retryable=retryable, finished_at=_now(now))
-            ).rowcount
-        )
+    return _ledger.record(claim, status, message_ts=message_ts, error=error, retryable=retryable, now=now)
 
 
 def firings_of(alert_id: int | None = None) -> list[dict]:

@@ -33,6 +33,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from knowledge import state
+from knowledge.clock import utc_now as _utc
 from knowledge.history_models import Change, ChangeSet, Digest, HistoryError, ProviderDiff, Snapshot, SnapshotResult
 from knowledge.state import metadata
 
@@ -104,12 +105,6 @@ snapshot_offers = sa.Table(
 
 
 # --- recording -------------------------------------------------------------------------------------------------
-
-
-def _utc(value: dt.datetime | None) -> dt.datetime:
-    if value is None:
-        return dt.datetime.now(dt.UTC)
-    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
 def _number(value: object, what: str) -> float:

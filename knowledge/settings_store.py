@@ -22,18 +22,21 @@ default (None: nothing set); it is a dict with an `origins` attribute naming whe
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
 from knowledge import state
+from knowledge.clock import utc_now
 from knowledge.numbers import decimal
 from knowledge.state import metadata
+
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql, sqlite
 
 __all__ = [
     "CURRENCIES",
@@ -278,18 +281,17 @@ def format_value(key: str, value: Any) -> str:
 # --- storage -------------------------------------------------------------------------------------------------
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 def _upsert(conn: sa.Connection, row: dict) -> None:
     name = conn.dialect.name
     if name in ("sqlite", "postgresql"):
         if name == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            stmt: sqlite.Insert | postgresql.Insert = sqlite_insert(settings_table).values(**row)
         else:
-            from sqlalchemy.dialects.postgresql import insert
-        stmt = insert(settings_table).values(**row)
+            from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+            stmt = postgresql_insert(settings_table).values(**row)
         conn.execute(
             stmt.on_conflict_do_update(
                 index_elements=[settings_table.c.team_id, settings_table.c.channel_id, settings_table.c.key],
@@ -328,7 +330,7 @@ def set_setting(team: str, channel: str | None, key: str, value: Any, *, kb=None
         "key": key,
         "value": json.dumps(stored, ensure_ascii=False),
         "updated_by": updated_by,
-        "updated_at": _now(),
+        "updated_at": utc_now(),
     }
     with state.engine().begin() as conn:
         _upsert(conn, row)

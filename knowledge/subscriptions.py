@@ -7,15 +7,10 @@ Tables:
   (`quiet`: nothing to report -> no post; otherwise a one-line "no changes"), the language, and whether the
   subscription is active (a channel that keeps failing with `not_in_channel`/`channel_not_found`/`is_archived`
   is switched off, with the reason; subscribing again switches it back on).
-- `digest_posts`: one row per (team, channel, period), the period being the subscription's local date. The
-  unique key is what makes posting idempotent across restarts, retries, a crash mid-run and two clock processes
-  on two machines: a sender *claims* the row (INSERT; the loser of a race gets an IntegrityError) before posting
-  and marks it `sent` after. A claim older than `stale_after` (a sender that died) may be taken over, and so may a
-  `failed` row whose error was transient, up to `MAX_ATTEMPTS`; every take-over is a compare-and-swap UPDATE on
-  the previous claim token, so exactly one sender wins it. A channel error is `failed` for good in that period.
-
-Statuses: `claimed` (a sender is working on it), `sent` (posted; `message_ts` set), `skipped` (quiet, nothing to
-report), `failed` (`retryable` says whether a later run may try again this period).
+- `digest_posts`: one row per (team, channel, period), the period being the subscription's local date, posted
+  once under the claim -> post -> record protocol of `knowledge.post_once` (across restarts, retries, a crash
+  mid-run and two clock processes on two machines; statuses `claimed`, `sent`, `skipped` for quiet with nothing
+  to report, `failed`, `unverified`). A channel error is `failed` for good in that period.
 """
 
 from __future__ import annotations
@@ -23,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -31,7 +25,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
-from knowledge import state
+from knowledge import post_once, state
+from knowledge.clock import utc_now
+from knowledge.post_once import MAX_ATTEMPTS, Claim, Ledger
 from knowledge.state import metadata
 
 __all__ = [
@@ -51,7 +47,6 @@ __all__ = [
     "unsubscribe",
 ]
 
-MAX_ATTEMPTS = 3  # transient failures per channel and period before giving up
 DISABLE_AFTER = 3  # consecutive periods with a channel error before the subscription is switched off
 DEFAULT_TEAM = "default"  # the CLI's team when none is given (single-workspace installs)
 _CHANNEL = re.compile(r"^[A-Za-z0-9_#-]{1,80}$")
@@ -120,28 +115,6 @@ class Subscription:
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """The right to post one channel's digest for one period (held by whoever holds `token`)."""
-
-    id: int
-    team: str
-    channel: str
-    period: str
-    token: str
-    attempts: int
-
-
-def _now(now: dt.datetime | None = None) -> dt.datetime:
-    if now is None:
-        return dt.datetime.now(dt.UTC)
-    return now.replace(tzinfo=dt.UTC) if now.tzinfo is None else now.astimezone(dt.UTC)
-
-
-def _utc(value: dt.datetime) -> dt.datetime:
-    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value
-
-
 def _subscription(row) -> Subscription:
     return Subscription(
         row.team,
@@ -171,15 +144,15 @@ def resolve_gpus(names: Iterable[str]) -> tuple[str, ...]:
         name = raw.strip()
         if not name:
             continue
-        family = index.get(name.lower()) or index.get(name.lower().replace("-", " "))
-        if family is None:
+        found = index.get(name.lower()) or index.get(name.lower().replace("-", " "))
+        if found is None:
             import difflib
 
             close = difflib.get_close_matches(name.lower(), list(index), n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(index[c] for c in close)}?" if close else ""
             raise ValueError(f"unknown GPU family {name!r}{hint}")
-        if family not in resolved:
-            resolved.append(family)
+        if found not in resolved:
+            resolved.append(found)
     return tuple(resolved)
 
 
@@ -236,7 +209,7 @@ def subscribe(
             "language": language,
         }
     )
-    now = _now()
+    now = utc_now()
     eng = state.engine()
     update = {**values, "active": True, "disabled_reason": None, "updated_at": now}
     for _attempt in range(3):
@@ -310,11 +283,13 @@ def list_subscriptions(team: str | None = None, *, active_only: bool = False) ->
 
 def period_for(sub: Subscription, now: dt.datetime | None = None) -> tuple[str, bool]:
     """(period, due): the subscription's local date at `now`, and whether its hour has come that day."""
-    local = _now(now).astimezone(ZoneInfo(sub.timezone))
+    local = utc_now(now).astimezone(ZoneInfo(sub.timezone))
     return local.date().isoformat(), local.hour >= sub.hour
 
 
-# --- the claim protocol ----------------------------------------------------------------------------------------
+# --- the claim protocol (`knowledge.post_once`) -----------------------------------------------------------------
+
+_ledger = Ledger(posts)
 
 
 def claim_post(
@@ -323,52 +298,11 @@ def claim_post(
     period: str,
     *,
     now: dt.datetime | None = None,
-    stale_after: dt.timedelta = dt.timedelta(minutes=30),
+    stale_after: dt.timedelta = post_once.STALE_AFTER,
 ) -> Claim | str:
     """Claim (team, channel, period) for posting: a `Claim`, or the reason it is not ours
     (`sent`, `skipped`, `failed`, `unverified`, `in_progress`)."""
-    now = _now(now)
-    token = uuid.uuid4().hex
-    eng = state.engine()
-    try:
-        with eng.begin() as conn:
-            claim_id = conn.execute(
-                posts.insert().values(
-                    team=team,
-                    channel=channel,
-                    period=period,
-                    status="claimed",
-                    claim_token=token,
-                    claimed_at=now,
-                    attempts=1,
-                    retryable=False,
-                )
-            ).inserted_primary_key[0]
-        return Claim(claim_id, team, channel, period, token, 1)
-    except IntegrityError:
-        pass
-    with eng.connect() as conn:
-        row = conn.execute(
-            sa.select(posts).where(posts.c.team == team, posts.c.channel == channel, posts.c.period == period)
-        ).first()
-    if row is None:  # deleted in between: very unlikely; let the next run try
-        return "in_progress"
-    if row.status in ("sent", "skipped", "unverified"):  # unverified: maybe posted; never posted blindly again
-        return row.status
-    if row.status == "failed" and not (row.retryable and row.attempts < MAX_ATTEMPTS):
-        return "failed"
-    if row.status == "claimed" and _utc(row.claimed_at) > now - stale_after:
-        return "in_progress"
-    # a transient failure or a sender that died: take it over, if nobody else does first
-    with eng.begin() as conn:
-        won = conn.execute(
-            posts.update()
-            .where(posts.c.id == row.id, posts.c.claim_token == row.claim_token, posts.c.status == row.status)
-            .values(status="claimed", claim_token=token, claimed_at=now, attempts=row.attempts + 1, error=None)
-        ).rowcount
-    if not won:
-        return "in_progress"
-    return Claim(row.id, team, channel, period, token, row.attempts + 1)
+    return _ledger.claim({"team": team, "channel": channel, "period": period}, now=now, stale_after=stale_after)
 
 
 def finish_post(
@@ -384,24 +318,16 @@ def finish_post(
 ) -> bool:
     """Record the outcome of a claim (`sent`, `skipped`, `failed`, or `unverified`: an earlier attempt may have
     posted and the channel cannot be checked); False if the claim was taken over."""
-    if status not in ("sent", "skipped", "failed", "unverified"):
-        raise ValueError(f"unknown post status {status!r}")
-    with state.engine().begin() as conn:
-        return bool(
-            conn.execute(
-                posts.update()
-                .where(posts.c.id == claim.id, posts.c.claim_token == claim.token)
-                .values(
-                    status=status,
-                    message_ts=message_ts,
-                    error=error,
-                    retryable=retryable,
-                    finished_at=_now(now),
-                    changes=changes,
-                    snapshot_ids=json.dumps(dict(snapshot_ids)) if snapshot_ids is not None else None,
-                )
-            ).rowcount
-        )
+    ids = json.dumps(dict(snapshot_ids)) if snapshot_ids is not None else None
+    return _ledger.record(
+        claim,
+        status,
+        message_ts=message_ts,
+        error=error,
+        retryable=retryable,
+        now=now,
+        values={"changes": changes, "snapshot_ids": ids},
+    )
 
 
 def last_delivered(team: str, channel: str) -> dict[str, int] | None:
@@ -447,6 +373,6 @@ def disable_after_failures(team: str, channel: str, reason: str, *, limit: int =
         conn.execute(
             subscriptions.update()
             .where(subscriptions.c.team == team, subscriptions.c.channel == channel)
-            .values(active=False, disabled_reason=reason, updated_at=_now())
+            .values(active=False, disabled_reason=reason, updated_at=utc_now())
         )
     return True

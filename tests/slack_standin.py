@@ -12,7 +12,9 @@ A stdlib ``ThreadingHTTPServer`` on ``127.0.0.1:<random port>`` (background thre
   Form fields holding JSON (``blocks``, ``attachments``, ``view``, ``files``, ``metadata``) are decoded.
 * Every API method except ``oauth.*`` needs a token (``Authorization: Bearer ...`` or a ``token`` field),
   otherwise ``not_authed``; ``auth.test`` additionally needs an ``xoxb-`` token (else ``invalid_auth``).
-  A token shaped ``xoxb-<TEAM_ID>-...`` (as issued by our ``oauth.v2.access``) authenticates as that team.
+  A token shaped ``xoxb-<TEAM_ID>-...`` (as issued by our ``oauth.v2.access``) authenticates as that team;
+  ``xoxb-<ENTERPRISE_ID>-...`` is an Enterprise Grid org-wide install's token, and ``auth.teams.list`` answers the
+  workspaces of ``orgs[enterprise_id]`` for it.
 * ``/hooks/<name>`` plays a ``response_url`` (200, body ``ok``; 4xx with the error as text, e.g.
   ``invalid_blocks``; the 6th post to one URL gets 404 ``used_url``, Slack's 5-uses rule);
   ``/upload/<file_id>`` plays the upload URL handed out by ``files.getUploadURLExternal`` (stores the bytes,
@@ -448,6 +450,8 @@ class SlackStandIn:
         self.owners: set[str] = {"U_OWNER"}
         self.guests: set[str] = {"U_GUEST"}
         self.locales: dict[str, str] = {}
+        # Enterprise Grid: org id -> the workspaces its org-wide app is granted to (``auth.teams.list``)
+        self.orgs: dict[str, list[str]] = {}
         self._refused_types: dict[str, int] = {}
         self._hook_uses: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -692,7 +696,7 @@ class SlackStandIn:
             return f"{prefix}{self._counter:06d}"
 
     def _team_of(self, token: str) -> str:
-        m = re.match(r"xoxb-(T[A-Z0-9]+)-", token)
+        m = re.match(r"xoxb-([TE][A-Z0-9]+)-", token)
         return m.group(1) if m else self.team_id
 
     @staticmethod
@@ -735,6 +739,12 @@ class SlackStandIn:
             "bot_id": self.bot_id,
             "is_enterprise_install": False,
         }
+
+    def _api_auth_teams_list(self, call: Call) -> dict[str, Any]:
+        """The workspaces an org-wide app is granted to (an org token ``xoxb-E...``); a workspace token: its own."""
+        team_id = self._team_of(self._token(call) or "")
+        teams = self.orgs.get(team_id, [] if team_id.startswith("E") else [team_id])
+        return {"teams": [{"id": t, "name": t.lower()} for t in teams], "response_metadata": {"next_cursor": ""}}
 
     def _api_chat_postMessage(self, call: Call) -> dict[str, Any]:
         if err := self._message_error(call):

@@ -202,6 +202,75 @@ def test_a_crash_between_post_and_record_never_posts_twice(slack, kbs):
     assert check(slack, kbs["low"], at(3)).results == []
 
 
+def test_a_retry_that_cannot_read_the_channel_records_unverified_and_never_posts_twice(slack, kbs):
+    """Issue 19: the post reached Slack, the sender died before recording it, and the retry cannot read the
+    channel's history (`missing_scope`: a group DM or an old install): not posted blindly again, reported."""
+    add_alert(f"H100 spot on aws below {BASE[0] * 0.75:.4f}", "T0001", "C0ALERT", kbs["base"], now=T0)
+
+    def crash(result):
+        raise Crash
+
+    with pytest.raises(Crash):
+        check(slack, kbs["low"], at(1), on_posted=crash)
+    slack.fail("conversations.history", "missing_scope", times=100)
+    retry = check(slack, kbs["low"], at(2))
+    assert [r.status for r in retry.results] == ["unverified"] and retry.as_json()["unverified"] == 1
+    assert "missing_scope" in retry.results[0].detail and "not posted again" in retry.results[0].detail
+    assert check(slack, kbs["low"], at(3)).results == []  # the firing is over: disarmed until the next crossing
+    assert len(posts(slack)) == 1, "never posted twice"
+    assert [f["status"] for f in alerts.firings_of()] == ["unverified"]
+
+
+@pytest.mark.parametrize(
+    ("install", "token"),
+    [
+        ({"enterprise_id": "E0GRID", "team_id": None, "is_enterprise_install": True}, "xoxb-E0GRID-88"),
+        ({"enterprise_id": "E0GRID", "team_id": "T0WSA"}, "xoxb-T0WSA-77"),
+    ],
+    ids=["org-wide-install", "workspace-install-in-an-org"],
+)
+def test_an_alert_in_an_enterprise_grid_workspace_is_posted_once_with_that_installs_token(
+    slack, kbs, monkeypatch, install, token
+):
+    """Issue 19: a Grid workspace's alert is posted through the bot that serves it, an org-wide install's (its
+    installation names only the org; Slack's auth.teams.list says which workspaces it is granted to) or the
+    workspace's own; a workspace outside the org is not posted to with the org's token."""
+    from slack_sdk.oauth.installation_store.models.installation import Installation
+
+    from bot.settings import load_settings
+    from bot.slack_oauth import installation_store
+
+    for name, value in {
+        "SLACK_CLIENT_ID": "1111.2222",
+        "SLACK_CLIENT_SECRET": "s",
+        "SLACK_SIGNING_SECRET": "s",
+    }.items():
+        monkeypatch.setenv(name, value)
+    slack.orgs["E0GRID"] = ["T0WSA", "T0WSB"]
+    installation_store(load_settings()).save(
+        Installation(
+            app_id="A_GPUBOT",
+            bot_token=token,
+            bot_id="B_BOT",
+            bot_user_id="U_BOT",
+            bot_scopes="commands,chat:write",
+            user_id="U_ADMIN",
+            installed_at=time.time(),
+            **install,
+        )
+    )
+    text = f"H100 spot on aws below {BASE[0] * 0.75:.4f}"
+    add_alert(text, "T0WSA", "C0GRIDA", kbs["base"], now=T0)
+    add_alert(text, "T0ELSE", "C0ELSE", kbs["base"], now=T0)  # not in the org, not installed
+    first = {r.team: r for r in check_and_post(kb=kbs["low"], now=at(1)).results}
+    again = check_and_post(kb=kbs["low"], now=at(2))
+    assert first["T0WSA"].status == "posted"
+    assert first["T0ELSE"].status == "failed" and "not installed in workspace T0ELSE" in first["T0ELSE"].detail
+    assert "T0WSA" not in {r.team for r in again.results}
+    assert len(posts(slack, "C0GRIDA")) == 1 and posts(slack, "C0ELSE") == []
+    assert [c.headers["authorization"] for c in slack.calls("chat.postMessage") if c.ok] == [f"Bearer {token}"]
+
+
 @pytest.mark.parametrize("state_url", ["postgresql"], indirect=True)  # several workers need a shared server
 def test_two_workers_post_once(slack, kbs, state_url, tmp_path):
     add_alert(f"H100 spot on aws below {BASE[0] * 0.75:.4f}", "T0001", "C0ALERT", kbs["base"], now=T0)

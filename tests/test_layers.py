@@ -16,12 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bot", "handlers", "knowledge")
 MAX_LINES = 500
 # Modules still over MAX_LINES: shrink this list, never add to it.
-TOO_LONG = {  # to split (issue 17); the last three went over 500 when `ruff format` first ran (2026-12-01)
+TOO_LONG = {  # to split (issue 17); handlers/tco.py went over 500 when `ruff format` first ran (2026-12-01)
     "bot/blocks.py",
     "bot/slack_app.py",
     "handlers/tco.py",
-    "bot/digest_cmd.py",
-    "knowledge/alerts.py",
 }
 
 

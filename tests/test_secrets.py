@@ -5,7 +5,8 @@
   is nowhere in the database files, and the app reads it back.
 - With GPUBOT_LOG_LEVEL=DEBUG, a whole OAuth install and a question through the real server leave no token, OAuth
   code, client secret or signing secret in the log.
-- A workspace of an Enterprise Grid org (its installation carries enterprise_id) gets its digest.
+- A workspace of an Enterprise Grid org (its installation carries enterprise_id, or the org's org-wide
+  installation serves it) gets its digest.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def test_home_and_state_database_are_private(tmp_path, monkeypatch):
         os.umask(old)
 
 
-def _installation(team: str, token: str, enterprise: str | None = None) -> Installation:
+def _installation(team: str | None, token: str, enterprise: str | None = None) -> Installation:
     return Installation(
         app_id="A_GPUBOT",
         enterprise_id=enterprise,
@@ -135,7 +136,8 @@ def test_no_secret_reaches_the_log_at_debug_level(kb, gpubot_home, slack, tmp_pa
     assert "xoxb-" not in log
 
 
-def test_an_enterprise_grid_workspace_gets_its_digest(tmp_path, monkeypatch):
+@pytest.mark.parametrize("org_wide", [False, True], ids=["workspace-install-in-an-org", "org-wide-install"])
+def test_an_enterprise_grid_workspace_gets_its_digest(tmp_path, monkeypatch, org_wide):
     from bot.slack_oauth import installation_store
     from knowledge import history, subscriptions
 
@@ -148,13 +150,17 @@ def test_an_enterprise_grid_workspace_gets_its_digest(tmp_path, monkeypatch):
     history.record_snapshot("aws", [{**offer, "price_per_hour_usd": 18.0}], "new", now - dt.timedelta(hours=3))
     with SlackStandIn() as standin:
         settings = _oauth_settings(monkeypatch, standin.base_url)
-        installation_store(settings).save(_installation("T0GRID", "xoxb-T0GRID-77", enterprise="E0GRID"))
+        token = "xoxb-E0GRID-88" if org_wide else "xoxb-T0GRID-77"
+        grid = _installation(None if org_wide else "T0GRID", token, enterprise="E0GRID")
+        grid.is_enterprise_install = org_wide  # org-wide: the installation names only the org
+        standin.orgs["E0GRID"] = ["T0GRID"]  # the workspaces Slack says the org-wide install is granted to
+        installation_store(settings).save(grid)
         subscriptions.subscribe("T0GRID", "C0GRID", charts=False)
         assert main(["digest", "--post"]) == 0
         posted = standin.messages("C0GRID")
         assert len(posted) == 1 and "H100" in posted[0]["text"]
         call = next(c for c in standin.calls("chat.postMessage") if c.ok)
-        assert call.headers["authorization"] == "Bearer xoxb-T0GRID-77", "posted with the Grid workspace's token"
+        assert call.headers["authorization"] == f"Bearer {token}", "posted with the token of the Grid install"
 
 
 def test_a_malformed_secret_key_is_a_clear_startup_error(gpubot_home, slack):

@@ -51,8 +51,9 @@ def _answer_cache_file(text: str, as_json: bool | str):
 
     People ask the same question many times a day; the answer is a pure function of the question and the
     knowledge-base file (bundled data, imports), so the printed output is reused while that file is the same file
-    (inode, size, mtime) built from the same bundled data. Only intents that read nothing else are kept
-    (`handlers.cache.CACHEABLE`; never digest or history). `GPUBOT_ANSWER_CACHE=0` turns it off.
+    (inode, size, mtime) built from the same bundled data, by the same code (`knowledge.code_version`). Only
+    intents that read nothing else are kept (`handlers.cache.CACHEABLE`; never digest or history).
+    `GPUBOT_ANSWER_CACHE=0` turns it off.
     """
     import hashlib
 
@@ -62,11 +63,14 @@ def _answer_cache_file(text: str, as_json: bool | str):
 
     if raw("GPUBOT_ANSWER_CACHE") == "0" or not kb_path().exists():
         return None
+    from knowledge.code_version import code_version
     from knowledge.kb_open import stored_imports_version
 
-    # the imports too: an import or cancellation on another machine moves it without touching this file
+    # the imports too: an import or cancellation on another machine moves it without touching this file; and the
+    # code: an upgrade never prints an answer the replaced code computed
     key = hashlib.sha256(
-        f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}\0{stored_imports_version()}".encode()
+        f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}\0{stored_imports_version()}\0"
+        f"{code_version()}".encode()
     ).hexdigest()
     return home() / "cache" / "answers" / f"{key[:32]}.out"
 

@@ -51,8 +51,9 @@ def _answer_cache_file(text: str, as_json: bool | str):
 
     People ask the same question many times a day; the answer is a pure function of the question and the
     knowledge-base file (bundled data, imports), so the printed output is reused while that file is the same file
-    (inode, size, mtime) built from the same bundled data. Only intents that read nothing else are kept
-    (`handlers.cache.CACHEABLE`; never digest or history). `GPUBOT_ANSWER_CACHE=0` turns it off.
+    (inode, size, mtime) built from the same bundled data, by the same code (`knowledge.code_version`). Only
+    intents that read nothing else are kept (`handlers.cache.CACHEABLE`; never digest or history).
+    `GPUBOT_ANSWER_CACHE=0` turns it off.
     """
     import hashlib
 
@@ -62,11 +63,14 @@ def _answer_cache_file(text: str, as_json: bool | str):
 
     if raw("GPUBOT_ANSWER_CACHE") == "0" or not kb_path().exists():
         return None
+    from knowledge.code_version import code_version
     from knowledge.kb_open import stored_imports_version
 
-    # the imports too: an import or cancellation on another machine moves it without touching this file
+    # the imports too: an import or cancellation on another machine moves it without touching this file; and the
+    # code: an upgrade never prints an answer the replaced code computed
     key = hashlib.sha256(
-        f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}\0{stored_imports_version()}".encode()
+        f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}\0{stored_imports_version()}\0"
+        f"{code_version()}".encode()
     ).hexdigest()
     return home() / "cache" / "answers" / f"{key[:32]}.out"
 
@@ -211,10 +215,23 @@ def catalog_findings(kb) -> dict:
     return findings(kb)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `only` (a command name), that command alone: argparse's set-up costs
+    ~1 ms per sub-parser (gettext looks for translations each time) and every module would be imported."""
     parser = argparse.ArgumentParser(prog="gpubot", description="Where to rent GPUs: prices, specs, advice.")
     sub = parser.add_subparsers(dest="command", required=True)
+    builders = {"ask": _add_ask, "parse": _add_parse, "kb": _add_kb}
+    for name in (*builders, *COMMANDS):
+        if only not in (None, name):
+            continue
+        if name in builders:
+            builders[name](sub)
+        else:
+            _add_command(sub, name)
+    return parser
 
+
+def _add_ask(sub) -> None:
     ask = sub.add_parser("ask", help="answer a question (English or Chinese)")
     ask.add_argument("text", nargs="+", help='the question, e.g. "cheapest A100 spot"')
     ask.add_argument("--json", action="store_true", help="print the JSON contract instead of text")
@@ -231,11 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--budget", help='the most to pay per GPU-hour, e.g. "2 USD/GPU-hour" or "15 CNY"')
     ask.set_defaults(func=cmd_ask)
 
+
+def _add_parse(sub) -> None:
     parse = sub.add_parser("parse", help="show how a question is understood")
     parse.add_argument("text", nargs="*", help="the question; without it, read one per line from stdin")
     parse.add_argument("--json", action="store_true", help="one JSON object per line")
     parse.set_defaults(func=cmd_parse)
 
+
+def _add_kb(sub) -> None:
     kb = sub.add_parser("kb", help="the knowledge base")
     kb_sub = kb.add_subparsers(dest="kb_command", required=True)
     kb_sub.add_parser("build", help="rebuild it from the bundled data and imported catalogs")
@@ -250,12 +271,12 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--as-of", help="date of the prices (default: today)")
     kb.set_defaults(func=cmd_kb)
 
-    for name, module in COMMANDS.items():
-        command = importlib.import_module(module)
-        sub_parser = sub.add_parser(name, help=(command.__doc__ or name).strip().splitlines()[0])
-        command.add_arguments(sub_parser)
-        sub_parser.set_defaults(func=command.run)
-    return parser
+
+def _add_command(sub, name: str) -> None:
+    command = importlib.import_module(COMMANDS[name])
+    sub_parser = sub.add_parser(name, help=(command.__doc__ or name).strip().splitlines()[0])
+    command.add_arguments(sub_parser)
+    sub_parser.set_defaults(func=command.run)
 
 
 class _Brief(logging.Formatter):
@@ -287,7 +308,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"gpubot: {exc}", file=sys.stderr)
         return 2
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    named = argv[0] if argv and argv[0] in ("ask", "parse", "kb", *COMMANDS) else None
+    args = build_parser(named).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

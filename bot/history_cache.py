@@ -2,9 +2,10 @@
 
 A history answer is a pure function of the arguments, the knowledge-base file (bundled weekly history, imports)
 and the recorded snapshots. The output is reused while the knowledge-base file is the same file (inode, size,
-mtime) built from the same bundled data, and the state database holds the same snapshots (count, newest id and
-recording time, read with the plain database driver, so a repeated question needs neither SQLAlchemy nor a
-schema check). `--png` is never served from here (it writes a file). `GPUBOT_ANSWER_CACHE=0` turns it off.
+mtime) built from the same bundled data, the code is the same (`knowledge.code_version`: an upgrade computes
+anew), and the state database holds the same snapshots (count, newest id and recording time, read with the plain
+database driver, so a repeated question needs neither SQLAlchemy nor a schema check). `--png` is never served from
+here (it writes a file). `GPUBOT_ANSWER_CACHE=0` turns it off.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def _state_version() -> str | None:
 
 def cache_file(argv: list[str]) -> Path | None:
     """Where the output for these arguments is kept now, or None when there is nothing to key it on."""
+    from knowledge.code_version import code_version
     from knowledge.config import raw
     from knowledge.kb import _identity, fingerprint
     from knowledge.paths import home, kb_path
@@ -56,7 +58,8 @@ def cache_file(argv: list[str]) -> Path | None:
     version = _state_version()
     if version is None:
         return None
-    key = hashlib.sha256("\0".join([*argv, _identity(kb_path()), fingerprint(), version]).encode()).hexdigest()
+    parts = [*argv, _identity(kb_path()), fingerprint(), version, code_version()]  # an upgrade: computed anew
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
     return home() / "cache" / "history" / f"{key[:32]}.out"
 
 

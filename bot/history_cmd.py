@@ -81,22 +81,61 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> tuple[int, str]:
     """(exit code, what was written to stdout)."""
+    import contextlib
+
+    from knowledge import baselines
+    from knowledge.kb_open import open_kb
+
+    providers = [p.strip().lower() for p in args.provider if p.strip()]
+    baselines.ensure(providers)  # the one write, before reading: the bundled catalogs as the starting points
+    with contextlib.closing(open_kb()) as kb:
+        if args.json and not args.png:
+            output = _json_output(args, providers, kb)
+            if output is not None:
+                sys.stdout.write(output)
+                return 0, output
+        return _answer(args, providers, kb)
+
+
+def _json_output(args: argparse.Namespace, providers: list[str], kb) -> str | None:
+    """`--json` for points that exist, straight from the series (no models, no renderer: a CLI start stays
+    short); None when there are none or the name is not known (the full answer then says what is missing)."""
+    from knowledge.history_reader import state_reader
+    from knowledge.history_series import UnknownGpu, series, to_json
+
+    try:
+        points = series(
+            args.gpu.strip(),
+            provider=providers or None,
+            region=[r.strip() for r in args.region if r.strip()] or None,
+            pricing=args.pricing,
+            since=args.since,
+            kb=kb,
+            reader=state_reader(),
+        )
+    except (UnknownGpu, ValueError):
+        return None
+    return json.dumps(to_json(points), ensure_ascii=False, indent=2) + "\n" if points else None
+
+
+def _answer(args: argparse.Namespace, providers: list[str], kb) -> tuple[int, str]:
     from bot.render import render_text
     from handlers.history import history_points, summarize
     from handlers.models import Query
     from knowledge.history import HistoryError
+    from knowledge.history_reader import state_reader
 
     query = Query(
         text=f"{args.gpu} price history",
         intent="history",
         gpus=[args.gpu.strip()],
-        providers=[p.strip().lower() for p in args.provider if p.strip()],
+        providers=providers,
         regions=[r.strip() for r in args.region if r.strip()],
         pricing=args.pricing,
         language=args.lang,
     )
     try:
-        points, notes, families = history_points(query, since=args.since)
+        points, notes, families = history_points(query, kb, since=args.since, reader=state_reader())
     except (HistoryError, ValueError) as exc:
         print(f"gpubot: {exc}", file=sys.stderr)
         return 2, ""

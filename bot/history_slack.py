@@ -106,10 +106,12 @@ def post_history_chart(
     """
     from bot.charts import alt_text, chart_title, render_history_png
     from handlers.history import history_points, summarize
+    from knowledge import baselines
 
     lang = query.language
     summary = ""
     try:
+        baselines.ensure(query.providers)  # the edge records; the handler only reads
         points, notes, families = history_points(query, kb)
         answer = summarize(query, points, families=families)
         if notes:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from handlers.language import language_of
 from handlers.models import Answer, Query
 from knowledge.kb import KB, KnowledgeBaseError
+
+if TYPE_CHECKING:
+    from knowledge.history_reader import HistoryReader
 
 log = logging.getLogger("gpubot")
 
@@ -28,13 +31,17 @@ def understand(text: str, kb: KB) -> Query:
     return parse(text, Vocabulary.from_kb(kb))
 
 
-def answer_query(query: Query, kb: KB) -> Answer:
-    """Answer an already-parsed query; never raises."""
-    from handlers import route
+def answer_query(query: Query, kb: KB, reader: HistoryReader | None = None) -> Answer:
+    """Answer an already-parsed query; never raises. History and digest questions read the price history through
+    `reader` (default: the state database's), after the edge's one write: baselines still missing are recorded."""
+    from handlers import READS_HISTORY, route
     from handlers.i18n import t
 
     try:
-        result = route(query)(query, kb)
+        if query.intent in READS_HISTORY:
+            result = route(query)(query, kb, _history_reader(query, reader))
+        else:
+            result = route(query)(query, kb)
         if query.intent in WITH_PITFALLS and not result.pitfalls:
             result = _with_pitfalls(result, kb)
         return result
@@ -44,6 +51,17 @@ def answer_query(query: Query, kb: KB) -> Answer:
     except Exception:
         log.exception("internal error answering %r (intent %s)", query.text, query.intent)
         return Answer(query=query, title=t("error.internal", query.language))
+
+
+def _history_reader(query: Query, reader: HistoryReader | None) -> HistoryReader:
+    """The reader a history/digest handler gets; with the real state, its missing baselines recorded first."""
+    if reader is not None:
+        return reader
+    from knowledge import baselines
+    from knowledge.history_reader import state_reader
+
+    baselines.ensure(query.providers if query.intent == "history" else None)
+    return state_reader()
 
 
 def _with_pitfalls(result: Answer, kb: KB) -> Answer:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, MutableMapping
+from typing import TYPE_CHECKING
 
-from handlers.models import Answer, Query
+if TYPE_CHECKING:  # the models (pydantic) load with the first handler, not with the package
+    from handlers.models import Answer, Query
 
-Handler = Callable[[Query, object], Answer]
+Handler = Callable[..., "Answer"]  # (query, kb), or (query, kb, reader) for READS_HISTORY
 
 # intent -> "module:function"
 HANDLERS: dict[str, str] = {
@@ -29,6 +31,8 @@ HANDLERS: dict[str, str] = {
     "help": "handlers.help:handle",
     "work": "handlers.work:handle",
 }
+# intents whose handler reads the price history: `handle(query, kb, reader)`, the reader injected by the edge
+READS_HISTORY = frozenset({"digest", "history"})
 
 
 class _Registry(MutableMapping[str, Handler]):

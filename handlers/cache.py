@@ -7,9 +7,9 @@ takes 2-10 ms to compute and a hit about 0.03 ms. Correctness rests on three fac
 
 - the key is the whole parsed `Query` (its repr: text, intent, every filter and the channel's defaults already
   applied), so two questions share an answer only when the handler would see the same input;
-- the cache hangs off the `KB` object itself (a weak reference; through a `CurrentKB` stand-in, off the KB it
-  stands for at that moment) and a KB object never changes: a rebuild writes a new file and `LiveKB` swaps in a new
-  `KB` (new object, empty cache), so new prices are never hidden by old answers;
+- the cache lives in the `KB` object's memo (`KB.memo`, released with it; through a `CurrentKB` stand-in, the memo
+  of the KB it stands for at that moment) and a KB object never changes: a rebuild writes a new file and `LiveKB`
+  swaps in a new `KB` (new object, empty cache), so new prices are never hidden by old answers;
 - only intents that read nothing else are cached (`CACHEABLE`): `digest` and `history` read the price history in
   the state database, which moves without a knowledge-base rebuild, so they are never cached.
 
@@ -21,10 +21,8 @@ answer between requests is safe. A handler that raises is not cached. `GPUBOT_AN
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
 
 CACHEABLE = frozenset(
     {"cheapest", "price", "compare", "spec", "recommend", "tco", "pitfalls", "checklist", "help", "work"}
@@ -32,7 +30,7 @@ CACHEABLE = frozenset(
 DEFAULT_SIZE = 512
 
 _lock = threading.Lock()
-_caches: weakref.WeakKeyDictionary[Any, OrderedDict] = weakref.WeakKeyDictionary()
+_generation = [0]  # `clear()` moves it on: every KB's answers from before are dropped at their next use
 stats = {"hits": 0, "misses": 0}
 
 
@@ -44,8 +42,16 @@ def size() -> int:
 
 def clear() -> None:
     with _lock:
-        _caches.clear()
+        _generation[0] += 1
         stats.update(hits=0, misses=0)
+
+
+def _entries(owner) -> OrderedDict:
+    """The answers kept for this knowledge base (call with `_lock` held)."""
+    held = owner.memo("handlers.cache.answers", lambda: [_generation[0], OrderedDict()])
+    if held[0] != _generation[0]:
+        held[:] = [_generation[0], OrderedDict()]
+    return held[1]
 
 
 def cached(intent: str, handler: Callable) -> Callable:
@@ -59,18 +65,15 @@ def cached(intent: str, handler: Callable) -> Callable:
             return handler(query, kb)
         key = (intent, repr(query))  # every field (JSON would fail on lone surrogates, which a str may hold)
         owner = kb.current() if hasattr(kb, "current") else kb  # a live stand-in: the KB it stands for right now
-        try:
-            with _lock:
-                entries = _caches.get(owner)
-                if entries is None:
-                    entries = _caches[owner] = OrderedDict()
-                found = entries.get(key)
-                if found is not None:
-                    entries.move_to_end(key)
-                    stats["hits"] += 1
-                    return found
-        except TypeError:  # a knowledge base that cannot be weakly referenced: no cache
+        if not hasattr(owner, "memo"):  # a stand-in without a memo (a test double): no cache
             return handler(query, kb)
+        with _lock:
+            entries = _entries(owner)
+            found = entries.get(key)
+            if found is not None:
+                entries.move_to_end(key)
+                stats["hits"] += 1
+                return found
         result = handler(query, kb)
         with _lock:
             stats["misses"] += 1

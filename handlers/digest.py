@@ -2,7 +2,8 @@
 
 `summarize(digest, lang)` is pure: it turns computed changes (`knowledge.history.Digest`) into an `Answer` with a
 short summary per GPU family, provider and pricing model first ("H100 spot on AWS: 6 regions cheaper, median
--12%"), then the biggest moves. `handle(query, kb)` reads the changes from the price history and calls it.
+-12%"), then the biggest moves. `handle(query, kb, reader)` reads the changes through the injected
+`knowledge.history_reader.HistoryReader` (never writes: the edge records baselines) and calls it.
 """
 
 from __future__ import annotations
@@ -10,12 +11,16 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from handlers.common import money, pricing_label
 from handlers.i18n import scoped
 from handlers.models import PRICINGS, Answer, Query, Source
-from knowledge.history import Change, Digest
+from knowledge.history_models import Change, Digest
 from knowledge.kb import KB, GpuRef
+
+if TYPE_CHECKING:
+    from knowledge.history_reader import HistoryReader
 
 MAX_GROUPS = 12
 MAX_MOVES = 10
@@ -184,12 +189,12 @@ def summarize(
     )
 
 
-def handle(query: Query, kb: KB | None = None) -> Answer:
+def handle(query: Query, kb: KB | None = None, reader: HistoryReader | None = None) -> Answer:
     """digest [gpu] [provider] [spot|on-demand]: GPU price changes since the previous snapshot"""
-    from knowledge import history
+    from knowledge.history_diff import diff_since
+    from knowledge.history_reader import state_reader
 
-    history.ensure_baselines()
-    digest = history.diff_since(provider_names=query.providers or None)
+    digest = diff_since(reader or state_reader(), provider_names=query.providers or None)
     keep_gpu = matches_gpus(query.gpus)
     digest = digest.filtered(lambda c: keep_gpu(c) and (query.pricing is None or c.pricing == query.pricing))
     if query.gpus:

@@ -2,20 +2,24 @@
 
 `summarize(query, points)` is pure: it turns series points (`knowledge.history_series.Point`) into an `Answer`
 whose title and lines say, per GPU, provider and pricing model, "A100 spot on AWS: $0.51 -> $0.31 per GPU-hour,
--40% since 2026-11-01", in the question's language. `handle(query, kb)` reads the series from the price history
-and calls it. The points travel in `Answer.extra["history"]` (the JSON of `gpubot history --json`), and
-`Answer.extra["headline"]` is the one-line summary used beside a chart.
+-40% since 2026-11-01", in the question's language. `handle(query, kb, reader)` reads the series through the
+injected `knowledge.history_reader.HistoryReader` (never writes: the edge records baselines) and calls it. The
+points travel in `Answer.extra["history"]` (the JSON of `gpubot history --json`), and `Answer.extra["headline"]` is
+the one-line summary used beside a chart.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from handlers.common import money, name_notes, pricing_label
 from handlers.i18n import scoped
 from handlers.models import Answer, Query, Source
+
+if TYPE_CHECKING:
+    from knowledge.history_reader import HistoryReader
 
 __all__ = ["handle", "headline", "history_points", "phrase", "summarize"]
 
@@ -252,23 +256,18 @@ def _no_data(
 
 
 def history_points(
-    query: Query, kb: Any = None, *, since: str | None = None, record_baselines: bool = True
+    query: Query, kb: Any = None, *, since: str | None = None, reader: HistoryReader | None = None
 ) -> tuple[list, list[str], list[str]]:
     """(points, notes, families) for a query: every GPU it names, its providers, regions and pricing model.
 
-    With `record_baselines`, providers without history first get their bundled catalog as the starting point
-    (`knowledge.history.ensure_baselines`), as the digest does. Unknown GPU names become notes, not errors.
+    Reads only: the recorded snapshots through `reader` (injected by the edge; the state database's when None),
+    the bundled weekly history from `kb`. The edge records missing baselines first (`knowledge.baselines`).
+    Unknown GPU names become notes, not errors.
     """
-    from knowledge import history
+    from knowledge.history_reader import state_reader
     from knowledge.history_series import UnknownGpu, history_families, series
 
-    if record_baselines:
-        try:
-            history.ensure_baselines(query.providers or None)
-        except Exception:  # a bundled catalog that cannot be read must not hide the recorded history
-            import logging
-
-            logging.getLogger("gpubot").exception("could not record the bundled baselines")
+    reader = reader or state_reader()
     points: list = []
     notes: list[str] = []
     close: list[str] = []
@@ -281,6 +280,7 @@ def history_points(
                 pricing=query.pricing,
                 since=since,
                 kb=kb,
+                reader=reader,
             )
         except UnknownGpu as exc:
             if len(query.gpus) > 1:
@@ -290,17 +290,17 @@ def history_points(
                 close += exc.suggestions
     if points:
         return points, notes, []
-    recorded = history.providers()
+    recorded = reader.providers()
     missing = [p for p in query.providers if p not in recorded]
     if missing and recorded:
         notes.append(phrase("providers", query.language, missing=", ".join(missing), names=", ".join(recorded)))
-    families = history_families(query.providers or None) or history_families()
+    families = history_families(query.providers or None, reader=reader) or history_families(reader=reader)
     return points, notes, list(dict.fromkeys([*close, *families]))
 
 
-def handle(query: Query, kb: Any = None) -> Answer:
+def handle(query: Query, kb: Any = None, reader: HistoryReader | None = None) -> Answer:
     """history <gpu> [spot|on-demand] [on provider] [in region]: how the lowest price per GPU-hour moved"""
-    points, notes, families = history_points(query, kb)
+    points, notes, families = history_points(query, kb, reader=reader)
     answer = summarize(query, points, families=families)
     if notes:
         answer = answer.model_copy(update={"notes": [*notes, *answer.notes]})

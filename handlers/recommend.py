@@ -257,12 +257,10 @@ def _scope(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> tuple[lis
 
 def _form_factors(kb: KB) -> dict[str, str]:
     """Datasheet model -> form factor, read once per knowledge base (asked for every candidate offer)."""
-    cached = getattr(kb, "_form_factors", None)
-    if cached is None:
-        cached = kb._form_factors = {
-            r["model"]: r["form_factor"] or "" for r in kb.rows("SELECT model, form_factor FROM gpu_specs")
-        }
-    return cached
+    return kb.memo(
+        "recommend.form_factors",
+        lambda: {r["model"]: r["form_factor"] or "" for r in kb.rows("SELECT model, form_factor FROM gpu_specs")},
+    )
 
 
 def _nvlinked(kb: KB, row: dict) -> bool:

@@ -280,9 +280,9 @@ def _plain(text: str) -> str:
 
 def _errata(kb: KB) -> list[tuple[dict, list[str], set[str], set[str], set[str]]]:
     """Errata rows with their JSON columns decoded, once per knowledge base."""
-    cached = getattr(kb, "_errata_rows", None)
-    if cached is None:
-        cached = [
+    return kb.memo(
+        "spec.errata",
+        lambda: [
             (
                 row,
                 json.loads(row["keywords"] or "[]"),
@@ -291,18 +291,16 @@ def _errata(kb: KB) -> list[tuple[dict, list[str], set[str], set[str], set[str]]
                 set(json.loads(row["providers"] or "[]")),
             )
             for row in kb.rows("SELECT * FROM errata")
-        ]
-        kb._errata_rows = cached
-    return cached
+        ],
+    )
 
 
 def _keywords(kb: KB) -> tuple[str, ...]:
     """Every distinct errata keyword and instance type, once per knowledge base (each is looked for once per text)."""
-    cached = getattr(kb, "_errata_keywords", None)
-    if cached is None:
-        words = {k for _, keywords, instances, _, _ in _errata(kb) for k in (*keywords, *instances)}
-        cached = kb._errata_keywords = tuple(sorted(words))
-    return cached
+    return kb.memo(
+        "spec.errata_keywords",
+        lambda: tuple(sorted({k for _, keywords, instances, _, _ in _errata(kb) for k in (*keywords, *instances)})),
+    )
 
 
 _SCORES_CACHE_SIZE = 256
@@ -316,9 +314,7 @@ def _scores(query: Query, kb: KB) -> list[tuple[int, int, dict]]:
     """
     text = scan_text(query).lower()
     key = (text, tuple(query.gpus), tuple(query.instance_types), tuple(query.providers))
-    memo = getattr(kb, "_errata_scores", None)
-    if memo is None:
-        memo = kb._errata_scores = {}
+    memo: dict = kb.memo("spec.errata_scores", dict)
     found = memo.get(key)
     if found is not None:
         return found

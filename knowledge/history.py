@@ -16,9 +16,8 @@ snapshot whose content equals the provider's latest snapshot is not stored again
 at once (the loser's insert hits the unique key, it looks again and finds the same content). Content that moves
 back to an older state (A, B, A) is recorded: prices really moved back, and the digest says so.
 
-`changes(old, new)` compares two snapshots at the granularity of the digest: offers added, offers removed, and
-price changes of at least `threshold_pct` per (provider, instance type, region, pricing model). An offer gaining or
-losing a spot price is an added or removed spot offer, never a price change.
+Reading goes through `knowledge.history_reader` (the lookups here are its state-database reader, kept for the
+edges); `changes(old, new)` and `diff_since` are `knowledge.history_diff`'s, over the same reader.
 """
 
 from __future__ import annotations
@@ -32,9 +31,20 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
-from knowledge import state
+from knowledge import history_diff, state
 from knowledge.clock import utc_now as _utc
-from knowledge.history_models import Change, ChangeSet, Digest, HistoryError, ProviderDiff, Snapshot, SnapshotResult
+from knowledge.history_models import (
+    BASELINE_SEQ,
+    PRICINGS,
+    Change,
+    ChangeSet,
+    Digest,
+    HistoryError,
+    ProviderDiff,
+    Snapshot,
+    SnapshotResult,
+)
+from knowledge.history_reader import state_reader
 from knowledge.state import metadata
 
 __all__ = [
@@ -61,8 +71,6 @@ __all__ = [
     "snapshots_of",
 ]
 
-BASELINE_SEQ = 0  # the bundled catalog, recorded before a provider's first refresh
-PRICINGS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 _KEY_COLUMNS = ("instance_type", "region", "pricing")
 
 snapshots = sa.Table(
@@ -251,115 +259,45 @@ def _by_seq(provider: str, seq: int) -> Snapshot | None:
 
 def snapshot(snapshot_id: int) -> Snapshot | None:
     """The snapshot with this id."""
-    with state.engine().connect() as conn:
-        row = conn.execute(_select().where(snapshots.c.id == snapshot_id)).first()
-    return _snapshot(row) if row else None
+    return state_reader().snapshot(snapshot_id)
 
 
 def providers() -> list[str]:
     """Providers with at least one snapshot, sorted."""
-    with state.engine().connect() as conn:
-        return sorted(r[0] for r in conn.execute(sa.select(snapshots.c.provider).distinct()))
+    return state_reader().providers()
 
 
 def snapshots_of(provider: str, since: dt.datetime | None = None) -> list[Snapshot]:
     """A provider's snapshots, oldest first (optionally only those taken at or after `since`)."""
-    query = _select().where(snapshots.c.provider == provider)
-    if since is not None:
-        query = query.where(snapshots.c.taken_at >= _utc(since))
-    with state.engine().connect() as conn:
-        return [_snapshot(r) for r in conn.execute(query.order_by(snapshots.c.seq))]
+    return state_reader().snapshots_of(provider, since)
 
 
 def latest_snapshot(provider: str) -> Snapshot | None:
     """The provider's newest snapshot (highest seq)."""
-    with state.engine().connect() as conn:
-        row = conn.execute(
-            _select().where(snapshots.c.provider == provider).order_by(snapshots.c.seq.desc()).limit(1)
-        ).first()
-    return _snapshot(row) if row else None
+    return state_reader().latest_snapshot(provider)
 
 
 def previous_snapshot(current: Snapshot) -> Snapshot | None:
     """The snapshot recorded just before `current` for the same provider."""
-    with state.engine().connect() as conn:
-        row = conn.execute(
-            _select()
-            .where(snapshots.c.provider == current.provider, snapshots.c.seq < current.seq)
-            .order_by(snapshots.c.seq.desc())
-            .limit(1)
-        ).first()
-    return _snapshot(row) if row else None
+    return history_diff.previous_snapshot(state_reader(), current)
 
 
 def snapshot_before(provider: str, when: dt.datetime) -> Snapshot | None:
     """The state of `provider`'s prices at `when`: its newest snapshot taken before that moment."""
-    with state.engine().connect() as conn:
-        row = conn.execute(
-            _select()
-            .where(snapshots.c.provider == provider, snapshots.c.taken_at < _utc(when))
-            .order_by(snapshots.c.seq.desc())
-            .limit(1)
-        ).first()
-    return _snapshot(row) if row else None
+    return history_diff.snapshot_before(state_reader(), provider, when)
 
 
 def offers_of(snap: Snapshot | int) -> dict[tuple[str, str, str], dict]:
     """A snapshot's offers keyed by (instance type, region, pricing)."""
-    snapshot_id = snap.id if isinstance(snap, Snapshot) else snap
-    with state.engine().connect() as conn:
-        rows = conn.execute(sa.select(snapshot_offers).where(snapshot_offers.c.snapshot_id == snapshot_id))
-        return {(r.instance_type, r.region, r.pricing): dict(r._mapping) for r in rows}
+    return history_diff.offers_of(state_reader(), snap)
 
 
-# --- changes ---------------------------------------------------------------------------------------------------
-
-
-def _change(provider: str, old: dict | None, new: dict | None) -> Change:
-    ref = new or old
-    assert ref is not None
-    old_usd = old["price_per_hour_usd"] if old else None
-    new_usd = new["price_per_hour_usd"] if new else None
-    pct = (new_usd - old_usd) / old_usd * 100 if old_usd and new_usd else None
-    return Change(
-        provider=provider,
-        instance_type=ref["instance_type"],
-        gpu=ref["gpu"],
-        region=ref["region"],
-        pricing=ref["pricing"],
-        old=old_usd,
-        new=new_usd,
-        change_pct=pct,
-        gpu_count=ref["gpu_count"],
-        gpu_memory_gb=ref["gpu_memory_gb"],
-        currency=ref["currency"],
-        old_native=old["price_per_hour"] if old else None,
-        new_native=new["price_per_hour"] if new else None,
-    )
+# --- changes (`knowledge.history_diff`, over the state database) -----------------------------------------------
 
 
 def changes(old: Snapshot | None, new: Snapshot, threshold_pct: float = 1.0) -> ChangeSet:
     """Offers added, removed and re-priced by at least `threshold_pct` percent (USD) from `old` to `new`."""
-    if old is not None and old.provider != new.provider:
-        raise HistoryError(f"cannot compare a {old.provider} snapshot with a {new.provider} snapshot")
-    before = offers_of(old) if old is not None else {}
-    after = offers_of(new)
-    added = [_change(new.provider, None, after[k]) for k in sorted(after.keys() - before.keys())]
-    removed = [_change(new.provider, before[k], None) for k in sorted(before.keys() - after.keys())]
-    changed, small = [], []
-    for key in sorted(before.keys() & after.keys()):
-        a, b = before[key]["price_per_hour_usd"], after[key]["price_per_hour_usd"]
-        if math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
-            continue
-        change = _change(new.provider, before[key], after[key])
-        (changed if abs(change.change_pct or 0.0) + 1e-9 >= threshold_pct else small).append(change)
-    return ChangeSet(tuple(added), tuple(removed), tuple(changed), threshold_pct, tuple(small))
-
-
-def _day_start(value: dt.date | dt.datetime) -> dt.datetime:
-    if isinstance(value, dt.datetime):
-        return _utc(value)
-    return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
+    return history_diff.changes(state_reader(), old, new, threshold_pct)
 
 
 def diff_since(
@@ -369,32 +307,14 @@ def diff_since(
     threshold_pct: float = 1.0,
     provider_names: Iterable[str] | None = None,
 ) -> Digest:
-    """Each provider's changes up to its latest snapshot.
-
-    The starting point, per provider: the snapshot in `start_ids` (where a channel's last digest ended), else the
-    state at `since` (the newest snapshot taken before that day began, or the provider's first one when all are
-    newer), else the previous snapshot.
-    """
-    start_ids = dict(start_ids or {})
-    wanted = [p.lower() for p in provider_names] if provider_names else providers()
-    diffs = []
-    for provider in wanted:
-        new = latest_snapshot(provider)
-        if new is None:
-            continue
-        old: Snapshot | None
-        if provider in start_ids:
-            old = snapshot(start_ids[provider])
-        elif since is not None:
-            old = snapshot_before(provider, _day_start(since)) or (snapshots_of(provider)[:1] or [None])[0]
-        else:
-            old = previous_snapshot(new)
-        if old is None or old.id == new.id:
-            diffs.append(ProviderDiff(provider, old, new, ChangeSet(threshold_pct=threshold_pct)))
-        else:
-            diffs.append(ProviderDiff(provider, old, new, changes(old, new, threshold_pct)))
-    label = since.isoformat() if since is not None else None
-    return Digest(tuple(diffs), threshold_pct, label)
+    """Each provider's changes up to its latest snapshot (`knowledge.history_diff.diff_since`)."""
+    return history_diff.diff_since(
+        state_reader(),
+        since=since,
+        start_ids=start_ids,
+        threshold_pct=threshold_pct,
+        provider_names=provider_names,
+    )
 
 
 # --- catalogs and the bundled baseline -------------------------------------------------------------------------

@@ -205,7 +205,8 @@ def _cached_replay() -> tuple[list, list]:
 
     from knowledge.paths import home
 
-    stats = [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in (CHANGES_FILE, GPU_NAMES_FILE)]
+    files = (CHANGES_FILE, GPU_NAMES_FILE, Path(__file__))  # this module too: changed code replays anew
+    stats = [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files]
     key = hashlib.sha1(f"{REPLAY_VERSION};{';'.join(stats)}".encode()).hexdigest()[:20]
     path = home() / "cache" / f"history_bundled-{key}.json"
     try:

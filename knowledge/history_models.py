@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
+
+BASELINE_SEQ = 0  # the bundled catalog, recorded before a provider's first refresh
+PRICINGS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 
 
 class HistoryError(RuntimeError):
@@ -37,6 +41,26 @@ class Snapshot:
             "taken_at": self.taken_at.isoformat(),
             "offers": self.offers,
         }
+
+
+class SnapshotOffer(NamedTuple):
+    """One region-level offer of a recorded snapshot (a row of `snapshot_offers`); prices per instance-hour."""
+
+    snapshot_id: int
+    provider: str
+    instance_type: str
+    region: str
+    pricing: str
+    gpu: str
+    accelerator: str
+    gpu_memory_gb: float | None
+    gpu_count: float
+    zone: str | None
+    price_per_hour_usd: float
+    price_per_gpu_hour_usd: float
+    price_per_hour: float
+    currency: str
+    vgpu: bool
 
 
 @dataclass(frozen=True, slots=True)

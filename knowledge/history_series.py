@@ -8,7 +8,8 @@ over its zones, and a fractional or vGPU offer is already scaled to a whole GPU.
 host-VM price is unknown) are not what anyone pays and are left out (counted in `excluded_gpu_only`).
 
 Prices are USD per GPU-hour; where a provider quotes another currency (Alibaba, Tencent: CNY) the native figures
-are there too. Reading only: nothing here records a snapshot.
+are there too. Reading only: the recorded snapshots come through a `knowledge.history_reader.HistoryReader`
+(`reader=`; the state database's by default), and nothing here records a snapshot.
 
     series("A100", provider="aws", pricing="spot")  ->  [Point(seq=1, ...), Point(seq=2, ...)]
 """
@@ -24,12 +25,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-import sqlalchemy as sa
-
-from knowledge import history, state
 from knowledge import history_bundled as hb
+from knowledge.history_models import PRICINGS, HistoryError, Snapshot
+from knowledge.history_reader import HistoryReader, state_reader
 from knowledge.kb import GpuRef
-from knowledge.kb_open import open_kb
 
 __all__ = [
     "Point",
@@ -42,11 +41,11 @@ __all__ = [
     "to_json",
 ]
 
-PRICING_ORDER = {p: n for n, p in enumerate(history.PRICINGS)}
+PRICING_ORDER = {p: n for n, p in enumerate(PRICINGS)}
 GPU_ONLY = "GPU only"  # marker in the instance type of a GPU-only figure (knowledge.offers.convert)
 
 
-class UnknownGpu(history.HistoryError):
+class UnknownGpu(HistoryError):
     """No GPU of that name in the price history or the knowledge base's reviewed names."""
 
     def __init__(self, name: str, suggestions: list[str]):
@@ -174,30 +173,22 @@ def to_json(points: Iterable[Point]) -> dict:
 # --- names -------------------------------------------------------------------------------------------------------
 
 
-def _latest_ids(providers: Iterable[str] | None = None) -> list[int]:
-    names = list(providers) if providers else history.providers()
-    return [s.id for s in (history.latest_snapshot(p) for p in names) if s is not None]
+def _latest_ids(reader: HistoryReader, providers: Iterable[str] | None = None) -> list[int]:
+    names = list(providers) if providers else reader.providers()
+    return [s.id for s in (reader.latest_snapshot(p) for p in names) if s is not None]
 
 
-def _variants(providers: Iterable[str] | None = None) -> list[tuple[str, str, float | None, str]]:
+def _variants(
+    reader: HistoryReader, providers: Iterable[str] | None = None
+) -> list[tuple[str, str, float | None, str]]:
     """(family, accelerator, memory, provider) of every GPU in the providers' latest snapshots."""
-    ids = _latest_ids(providers)
-    if not ids:
-        return []
-    so = history.snapshot_offers
-    query = (
-        sa.select(so.c.gpu, so.c.accelerator, so.c.gpu_memory_gb, so.c.provider)
-        .where(so.c.snapshot_id.in_(ids))
-        .distinct()
-    )
-    with state.engine().connect() as conn:
-        return [(r.gpu, r.accelerator, r.gpu_memory_gb, r.provider) for r in conn.execute(query)]
+    return reader.variants(_latest_ids(reader, providers))
 
 
-def history_families(providers: Iterable[str] | None = None) -> list[str]:
+def history_families(providers: Iterable[str] | None = None, *, reader: HistoryReader | None = None) -> list[str]:
     """GPU families in the providers' latest snapshots (all providers by default): the most widely offered first."""
     where: dict[str, set[str]] = defaultdict(set)
-    for family, _, _, provider in _variants(providers):
+    for family, _, _, provider in _variants(reader or state_reader(), providers):
         where[family].add(provider)
     return sorted(where, key=lambda f: (-len(where[f]), f.lower()))
 
@@ -213,7 +204,9 @@ def _reviewed_aliases() -> dict[str, str]:
     return index
 
 
-def resolve_gpu(name: str | GpuRef, providers: Iterable[str] | None = None, kb=None) -> GpuRef:
+def resolve_gpu(
+    name: str | GpuRef, providers: Iterable[str] | None = None, kb=None, *, reader: HistoryReader | None = None
+) -> GpuRef:
     """The GPU as the price history spells it: "a100" -> A100; "A100-80GB" -> A100 80GB; "h100 sxm" -> H100.
 
     The ladder: a family in the history (case-insensitive), a catalog accelerator name (which fixes the memory
@@ -221,7 +214,8 @@ def resolve_gpu(name: str | GpuRef, providers: Iterable[str] | None = None, kb=N
     Raises `UnknownGpu` with close matches otherwise; it never guesses.
     """
     ref = name if isinstance(name, GpuRef) else GpuRef.parse(str(name))
-    variants = _variants(providers) or _variants()
+    reader = reader or state_reader()
+    variants = _variants(reader, providers) or _variants(reader)
     families = {family.lower(): family for family, _, _, _ in variants}
     key = ref.family.strip().lower()
     if key in families:
@@ -272,7 +266,7 @@ def _matches(ref: GpuRef, row) -> bool:
     return ref.memory_gb is None or (row.gpu_memory_gb is not None and abs(row.gpu_memory_gb - ref.memory_gb) < 0.6)
 
 
-def _point(ref: GpuRef, snap: history.Snapshot, pricing: str, rows: list, excluded: int) -> Point:
+def _point(ref: GpuRef, snap: Snapshot, pricing: str, rows: list, excluded: int) -> Point:
     rows = sorted(rows, key=lambda r: (r.price_per_gpu_hour_usd, r.instance_type, r.region))
     cheapest = rows[0]
     prices = [r.price_per_gpu_hour_usd for r in rows]
@@ -315,6 +309,7 @@ def series(
     since: dt.date | dt.datetime | str | None = None,
     *,
     kb=None,
+    reader: HistoryReader | None = None,
     bundled: bool = True,
 ) -> list[Point]:
     """Points for `gpu`, ordered by provider, pricing model and snapshot (oldest first).
@@ -324,52 +319,38 @@ def series(
     Raises `UnknownGpu` for a name neither the history nor the reviewed GPU data knows. With `bundled`, the
     bundled weekly GCP history (`knowledge.history_bundled`, read from `kb` or the knowledge base) comes first in
     the `gcp` series; where its source gives way to recorded snapshots, the point says `source_changed`.
+    `reader`: where the recorded snapshots are read (default: the state database).
     """
+    reader = reader or state_reader()
     asked = _names(provider)
-    providers = asked or history.providers()
-    ref = resolve_gpu(gpu, providers, kb=kb)
+    providers = asked or reader.providers()
+    ref = resolve_gpu(gpu, providers, kb=kb, reader=reader)
     regions, pricings = _names(region), _names(pricing)
     unknown = [p for p in pricings if p not in PRICING_ORDER]
     if unknown:
-        raise ValueError(f"unknown pricing model {unknown[0]!r}: one of {', '.join(history.PRICINGS)}")
+        raise ValueError(f"unknown pricing model {unknown[0]!r}: one of {', '.join(PRICINGS)}")
     start = _since(since)
-    so = history.snapshot_offers
     points: list[Point] = []
     for name in sorted(providers):
-        snaps = {s.id: s for s in history.snapshots_of(name, since=start)}
+        snaps = {s.id: s for s in reader.snapshots_of(name, since=start)}
         if not snaps:
             continue
-        query = sa.select(
-            so.c.snapshot_id,
-            so.c.instance_type,
-            so.c.region,
-            so.c.pricing,
-            so.c.accelerator,
-            so.c.gpu_memory_gb,
-            so.c.price_per_gpu_hour_usd,
-            so.c.price_per_hour_usd,
-            so.c.price_per_hour,
-            so.c.currency,
-        ).where(so.c.provider == name, so.c.gpu == ref.family, so.c.snapshot_id.in_(list(snaps)))
-        if pricings:
-            query = query.where(so.c.pricing.in_(pricings))
-        if regions:
-            query = query.where(sa.func.lower(so.c.region).in_(regions))
         groups: dict[tuple[int, str], list] = defaultdict(list)
         excluded: dict[tuple[int, str], int] = defaultdict(int)
-        with state.engine().connect() as conn:
-            for row in conn.execute(query):
-                if not _matches(ref, row):
-                    continue
-                key = (row.snapshot_id, row.pricing)
-                if GPU_ONLY in row.instance_type:
-                    excluded[key] += 1
-                else:
-                    groups[key].append(row)
+        for row in reader.offers(list(snaps), gpu=ref.family, pricings=pricings, regions=regions):
+            if not _matches(ref, row):
+                continue
+            key = (row.snapshot_id, row.pricing)
+            if GPU_ONLY in row.instance_type:
+                excluded[key] += 1
+            else:
+                groups[key].append(row)
         for (snapshot_id, price_model), rows in groups.items():
             points.append(_point(ref, snaps[snapshot_id], price_model, rows, excluded[(snapshot_id, price_model)]))
     if bundled and (not asked or "gcp" in asked):
         if kb is None:
+            from knowledge.kb_open import open_kb  # a caller without a knowledge base at hand (edges pass theirs)
+
             with contextlib.closing(open_kb()) as own:
                 points += _bundled_points(own, ref, regions=regions, pricings=pricings, since=start)
         else:
@@ -420,6 +401,6 @@ def _bundled_points(
             buckets[(pricing, idx)].append(offer)
     out = []
     for (pricing, idx), offers in buckets.items():
-        snap = history.Snapshot(None, hb.PROVIDER, None, snaps[idx][3], hb.SERIES, when[idx], "", len(offers))  # type: ignore[arg-type]
+        snap = Snapshot(None, hb.PROVIDER, None, snaps[idx][3], hb.SERIES, when[idx], "", len(offers))  # type: ignore[arg-type]
         out.append(replace(_point(ref, snap, pricing, offers, 0), series=hb.SERIES))
     return out

@@ -56,22 +56,24 @@ class Scored:
 
 
 def _rows(kb) -> list[dict]:
-    cached = getattr(kb, "_pitfall_rows", None)
-    if cached is None:
-        cached = []
-        from rapidfuzz import utils
+    """The pitfall rows decoded, once per knowledge base (`KB.memo`)."""
+    return kb.memo("pitfalls.rows", lambda: _decoded(kb))
 
-        for row in kb.rows("SELECT * FROM pitfalls"):
-            row = dict(row)
-            row["tags"] = json.loads(row["tags"])
-            row["keywords"] = json.loads(row["keywords"])
-            row["erratum_ids"] = json.loads(row["erratum_ids"] or "[]")
-            # titles as the similarity test reads them, processed once per knowledge base rather than per question
-            row["_titles"] = tuple(utils.default_process(row[k]) for k in ("title_en", "title_zh"))
-            row["_keywords_lower"] = tuple((k.lower(), 1.5 + 0.2 * min(len(k), 10)) for k in row["keywords"])
-            cached.append(row)
-        kb._pitfall_rows = cached
-    return cached
+
+def _decoded(kb) -> list[dict]:
+    from rapidfuzz import utils
+
+    out = []
+    for row in kb.rows("SELECT * FROM pitfalls"):
+        row = dict(row)
+        row["tags"] = json.loads(row["tags"])
+        row["keywords"] = json.loads(row["keywords"])
+        row["erratum_ids"] = json.loads(row["erratum_ids"] or "[]")
+        # titles as the similarity test reads them, processed once per knowledge base rather than per question
+        row["_titles"] = tuple(utils.default_process(row[k]) for k in ("title_en", "title_zh"))
+        row["_keywords_lower"] = tuple((k.lower(), 1.5 + 0.2 * min(len(k), 10)) for k in row["keywords"])
+        out.append(row)
+    return out
 
 
 def topics_in(text: str) -> set[str]:
@@ -109,9 +111,7 @@ def search(
     Kept per knowledge base for the last few hundred questions (answers that recommend something search on every
     ask, with the same arguments when the same question comes again)."""
     key = (text, tuple(gpus), tuple(providers), pricing, tuple(sorted(topics or ())), limit)
-    memo = getattr(kb, "_pitfall_search", None)
-    if memo is None:
-        memo = kb._pitfall_search = {}
+    memo: dict = kb.memo("pitfalls.search", dict)
     found = memo.get(key)
     if found is None:
         found = _search(kb, text, gpus=gpus, providers=providers, pricing=pricing, topics=topics, limit=limit)

@@ -13,7 +13,6 @@ tables on it. "Once" is enforced by the database (unique keys), never by in-proc
 from __future__ import annotations
 
 import fcntl
-import re
 import sqlite3
 import threading
 import time
@@ -26,6 +25,7 @@ from sqlalchemy.exc import IntegrityError
 
 from knowledge.paths import home
 from knowledge.state_limits import guard
+from knowledge.state_schema import head_revision
 from knowledge.state_url import database_url  # noqa: F401  (re-exported: where the state lives)
 
 metadata = sa.MetaData()
@@ -103,23 +103,6 @@ def engine() -> sa.Engine:
                     upgrade(eng)
                 eng._gpubot_ready = True  # type: ignore[attr-defined]
     return eng
-
-
-_REVISION = re.compile(r'^(down_revision|revision)\s*=\s*"([^"]*)"', re.MULTILINE)
-
-
-@cache
-def head_revision() -> str:
-    """The newest migration's revision id, read from `knowledge/migrations/versions` (the one nothing revises)."""
-    revisions: set[str] = set()
-    revised: set[str] = set()
-    for path in (Path(__file__).resolve().parent / "migrations" / "versions").glob("*.py"):
-        for kind, value in _REVISION.findall(path.read_text(encoding="utf-8")):
-            (revisions if kind == "revision" else revised).add(value)
-    heads = revisions - revised
-    if len(heads) != 1:
-        raise RuntimeError(f"knowledge/migrations must have one head, found {sorted(heads)}")
-    return heads.pop()
 
 
 def _schema_is_current(eng: sa.Engine) -> bool:

@@ -128,3 +128,36 @@ def test_one_language_detector():
     # knowledge/pitfalls.py tokenises Chinese words for full-text search; it does not pick a language
     assert "handlers/language.py" in owners
     assert set(owners) <= {"handlers/language.py", "knowledge/pitfalls.py"}, owners
+
+
+# modules that write the state database (or the knowledge-base file) or open it for writing: edges use them
+STATE_WRITERS = (
+    "knowledge.state",
+    "knowledge.history",  # record_snapshot, ensure_baselines
+    "knowledge.baselines",
+    "knowledge.subscriptions",
+    "knowledge.settings_store",
+    "knowledge.settings_audit",
+    "knowledge.alerts",
+    "knowledge.claims",
+    "knowledge.imports",
+    "knowledge.catalog_import",
+    "knowledge.build",
+    "knowledge.kb_open",
+    "sqlalchemy",
+    "alembic",
+)
+
+
+def test_handlers_import_nothing_that_writes_state():
+    """Handlers are pure (issue 17): the price history comes through an injected `knowledge.history_reader`
+    reader, never from the state database's writers (a fake reader in tests/test_history_reader.py proves it)."""
+    found = sorted(
+        f"{m} imports {name}"
+        for m, names in IMPORTS.items()
+        if m.split(".")[0] == "handlers"
+        for name in names
+        if any(name == w or name.startswith(w + ".") for w in STATE_WRITERS)
+    )
+    assert found == []
+    assert "knowledge.history_reader" in IMPORTS["handlers.history"]  # the check sees lazy imports

@@ -2,7 +2,7 @@
 
 `answer_message(answer)` -> `{"text": ..., "blocks": [...], "attachments": [{"blocks": [table]}]}`: a header with
 the title, ONE `table` block for the offers (in `attachments`, where Slack's table-block reference puts it:
-`bot.slack_tables`), sections for reasoning / recommendations / TCO / pitfalls / notes / rules (what the text
+`bot.slack.tables`), sections for reasoning / recommendations / TCO / pitfalls / notes / rules (what the text
 rendering shows; handlers put the readable form of specs in `lines`), a `context` line with the numbered sources
 and how old they are, and buttons to refine the answer. `text` is always the plain-text rendering
 (`bot.render.render_text`), escaped, so notifications and screen readers get the whole answer.
@@ -577,7 +577,7 @@ def answer_message(
         elements = action_buttons(full, shareable=shareable, why=bool(shown["hidden"]) and not verbose)
         if elements:
             blocks.append({"type": "actions", "elements": elements})
-    from bot.slack_tables import table_in_attachments  # the table goes where Slack documents it
+    from bot.slack.tables import table_in_attachments  # the table goes where Slack documents it
 
     return table_in_attachments(
         {"text": fallback_text(full), "blocks": blocks}, fit=lambda found: fit_blocks(found, lang=lang)

@@ -147,7 +147,7 @@ def default_client_for_team(team: str):
     429s are retried after Retry-After; connection errors and 5xx are *not* retried inside a run (the message may
     have been posted): the next run retries the channel, up to `knowledge.subscriptions.MAX_ATTEMPTS` times.
     """
-    from bot.slack_oauth import client_for_team
+    from bot.slack.oauth import client_for_team
 
     return client_for_team(team)
 
@@ -320,7 +320,7 @@ def post_digests(
                         now=now,
                     )
                     if sub.charts and digest:  # after "sent": a chart failure can never cause a second post
-                        from bot.history_slack import attach_digest_chart
+                        from bot.slack.history import attach_digest_chart
 
                         attach_digest_chart(client, sub.channel, result.message_ts, digest, lang=sub.language)
         except SlackApiError as exc:

@@ -152,7 +152,7 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
     from slack_bolt.adapter.wsgi import SlackRequestHandler
 
     from bot import request_gate
-    from bot.slack_oauth import INSTALL_PATH, REDIRECT_PATH
+    from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
     from knowledge import claims
 
     def seen_before(key: str) -> bool:  # bounded in time: a locked state database never holds up the ack

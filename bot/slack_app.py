@@ -3,22 +3,22 @@
     /gpu TEXT        one message: the answer inside the ack when it is ready within ACK_BUDGET_SECONDS (ephemeral,
                      with a "Share in channel" button), else an empty ack and the answer posted once through
                      `respond()` (Slack does not honour replace_original for slash-command replies)
-    /gpu, /gpu help  the help answer (built from `handlers.INTENTS`) and every command (`bot.slack_help`), in the
+    /gpu, /gpu help  the help answer (built from `handlers.INTENTS`) and every command (`bot.slack.help`), in the
                      asker's language (Chinese text, else the channel's language setting, else their Slack locale)
     @gpubot TEXT     one reply in the question's thread (started if needed)
     DM TEXT          one reply in the DM
     buttons          share / spot <-> on-demand / more results / show pitfalls / did-you-mean: the query travels in
                      the button value; the button changes one field and re-runs `answer_query`; on a threaded
-                     reply the answer goes in that thread; share posts publicly first (`bot.slack_delivery.share`)
+                     reply the answer goes in that thread; share posts publicly first (`bot.slack.delivery.share`)
     App Home         what gpubot answers, how fresh its data is, sections from `home_sections_providers` (this
                      workspace's digest subscriptions) and the workspace defaults with a form that edits them
 
-Delivery (`bot.slack_delivery`): a reply Slack refuses for its blocks is sent again (table as section text, else
+Delivery (`bot.slack.delivery`): a reply Slack refuses for its blocks is sent again (table as section text, else
 text only) and the refusal logged with the block type. History charts render on their own worker thread
 (`gpubot-chart`), never in a listener that an ack waits for.
 
-Commands, handled before the parser (they are not questions; replies in `bot.slack_settings_cmd`, the admin
-rule in `bot.slack_auth`, every change recorded in `knowledge.settings_audit`):
+Commands, handled before the parser (they are not questions; replies in `bot.slack.settings_cmd`, the admin
+rule in `bot.slack.auth`, every change recorded in `knowledge.settings_audit`):
 
     /gpu set [workspace] providers aws,alibaba | regions us-east-1,cn-hangzhou | currency CNY | language zh |
              pricing spot | budget 2 USD/GPU-hour          this channel's (or the workspace's) defaults
@@ -69,18 +69,18 @@ from slack_sdk.errors import SlackApiError
 from bot import blocks
 from bot.pipeline import answer, answer_query, answer_with, understand
 from bot.settings import Settings
-from bot.slack_auth import workspace_refusal
-from bot.slack_commands import Command, parse_command
-from bot.slack_delivery import Delivered, post_message, respond_message, share, thread_of
-from bot.slack_help import HELP_WORDS, with_commands
-from bot.slack_oauth import (
+from bot.slack.auth import workspace_refusal
+from bot.slack.commands import Command, parse_command
+from bot.slack.delivery import Delivered, post_message, respond_message, share, thread_of
+from bot.slack.help import HELP_WORDS, with_commands
+from bot.slack.oauth import (
     client_for_team,
     forget_workspace,
     installation_store,
     make_client,
     oauth_settings,
 )
-from bot.slack_settings_cmd import CommandContext, command_reply, error_text, record_change
+from bot.slack.settings_cmd import CommandContext, command_reply, error_text, record_change
 from handlers import defaults
 from handlers.language import has_chinese, language_of
 from handlers.models import Answer, Query
@@ -223,7 +223,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         charts.submit(run)
 
     def _post_chart(client: WebClient, channel: str, thread_ts: str | None, query: Query, **options: Any) -> dict:
-        from bot.history_slack import post_history_chart
+        from bot.slack.history import post_history_chart
 
         return post_history_chart(client, channel, thread_ts, query, kb, **options)
 
@@ -265,7 +265,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         try:
             result = answer_text(text, team, channel)
             if result.query.intent == "history" and shareable:  # a slash command: the summary + "post chart"
-                from bot.history_slack import history_summary_message
+                from bot.slack.history import history_summary_message
 
                 return history_summary_message(result)
             message = blocks.answer_message(result, shareable=shareable)
@@ -293,7 +293,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
             return blocks.error_message(query.language)
 
     def respond_checked(respond, where: str, **message: Any) -> Delivered:
-        """Post to the response_url; refused blocks fall back to text (`bot.slack_delivery`); never raises."""
+        """Post to the response_url; refused blocks fall back to text (`bot.slack.delivery`); never raises."""
         return respond_message(respond, where, **message)
 
     # --- dedupe: one handling per event, across retries and processes ------------------------------------------
@@ -489,7 +489,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         thread_ts = (body.get("container") or {}).get("thread_ts")
 
         def post_chart() -> None:
-            from bot.history_slack import failure_text
+            from bot.slack.history import failure_text
 
             result = _post_chart(client, channel, thread_ts, asked(query, extra), notify_failure=False)
             if result["ok"]:

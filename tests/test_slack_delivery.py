@@ -22,8 +22,8 @@ import pytest
 from bot import blocks
 from bot.pipeline import answer
 from bot.settings import load_settings
+from bot.slack.tables import tables_of
 from bot.slack_app import build_app
-from bot.slack_tables import tables_of
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_app import (
     SECRET,
@@ -262,16 +262,16 @@ def test_a_button_on_a_threaded_reply_answers_in_that_thread(app, slack, channel
 
 
 def test_charts_render_on_the_chart_worker_not_in_a_request(app, slack, monkeypatch):
-    import bot.history_slack
+    import bot.slack.history
 
-    real = bot.history_slack.post_history_chart
+    real = bot.slack.history.post_history_chart
     seen: list[str] = []
 
     def recording(*args, **kwargs):
         seen.append(threading.current_thread().name)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(bot.history_slack, "post_history_chart", recording)
+    monkeypatch.setattr(bot.slack.history, "post_history_chart", recording)
     event = mention("H100 spot price history on gcp")
     assert dispatch(app, event_body(event), JSON).status == 200
     upload = slack.wait_for("files.completeUploadExternal", timeout=30)[0]

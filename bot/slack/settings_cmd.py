@@ -3,7 +3,7 @@
 
     command_reply(cmd, ctx) -> (message, response_type)
 
-- Workspace-wide changes (`/gpu set|unset workspace ...`) need a workspace admin or owner (`bot.slack_auth`);
+- Workspace-wide changes (`/gpu set|unset workspace ...`) need a workspace admin or owner (`bot.slack.auth`);
   others get a plain refusal and nothing changes.
 - A change to a channel's settings or digest subscription is announced in the channel: the command is answered
   `in_channel`, opening with "@user set providers to aws, gcp". Changes in a DM or to the workspace stay private.
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import blocks
-from bot.slack_auth import workspace_refusal
-from bot.slack_commands import Command, digest_options
+from bot.slack.auth import workspace_refusal
+from bot.slack.commands import Command, digest_options
 
 __all__ = ["CommandContext", "change_lines", "command_reply", "record_change", "PHRASES"]
 

@@ -25,7 +25,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from bot.blocks import LIMITS, fit_blocks, slack_escape
-from bot.slack_tables import tables_of
+from bot.slack.tables import tables_of
 
 __all__ = [
     "BLOCK_ERRORS",
@@ -192,7 +192,7 @@ def _retry_after(response) -> float:
     if isinstance(value, list):
         value = value[0] if value else None
     try:
-        return max(0.0, float(value))
+        return 1.0 if value is None else max(0.0, float(value))
     except (TypeError, ValueError):
         return 1.0
 

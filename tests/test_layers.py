@@ -18,7 +18,6 @@ MAX_LINES = 500
 # Modules still over MAX_LINES: shrink this list, never add to it.
 TOO_LONG = {  # to split (issue 17); the last three went over 500 when `ruff format` first ran (2026-12-01)
     "handlers/parse.py",
-    "bot/blocks.py",
     "bot/slack_app.py",
     "handlers/tco.py",
     "bot/digest_cmd.py",

@@ -24,7 +24,9 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.blocks import LIMITS, fit_blocks, slack_escape
+from bot.slack.blocks.settings import notice_message
+from bot.slack.escape import slack_escape
+from bot.slack.limits import LIMITS, fit_blocks
 from bot.slack.tables import tables_of
 
 __all__ = [
@@ -272,8 +274,6 @@ def thread_of(body: dict) -> dict[str, str]:
 def share(client, respond, body: dict, channel: str, message: dict, where: str, lang: str) -> None:
     """The public post first (response_url, else chat.postMessage as the bot); the private answer is deleted only
     when that worked, else it stays (its button can be pressed again) and a plain explanation is added privately."""
-    from bot.blocks import notice_message
-
     posted = respond_message(
         respond, where, response_type="in_channel", replace_original=False, **thread_of(body), **message
     )

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot import blocks
+from bot.slack import blocks
 from bot.slack.auth import workspace_refusal
 from bot.slack.commands import Command, digest_options
 

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     kb = CurrentKB(live)
     from sqlalchemy.exc import SQLAlchemyError
 
-    from bot.slack_app import build_app
+    from bot.slack.app import build_app
 
     try:
         app = build_app(settings, kb, oauth=settings.oauth_enabled and mode == "http")

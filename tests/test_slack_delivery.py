@@ -72,7 +72,7 @@ def instances(kb, text: str) -> list[str]:
 @pytest.fixture
 def held(monkeypatch):
     """Answers wait until the test releases them, so the ack goes out first and the answer via response_url."""
-    import bot.digest_cmd
+    import bot.slack.digest
     import bot.slack_app
     import handlers
 
@@ -81,8 +81,8 @@ def held(monkeypatch):
     for intent in ("cheapest",):
         real = handlers.INTENTS[intent]
         monkeypatch.setitem(handlers.INTENTS, intent, lambda q, kb, real=real: (gate.wait(10), real(q, kb))[1])
-    real_digest = bot.digest_cmd.digest_answer
-    monkeypatch.setattr(bot.digest_cmd, "digest_answer", lambda *a, **k: (gate.wait(10), real_digest(*a, **k))[1])
+    real_digest = bot.slack.digest.digest_answer
+    monkeypatch.setattr(bot.slack.digest, "digest_answer", lambda *a, **k: (gate.wait(10), real_digest(*a, **k))[1])
     yield gate
     gate.set()
 

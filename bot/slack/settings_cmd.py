@@ -1,5 +1,5 @@
-"""Replies to the `/gpu` commands that change or show settings and digest subscriptions (moved out of
-`bot.slack_app`), with who-may-change-what and the record of every change.
+"""Replies to the `/gpu` commands that change or show settings and digest subscriptions (kept out of
+the listeners, `bot.slack.slash`), with who-may-change-what and the record of every change.
 
     command_reply(cmd, ctx) -> (message, response_type)
 

@@ -1,7 +1,7 @@
 """Rendering of the `work` rows ($ per 1M output tokens): one text line per row, a Slack table, workload buttons.
 
 The rows are `Answer.extra["work"]` (JSON contract) with their benchmark details in `extra["work_details"]`;
-`bot/render.py` (text, via `templates/_work.txt.j2`) and `bot/blocks.py` (Slack) call in here.
+`bot/render.py` (text, via `templates/_work.txt.j2`) and `bot/slack/blocks/` (Slack) call in here.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from handlers.models import Answer, Query
 
 __all__ = ["WORK_ACTION", "work_blocks", "work_buttons", "work_line"]
 
-WORK_ACTION = "gpu_work_{n}"  # the "switch workload" buttons (handled by bot/slack_app.refine)
+WORK_ACTION = "gpu_work_{n}"  # the "switch workload" buttons (handled by bot/slack/actions.refine)
 _COLUMNS = {
     "en": (
         "#",
@@ -81,7 +81,7 @@ def work_line(row: dict, detail: dict, lang: str, source_no: Callable[[str, str]
 
 def work_blocks(answer: Answer, source_no: Callable[[str, str], int | str], cell: Callable[[str], dict]) -> list[dict]:
     """The work rows as ONE Slack table block (header row + one row per instance type); `cell` makes a table cell
-    (`bot.blocks`, which calls this: Block Kit stays there)."""
+    (`bot.slack.blocks`, which calls this: Block Kit stays there)."""
     _cell = cell
     lang = answer.query.language
     rows = [[_cell(c) for c in _COLUMNS[lang]]]
@@ -112,7 +112,7 @@ def work_buttons(
     query: Query, common: dict[str, Any], button: Callable[..., dict | None], encode_value: Callable[..., str | None]
 ) -> list[dict]:
     """Buttons that ask the same question for another workload (or the interactive step); `button` and
-    `encode_value` are `bot.blocks`' (which calls this)."""
+    `encode_value` are `bot.slack.blocks`' (which calls this)."""
     _button = button
     now = (query.bench_workload or "chat-256-128", query.bench_step or "max_throughput")
     buttons = []

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     kb = CurrentKB(live)
     from sqlalchemy.exc import SQLAlchemyError
 
-    from bot.slack_app import build_app
+    from bot.slack.app import build_app
 
     try:
         app = build_app(settings, kb, oauth=settings.oauth_enabled and mode == "http")
@@ -152,7 +152,7 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
     from slack_bolt.adapter.wsgi import SlackRequestHandler
 
     from bot import request_gate
-    from bot.slack_oauth import INSTALL_PATH, REDIRECT_PATH
+    from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
     from knowledge import claims
 
     def seen_before(key: str) -> bool:  # bounded in time: a locked state database never holds up the ack

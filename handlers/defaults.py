@@ -10,7 +10,7 @@ that say so, in the answer's language, for the reply's context line:
                when `region_providers` tells which providers each region has)
     pricing    only when the question names none (so "price of p4d.24xlarge" still lists every pricing model
                unless the channel chose one)
-    currency   only when the question names none (TCO totals; prices are also shown converted, see `bot.blocks`)
+    currency   only when the question names none (TCO totals; prices are also shown converted, see `bot.slack.blocks`)
     language   when the question is not written in Chinese characters (those are always answered in Chinese)
 
 The budget (the most to pay per GPU-hour) is not a `Query` field: `widen_for_budget` asks the handler for every

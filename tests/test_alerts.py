@@ -238,7 +238,7 @@ def test_an_alert_in_an_enterprise_grid_workspace_is_posted_once_with_that_insta
     from slack_sdk.oauth.installation_store.models.installation import Installation
 
     from bot.settings import load_settings
-    from bot.slack_oauth import installation_store
+    from bot.slack.oauth import installation_store
 
     for name, value in {
         "SLACK_CLIENT_ID": "1111.2222",

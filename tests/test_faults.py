@@ -63,8 +63,8 @@ def _fresh(request):
 def app(slack, kb):
     """The real app with the production Web API client (its retry handlers), a short timeout for the tests."""
     from bot.settings import load_settings
+    from bot.slack.oauth import make_client
     from bot.slack_app import build_app
-    from bot.slack_oauth import make_client
 
     settings = load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url)
     client = make_client(settings)

@@ -44,7 +44,7 @@ def slack() -> Iterator[SlackStandIn]:
 @pytest.fixture(scope="module")
 def app(slack, kb, tmp_path_factory, gpubot_home):
     """The Bolt app in OAuth mode, with one org-wide installation in its own state database."""
-    from bot.slack_oauth import installation_store
+    from bot.slack.oauth import installation_store
 
     before = os.environ.get("DATABASE_URL")
     os.environ["DATABASE_URL"] = f"sqlite:///{tmp_path_factory.mktemp('grid') / 'state.db'}"

@@ -318,7 +318,7 @@ def test_charts_stay_off_the_ask_path():
     import sys
 
     code = (
-        "import sys, bot.cli, bot.pipeline, handlers.history, bot.history_cmd, bot.history_slack, "
+        "import sys, bot.cli, bot.pipeline, handlers.history, bot.history_cmd, bot.slack.history, "
         "bot.charts; assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent.parent)

@@ -12,7 +12,7 @@ from slack_sdk import WebClient
 
 from bot import blocks
 from bot.cli import main
-from bot.history_slack import (
+from bot.slack.history import (
     ACTION_ID,
     attach_digest_chart,
     history_summary_blocks,

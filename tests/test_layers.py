@@ -17,8 +17,6 @@ PACKAGES = ("bot", "handlers", "knowledge")
 MAX_LINES = 500
 # Modules still over MAX_LINES: shrink this list, never add to it.
 TOO_LONG = {  # to split (issue 17); handlers/tco.py went over 500 when `ruff format` first ran (2026-12-01)
-    "bot/blocks.py",
-    "bot/slack_app.py",
     "handlers/tco.py",
 }
 
@@ -96,7 +94,7 @@ def test_slack_libraries_only_under_bot():
         if name.split(".")[0] in ("slack_bolt", "slack_sdk")
     )
     assert outside == []
-    assert any(name.startswith("slack_bolt") for name in IMPORTS["bot.slack_app"])  # the check can see them
+    assert any(name.startswith("slack_bolt") for name in IMPORTS["bot.slack.app"])  # the check can see them
 
 
 def _lines() -> dict[str, int]:

@@ -22,7 +22,7 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
-from bot.slack_tables import tables_of
+from bot.slack.tables import tables_of
 from tests.slack_standin import SlackStandIn, check_message
 from tests.test_slack_http import FORM, GPUBOT, JSON, free_port, request, signed
 

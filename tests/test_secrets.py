@@ -85,7 +85,7 @@ def _oauth_settings(monkeypatch, api_url: str = "http://127.0.0.1:9/api/"):
 
 
 def test_bot_tokens_are_encrypted_at_rest(state_url, tmp_path, monkeypatch):
-    from bot.slack_oauth import client_for_team, installation_store
+    from bot.slack.oauth import client_for_team, installation_store
 
     monkeypatch.setenv("GPUBOT_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("GPUBOT_SECRET_KEY", KEY)
@@ -138,7 +138,7 @@ def test_no_secret_reaches_the_log_at_debug_level(kb, gpubot_home, slack, tmp_pa
 
 @pytest.mark.parametrize("org_wide", [False, True], ids=["workspace-install-in-an-org", "org-wide-install"])
 def test_an_enterprise_grid_workspace_gets_its_digest(tmp_path, monkeypatch, org_wide):
-    from bot.slack_oauth import installation_store
+    from bot.slack.oauth import installation_store
     from knowledge import history, subscriptions
 
     offer = {"instance_type": "p5.48xlarge", "region": "us-east-1", "pricing": "spot", "gpu": "H100", "gpu_count": 8}

@@ -20,10 +20,11 @@ from urllib.parse import urlencode
 import pytest
 import sqlalchemy as sa
 
-from bot import blocks, slack_auth
+from bot import blocks
 from bot.settings import load_settings
+from bot.slack import auth as slack_auth
+from bot.slack.help import COMMANDS
 from bot.slack_app import build_app
-from bot.slack_help import COMMANDS
 from knowledge import settings_audit, settings_store, subscriptions
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_app import SECRET, assert_valid, dispatch, rendered_strings
@@ -289,7 +290,7 @@ def test_help_lists_every_command_in_the_askers_language(app, slack, text, user,
 
 def test_install_states_expire_and_stay_bounded(tmp_path, monkeypatch):
     """Every anonymous GET /slack/install issues a state; expired ones go, and at most MAX_OAUTH_STATES stay."""
-    import bot.slack_oauth as oauth
+    import bot.slack.oauth as oauth
 
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'oauth.db'}")
     expiring = oauth._Stores("cid", 0).states

@@ -22,8 +22,8 @@ import pytest
 from bot import blocks
 from bot.pipeline import answer
 from bot.settings import load_settings
+from bot.slack.tables import tables_of
 from bot.slack_app import build_app
-from bot.slack_tables import tables_of
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_app import (
     SECRET,
@@ -72,7 +72,7 @@ def instances(kb, text: str) -> list[str]:
 @pytest.fixture
 def held(monkeypatch):
     """Answers wait until the test releases them, so the ack goes out first and the answer via response_url."""
-    import bot.digest_cmd
+    import bot.slack.digest
     import bot.slack_app
     import handlers
 
@@ -81,8 +81,8 @@ def held(monkeypatch):
     for intent in ("cheapest",):
         real = handlers.INTENTS[intent]
         monkeypatch.setitem(handlers.INTENTS, intent, lambda q, kb, real=real: (gate.wait(10), real(q, kb))[1])
-    real_digest = bot.digest_cmd.digest_answer
-    monkeypatch.setattr(bot.digest_cmd, "digest_answer", lambda *a, **k: (gate.wait(10), real_digest(*a, **k))[1])
+    real_digest = bot.slack.digest.digest_answer
+    monkeypatch.setattr(bot.slack.digest, "digest_answer", lambda *a, **k: (gate.wait(10), real_digest(*a, **k))[1])
     yield gate
     gate.set()
 
@@ -262,16 +262,16 @@ def test_a_button_on_a_threaded_reply_answers_in_that_thread(app, slack, channel
 
 
 def test_charts_render_on_the_chart_worker_not_in_a_request(app, slack, monkeypatch):
-    import bot.history_slack
+    import bot.slack.history
 
-    real = bot.history_slack.post_history_chart
+    real = bot.slack.history.post_history_chart
     seen: list[str] = []
 
     def recording(*args, **kwargs):
         seen.append(threading.current_thread().name)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(bot.history_slack, "post_history_chart", recording)
+    monkeypatch.setattr(bot.slack.history, "post_history_chart", recording)
     event = mention("H100 spot price history on gcp")
     assert dispatch(app, event_body(event), JSON).status == 200
     upload = slack.wait_for("files.completeUploadExternal", timeout=30)[0]

@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from bot.slack_tables import tables_of
+from bot.slack.tables import tables_of
 from tests.slack_standin import SlackStandIn, check_message
 
 SECRET = "http-test-secret"

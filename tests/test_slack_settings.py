@@ -94,7 +94,8 @@ def slash(app, slack, text: str, channel: str, *, team: str = TEAM) -> dict[str,
     response = dispatch(app, body, FORM)
     assert response.status == 200
     message = json.loads(response.body) if response.body else {}
-    if message.get("text") in (blocks.phrase("working", "en"), blocks.phrase("working", "zh")):
+    # a slow answer (a loaded machine): an empty ack, then the answer once through response_url
+    if not message or message.get("text") in (blocks.phrase("working", "en"), blocks.phrase("working", "zh")):
         message = slack.wait_for(f"hooks/{hook}")[0].body
     return message
 

@@ -1,9 +1,9 @@
-"""Replies to the `/gpu` commands that change or show settings and digest subscriptions (moved out of
-`bot.slack_app`), with who-may-change-what and the record of every change.
+"""Replies to the `/gpu` commands that change or show settings and digest subscriptions (kept out of
+the listeners, `bot.slack.slash`), with who-may-change-what and the record of every change.
 
     command_reply(cmd, ctx) -> (message, response_type)
 
-- Workspace-wide changes (`/gpu set|unset workspace ...`) need a workspace admin or owner (`bot.slack_auth`);
+- Workspace-wide changes (`/gpu set|unset workspace ...`) need a workspace admin or owner (`bot.slack.auth`);
   others get a plain refusal and nothing changes.
 - A change to a channel's settings or digest subscription is announced in the channel: the command is answered
   `in_channel`, opening with "@user set providers to aws, gcp". Changes in a DM or to the workspace stay private.
@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot import blocks
-from bot.slack_auth import workspace_refusal
-from bot.slack_commands import Command, digest_options
+from bot.slack import blocks
+from bot.slack.auth import workspace_refusal
+from bot.slack.commands import Command, digest_options
 
 __all__ = ["CommandContext", "change_lines", "command_reply", "record_change", "PHRASES"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.blocks import LIMITS
+from bot.slack.limits import LIMITS
 
 __all__ = ["COMMANDS", "HELP_WORDS", "command_lines", "with_commands"]
 

@@ -20,7 +20,7 @@ import logging
 import re
 from typing import Any
 
-from bot import blocks
+from bot.slack import blocks
 from handlers.models import Answer, Query
 
 __all__ = [
@@ -170,7 +170,7 @@ def failure_text(error: str, lang: str = "en") -> str:
 def history_summary_blocks(answer: Answer) -> list[dict]:
     """Blocks for an ephemeral slash-command reply: the summary, then "Post chart in channel" when there is data.
 
-    The button carries the query (`bot.blocks.encode_value`, within Slack's 2000 characters) and has action id
+    The button carries the query (`bot.slack.blocks.encode_value`, within Slack's 2000 characters) and has action id
     `history_post_chart`; the app's action listener decodes it and calls `post_history_chart` for the channel.
     """
     lang = answer.query.language

@@ -3,7 +3,7 @@
     post_message(client, where, channel=..., **message) -> (response, None) | (None, error)   chat.postMessage
     respond_message(respond, where, **message) -> Delivered                       the response_url
     table_as_sections(table) -> list[dict]                                         a table block as section text
-    share(client, respond, body, channel, message, where, lang)                    "Share in channel"
+    share(client, respond, click, message, lang)                                   "Share in channel"
 
 When Slack refuses a message for its blocks (`invalid_blocks`, `invalid_attachments`), the refusal is logged with
 the types of the refused blocks and the message is sent again: with the offers table as section text when the
@@ -24,8 +24,11 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.blocks import LIMITS, fit_blocks, slack_escape
-from bot.slack_tables import tables_of
+from bot.slack.blocks.settings import notice_message
+from bot.slack.escape import slack_escape
+from bot.slack.limits import LIMITS, fit_blocks
+from bot.slack.payloads import Click
+from bot.slack.tables import tables_of
 
 __all__ = [
     "BLOCK_ERRORS",
@@ -36,7 +39,6 @@ __all__ = [
     "respond_message",
     "share",
     "table_as_sections",
-    "thread_of",
     "variants",
 ]
 
@@ -192,7 +194,7 @@ def _retry_after(response) -> float:
     if isinstance(value, list):
         value = value[0] if value else None
     try:
-        return max(0.0, float(value))
+        return 1.0 if value is None else max(0.0, float(value))
     except (TypeError, ValueError):
         return 1.0
 
@@ -262,35 +264,26 @@ def plain_error(error: str | None, channel: str, lang: str = "en") -> str:
 # --- "Share in channel" ----------------------------------------------------------------------------------------
 
 
-def thread_of(body: dict) -> dict[str, str]:
-    """`{"thread_ts": ...}` when the clicked message is a threaded reply (its answer goes in that thread)."""
-    original = body.get("message") or {}
-    ts = original.get("thread_ts") or (body.get("container") or {}).get("thread_ts")
-    return {"thread_ts": ts} if ts else {}
-
-
-def share(client, respond, body: dict, channel: str, message: dict, where: str, lang: str) -> None:
+def share(client, respond, click: Click, message: dict, lang: str) -> None:
     """The public post first (response_url, else chat.postMessage as the bot); the private answer is deleted only
     when that worked, else it stays (its button can be pressed again) and a plain explanation is added privately."""
-    from bot.blocks import notice_message
-
+    channel, where = click.channel, click.where
     posted = respond_message(
-        respond, where, response_type="in_channel", replace_original=False, **thread_of(body), **message
+        respond, where, response_type="in_channel", replace_original=False, **click.thread(), **message
     )
     error = posted.error
     if not posted:
-        response, error = post_message(client, where, channel=channel, **thread_of(body), **message)
+        response, error = post_message(client, where, channel=channel, **click.thread(), **message)
         posted = Delivered(response is not None, error)
     if posted:
         respond_message(respond, where, delete_original=True)
         return
-    name = (body.get("channel") or {}).get("name")
+    name = click.channel_name
     shown = f"#{slack_escape(name)}" if name and name not in ("directmessage", "privategroup") else f"<#{channel}>"
     explanation = notice_message(plain_error(error, shown, lang))
     told = respond_message(respond, where, response_type="ephemeral", replace_original=False, **explanation)
-    user = (body.get("user") or {}).get("id")
-    if not told and user:
+    if not told and click.user:
         try:
-            client.chat_postEphemeral(channel=channel, user=user, **explanation)
+            client.chat_postEphemeral(channel=channel, user=click.user, **explanation)
         except SlackApiError as exc:
             log.warning("could not explain a failed share: %s (%s)", exc.response.get("error"), where)

@@ -21,7 +21,7 @@ def table_in_attachments(
     message: dict[str, Any], fit: Callable[[list[dict]], list[dict]] | None = None
 ) -> dict[str, Any]:
     """`message` with its (first) table block in `attachments`, as Slack documents; other tables are dropped.
-    `fit` (Slack's limits, `bot.blocks.fit_blocks`) is applied to the blocks and to the table separately, so the
+    `fit` (Slack's limits, `bot.slack.limits.fit_blocks`) is applied to the blocks and to the table separately, so the
     message keeps its 50 blocks for the rest."""
     fit = fit or (lambda found: found)
     blocks = list(message.get("blocks") or [])

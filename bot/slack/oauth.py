@@ -142,7 +142,7 @@ def client_for_team(team_id: str, settings: Settings | None = None) -> WebClient
         bot = find_team_bot(installation_store(settings), team_id)  # Enterprise Grid: with its enterprise_id
         if bot is None or not bot.bot_token:
             raise LookupError(f"gpubot is not installed in workspace {team_id}")
-        token = bot.bot_token
+        token: str | None = bot.bot_token
     else:
         token = settings.secret("slack_bot_token")
         if not token:

@@ -1,0 +1,73 @@
+"""The Block Kit pieces every surface uses: sections (split to fit), a header, a table cell, and mrkdwn rendered by
+Jinja from `bot/templates/slack_*.md.j2` (Python builds the structure; templates only render text)."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from bot.render import num
+from bot.slack.escape import cut, slack_escape, slack_inline, slack_plain
+from bot.slack.limits import LIMITS
+from bot.slack.phrases import phrase
+
+__all__ = ["cell", "header", "render", "section", "sections"]
+
+
+@cache
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("bot", "templates"),
+        autoescape=False,  # mrkdwn is not HTML: every value is piped through slack_escape explicitly
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+        auto_reload=False,  # templates ship with the package: no stat() per render
+    )
+    env.filters["slack_escape"] = slack_escape
+    env.filters["slack_inline"] = slack_inline
+    env.filters["num"] = num
+    return env
+
+
+def render(template: str, lang: str, **values: Any) -> str:
+    values.setdefault("label", lambda key: phrase(key, lang))
+    text = _environment().get_template(template).render(**values)
+    return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
+
+
+def section(text: str) -> dict:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def sections(text: str, limit: int = LIMITS["section_text"]) -> list[dict]:
+    """Sections holding `text`, split at line ends so each stays within the section limit."""
+    chunks: list[str] = []
+    current = ""
+    for line in text.splitlines():
+        line = cut(line, limit)
+        if current and len(current) + 1 + len(line) > limit:
+            chunks.append(current)
+            current = line
+        else:
+            current = f"{current}\n{line}" if current else line
+    if current.strip():
+        chunks.append(current)
+    return [section(chunk) for chunk in chunks if chunk.strip()]
+
+
+def header(title: str) -> list[dict]:
+    title = " ".join(title.split()) or "gpubot"
+    head = {
+        "type": "header",
+        "text": {"type": "plain_text", "text": cut(slack_plain(title), LIMITS["header_text"]), "emoji": True},
+    }
+    if len(title) <= LIMITS["header_text"]:
+        return [head]
+    return [head, *sections(slack_escape(title))]  # the full title, too long for a header
+
+
+def cell(text: str) -> dict:
+    return {"type": "raw_text", "text": slack_plain(text) or "—"}

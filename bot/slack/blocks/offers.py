@@ -1,0 +1,86 @@
+"""The offers table (ONE `table` block per message: `bot.slack.tables` puts it where Slack documents it) and the
+context line of numbered sources with how old each is."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+
+from bot.render import gpu_label, num
+from bot.slack.blocks.base import cell, render
+from bot.slack.escape import slack_escape
+from bot.slack.phrases import phrase
+from handlers.common import money, place
+from handlers.i18n import t
+from handlers.models import Offer
+
+__all__ = ["TABLE_COLUMNS", "offers_table", "sources_context"]
+
+TABLE_COLUMNS = ("#", "provider", "instance", "gpus", "region", "pricing", "per_gpu_hour", "per_hour", "source")
+_RIGHT_ALIGNED = {"#", "gpus", "per_gpu_hour", "per_hour"}
+
+
+def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: dict | None = None) -> list[str]:
+    per_gpu = money(item.price_per_gpu_hour, item.currency)
+    shown = (display or {}).get("currency") or "USD"
+    if item.currency != shown:  # the channel's currency (USD unless set), converted
+        rate = float((display or {}).get("per_usd") or 1.0) if shown != "USD" else 1.0
+        per_gpu += f" (≈ {money(item.price_per_gpu_hour_usd * rate, shown)})"
+    instance = item.instance_type
+    labels = [
+        label for label, on in (("vGPU", item.vgpu), (f"{item.kind}, {item.status}", item.kind == "article")) if on
+    ]
+    if labels:
+        instance += f" [{'; '.join(labels)}]"
+    from handlers.brief import provider_label  # Chinese answers name providers in Chinese
+
+    return [
+        str(n),
+        provider_label(item.provider, lang),
+        instance,
+        f"{num(item.gpu_count)}x {gpu_label(item)}",
+        ""
+        if item.region == "article"
+        else place(item, lang) + (f" · {t('brief.also_in', lang, n=item.other_regions)}" if item.other_regions else ""),
+        t(f"pricing.{item.pricing}", lang),
+        per_gpu,
+        money(item.price_per_hour, item.currency),
+        f"[{source_no}]",
+    ]
+
+
+def offers_table(
+    offers: list[Offer], source_no: Callable[[Offer], int | str], lang: str, display: dict | None = None
+) -> dict:
+    """The one table block: a header row, then one row per offer (cut to the row limit by `fit_blocks`)."""
+    rows = [[cell(phrase(f"col.{c}", lang)) for c in TABLE_COLUMNS]]
+    rows += [[cell(v) for v in _offer_cells(n, o, source_no(o), lang, display)] for n, o in enumerate(offers, start=1)]
+    settings = [
+        {"align": "right" if c in _RIGHT_ALIGNED else "left", "is_wrapped": c in ("instance", "gpus")}
+        for c in TABLE_COLUMNS
+    ]
+    return {"type": "table", "column_settings": settings, "rows": rows}
+
+
+def _age_phrase(as_of: str, lang: str, today: dt.date) -> str:
+    """How old a dated source is ("40 days old"), or "" when `as_of` is not a date."""
+    try:
+        days = (today - dt.date.fromisoformat(as_of[:10])).days
+    except ValueError:
+        return ""
+    if days < 0:
+        return ""
+    return phrase("age.today", lang) if days == 0 else phrase("age.days", lang, n=days)
+
+
+def sources_context(sources: list, lang: str, today: dt.date, settings_notes: Sequence[str] = ()) -> list[dict]:
+    """The context line: what the channel's settings filtered (first), then the numbered sources."""
+    elements = []
+    if settings_notes:
+        text = f"*{phrase('settings.context', lang)}:* " + slack_escape("; ".join(settings_notes))
+        elements.append({"type": "mrkdwn", "text": text})
+    elements += [
+        {"type": "mrkdwn", "text": render("slack_source.md.j2", lang, n=n, s=s, age=_age_phrase(s.as_of, lang, today))}
+        for n, s in enumerate(sources, start=1)
+    ]
+    return [{"type": "context", "elements": elements}] if elements else []  # > 10 elements: merged by fit_blocks

@@ -1,0 +1,310 @@
+"""The daily price-change digest in Slack: a channel's digest as an answer (`/gpu digest now`, the CLI) and the
+scheduled post to every subscribed channel.
+
+`post_digests(client_for_team, now=None)` posts; `client_for_team` maps a team id to a `slack_sdk.WebClient`
+(`clients_by_team()`: each workspace's own token in OAuth mode, else SLACK_BOT_TOKEN).
+
+Posting is idempotent through the `digest_posts` table (see `knowledge.subscriptions`): a channel's row for the
+period is claimed in the database before the post and marked sent after, so a rerun, a retry, a crash mid-run or
+a second clock process on another machine posts nothing twice. 429s are retried after `Retry-After` by slack_sdk's
+`RateLimitErrorRetryHandler`; a channel error (`not_in_channel`, `channel_not_found`, `is_archived`) fails that
+channel for the period, is reported, and after three failing days switches the subscription off.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+__all__ = [
+    "CHANNEL_ERRORS",
+    "PERMANENT_ERRORS",
+    "PostReport",
+    "PostResult",
+    "clients_by_team",
+    "default_client_for_team",
+    "digest_answer",
+    "post_digests",
+]
+
+log = logging.getLogger("gpubot.digest")
+
+CHANNEL_ERRORS = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
+# errors that another attempt in the same period will not fix
+PERMANENT_ERRORS = CHANNEL_ERRORS | {
+    "account_inactive",
+    "invalid_auth",
+    "not_authed",
+    "token_revoked",
+    "missing_scope",
+    "restricted_action",
+    "team_access_not_granted",
+    "no_permission",
+    "msg_too_long",
+    "no_text",
+    "invalid_blocks",
+    "ekm_access_denied",
+    "is_inactive",
+    "org_login_required",
+}
+MAX_TEXT = 39_000  # Slack rejects message text over 40,000 characters (msg_too_long)
+STALE_CLAIM = dt.timedelta(minutes=30)
+
+
+@dataclass(slots=True)
+class PostResult:
+    """What happened to one subscribed channel in a run."""
+
+    team: str
+    channel: str
+    period: str
+    status: str  # posted | quiet | already_sent | already_skipped | already_failed | in_progress | not_due | failed
+    # | unverified (an earlier attempt may have posted; the channel could not be checked) | already_unverified
+    detail: str | None = None
+    message_ts: str | None = None
+    changes: int = 0
+
+
+@dataclass(slots=True)
+class PostReport:
+    results: list[PostResult] = field(default_factory=list)
+
+    def of(self, status: str) -> list[PostResult]:
+        return [r for r in self.results if r.status == status]
+
+    @property
+    def posted(self) -> list[PostResult]:
+        return self.of("posted")
+
+    @property
+    def failed(self) -> list[PostResult]:
+        return self.of("failed")
+
+    def as_json(self) -> dict:
+        return {
+            "results": [asdict(r) for r in self.results],
+            "posted": len(self.posted),
+            "failed": len(self.failed),
+            "unverified": len(self.of("unverified")),
+        }
+
+    def lines(self) -> list[str]:
+        out = []
+        for r in self.results:
+            extra = f": {r.detail}" if r.detail else ""
+            out.append(f"{r.team}/{r.channel} {r.period} {r.status}{extra}")
+        return out
+
+
+def _ensure_rate_limit_retries(client) -> None:
+    from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+    handlers = getattr(client, "retry_handlers", None)
+    if handlers is not None and not any(isinstance(h, RateLimitErrorRetryHandler) for h in handlers):
+        handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
+
+
+def default_client_for_team(team: str):
+    """The WebClient that posts to workspace `team` with its own token (OAuth installs), or SLACK_BOT_TOKEN.
+
+    429s are retried after Retry-After; connection errors and 5xx are *not* retried inside a run (the message may
+    have been posted): the next run retries the channel, up to `knowledge.subscriptions.MAX_ATTEMPTS` times.
+    """
+    from bot.slack.oauth import client_for_team
+
+    return client_for_team(team)
+
+
+def clients_by_team() -> Callable[[str], object]:
+    """`client_for_team` with one client per workspace per run; fails at once when no token is configured."""
+    from functools import cache
+
+    from bot.settings import load_settings
+
+    settings = load_settings()
+    if not settings.oauth_enabled and not settings.secret("slack_bot_token"):
+        raise RuntimeError("SLACK_BOT_TOKEN is not set: it is needed to post the digest")
+    return cache(default_client_for_team)
+
+
+def _posted_before(client, team: str, channel: str, period: str) -> tuple[str | None, str | None]:
+    """This period's digest in the channel (metadata `gpubot_digest`, team, period): see `find_earlier_post`."""
+    from bot.earlier_post import find_earlier_post
+
+    return find_earlier_post(client, channel, "gpubot_digest", {"team": team, "period": period})
+
+
+def _digest_for(sub, cache: dict):
+    from handlers.digest import matches_gpus
+    from knowledge import history
+    from knowledge.history import Digest
+    from knowledge.subscriptions import last_delivered
+
+    start = last_delivered(sub.team, sub.channel) or {}
+    key = (tuple(sorted(start.items())), sub.threshold_pct)
+    if key not in cache:
+        cache[key] = history.diff_since(start_ids=start, threshold_pct=sub.threshold_pct)
+    digest = cache[key]
+    if sub.gpus:
+        digest = digest.filtered(matches_gpus(sub.gpus))
+        digest = Digest(digest.providers, digest.threshold_pct, digest.since, sub.gpus)
+    return digest
+
+
+def _text(answer) -> str:
+    from bot.render import render_text
+
+    text = render_text(answer)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 2] + "…\n"
+
+
+def post_digests(
+    client_for_team: Callable[[str], object],
+    now: dt.datetime | None = None,
+    *,
+    due_only: bool = False,
+    team: str | None = None,
+    stale_after: dt.timedelta = STALE_CLAIM,
+    on_posted: Callable[[PostResult], None] | None = None,
+) -> PostReport:
+    """Post the digest to every active subscription (of `team`, or all) whose post for the period is not done.
+
+    `due_only` (the clock) skips subscriptions whose local hour has not come yet; the CLI's `--post` posts to all.
+    `on_posted` is called after each channel's outcome is recorded (progress; an exception it raises stops the
+    run like a crash would, which is how the tests simulate one).
+    """
+    from slack_sdk.errors import SlackApiError
+
+    from handlers.digest import summarize
+    from knowledge import history
+    from knowledge.subscriptions import (
+        MAX_ATTEMPTS,
+        claim_post,
+        disable_after_failures,
+        finish_post,
+        list_subscriptions,
+        period_for,
+    )
+
+    now = now or dt.datetime.now(dt.UTC)
+    report = PostReport()
+    history.ensure_baselines()
+    cache: dict = {}
+    for sub in list_subscriptions(team, active_only=True):
+        period, due = period_for(sub, now)
+        if due_only and not due:
+            report.results.append(PostResult(sub.team, sub.channel, period, "not_due"))
+            continue
+        claim = claim_post(sub.team, sub.channel, period, now=now, stale_after=stale_after)
+        if isinstance(claim, str):
+            status = claim if claim == "in_progress" else f"already_{claim}"
+            report.results.append(PostResult(sub.team, sub.channel, period, status))
+            continue
+        result = PostResult(sub.team, sub.channel, period, "failed")
+        try:
+            digest = _digest_for(sub, cache)
+            result.changes = len(digest.changed) + len(digest.added) + len(digest.removed)
+            if not digest and sub.quiet:
+                finish_post(claim, "skipped", snapshot_ids=digest.snapshot_ids(), changes=0, now=now)
+                result.status = "quiet"
+            else:
+                answer = summarize(digest, lang=sub.language, no_changes_one_line=not digest)
+                client = client_for_team(sub.team)
+                _ensure_rate_limit_retries(client)
+                earlier, unknown = (
+                    _posted_before(client, sub.team, sub.channel, period) if claim.attempts > 1 else (None, None)
+                )
+                if unknown:  # an earlier attempt may have posted: never post blindly again; say so
+                    result.status, result.detail = (
+                        "unverified",
+                        f"{unknown}; an earlier attempt may have posted it: not posted again (check the channel)",
+                    )
+                    finish_post(claim, "unverified", error=unknown[:500], now=now)
+                    log.warning("digest to %s/%s not verified, not posted again: %s", sub.team, sub.channel, unknown)
+                elif earlier:  # an earlier attempt timed out or died after Slack stored its post: do not post again
+                    result.status, result.message_ts = "already_sent", earlier
+                    result.detail = "found in the channel (posted by an earlier attempt)"
+                    finish_post(
+                        claim,
+                        "sent",
+                        message_ts=earlier,
+                        snapshot_ids=digest.snapshot_ids(),
+                        changes=result.changes,
+                        now=now,
+                    )
+                else:
+                    response = client.chat_postMessage(  # type: ignore[attr-defined]
+                        channel=sub.channel,
+                        text=_text(answer),
+                        unfurl_links=False,
+                        unfurl_media=False,
+                        metadata={"event_type": "gpubot_digest", "event_payload": {"team": sub.team, "period": period}},
+                    )
+                    result.status, result.message_ts = "posted", response.get("ts")
+                    result.detail = None if digest else "no changes (one line)"
+                    finish_post(
+                        claim,
+                        "sent",
+                        message_ts=result.message_ts,
+                        snapshot_ids=digest.snapshot_ids(),
+                        changes=result.changes,
+                        now=now,
+                    )
+                    if sub.charts and digest:  # after "sent": a chart failure can never cause a second post
+                        from bot.slack.history import attach_digest_chart
+
+                        attach_digest_chart(client, sub.channel, result.message_ts, digest, lang=sub.language)
+        except SlackApiError as exc:
+            error = exc.response.get("error") if exc.response is not None else None
+            error = error or f"HTTP {getattr(exc.response, 'status_code', '?')}"
+            retryable = error not in PERMANENT_ERRORS and claim.attempts < MAX_ATTEMPTS
+            finish_post(claim, "failed", error=error, retryable=retryable, now=now)
+            result.detail = error + ("" if retryable else " (not retried this period)")
+            if error in CHANNEL_ERRORS and disable_after_failures(sub.team, sub.channel, error):
+                result.detail += "; subscription switched off after repeated channel errors"
+            log.warning("digest to %s/%s failed: %s", sub.team, sub.channel, error)
+        except Exception as exc:  # one channel's surprise must not block the others
+            log.exception("digest to %s/%s failed", sub.team, sub.channel)
+            retryable = claim.attempts < MAX_ATTEMPTS
+            finish_post(claim, "failed", error=f"{type(exc).__name__}: {exc}"[:500], retryable=retryable, now=now)
+            result.detail = f"{type(exc).__name__}: {exc}"
+        except BaseException:  # interrupted: let a rerun try this channel again
+            finish_post(claim, "failed", error="interrupted", retryable=True, now=now)
+            raise
+        report.results.append(result)
+        if on_posted is not None:
+            on_posted(result)
+    return report
+
+
+def digest_answer(
+    team: str | None = None,
+    channel: str | None = None,
+    *,
+    since: dt.date | None = None,
+    lang: str | None = None,
+    threshold_pct: float | None = None,
+    gpus: tuple[str, ...] = (),
+):
+    """The digest as an `Answer` for `/gpu digest now` or the CLI; records nothing about posting.
+
+    With a subscribed (team, channel): that channel's GPUs, threshold and language, and the changes since its
+    last digest; otherwise the changes since the previous snapshot (or `since`).
+    """
+    from handlers.digest import matches_gpus, summarize
+    from knowledge import history
+    from knowledge.history import Digest
+    from knowledge.subscriptions import get_subscription, last_delivered
+
+    history.ensure_baselines()
+    sub = get_subscription(team or "default", channel) if channel else None
+    start = last_delivered(sub.team, sub.channel) if sub and since is None else None
+    threshold = threshold_pct if threshold_pct is not None else (sub.threshold_pct if sub else 1.0)
+    digest = history.diff_since(since=since, start_ids=start, threshold_pct=threshold)
+    wanted = tuple(gpus) or (sub.gpus if sub else ())
+    if wanted:
+        digest = digest.filtered(matches_gpus(wanted))
+        digest = Digest(digest.providers, digest.threshold_pct, digest.since, wanted)
+    return summarize(digest, lang=lang or (sub.language if sub else "en")), digest

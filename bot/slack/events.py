@@ -1,0 +1,92 @@
+"""Events: @-mentions and DMs, and the app leaving a workspace.
+
+    @gpubot TEXT     one reply in the question's thread (started if needed)
+    DM TEXT          one reply in the DM
+    "…时提醒我"       a price alert set by mention (`bot.alert_cmd`)
+    a history question   a chart uploaded into the thread, rendered on the chart worker (off every request)
+    app_uninstalled / tokens_revoked   that workspace's tokens, settings and digest subscriptions deleted
+
+Never two replies to one message: the reply claims the message's channel+ts (an @-mention in a DM also arrives as
+a DM message), and finishing it releases the event's claim (`knowledge.claims`). Other bots' messages and message
+subtypes (edits, deletions) get a no-op, so Slack sees 200 and does not retry.
+"""
+
+from __future__ import annotations
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from bot.pipeline import understand
+from bot.slack.answering import Answerer
+from bot.slack.commands import parse_command
+from bot.slack.delivery import post_message
+from bot.slack.oauth import forget_workspace, installation_store
+from bot.slack.payloads import Message
+from handlers.language import language_of
+from knowledge import claims
+
+__all__ = ["register", "reply"]
+
+
+def register(app: App, answerer: Answerer) -> None:
+    """The mention, DM and workspace-lifecycle listeners."""
+    settings = answerer.settings
+
+    @app.event("app_mention")
+    def on_mention(body: dict, event: dict, client: WebClient, context) -> None:
+        if event.get("bot_id") or event.get("subtype") or event.get("channel_type") == "im":
+            return  # other bots; edits; DMs are answered as DM messages
+        message = Message.of(body, event, context.bot_user_id, thread_ts=event.get("thread_ts") or event.get("ts"))
+        reply(answerer, client, body, message)
+
+    @app.event("message")
+    def on_message(body: dict, event: dict, client: WebClient, context) -> None:
+        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id") or not event.get("user"):
+            return  # edits, deletions, bots, channel chatter: acknowledged, not answered
+        reply(answerer, client, body, Message.of(body, event, context.bot_user_id, thread_ts=event.get("thread_ts")))
+
+    @app.event("app_uninstalled")
+    def on_uninstalled(body: dict, context) -> None:
+        forget_workspace(context.team_id or body.get("team_id"), settings, enterprise_id=context.enterprise_id)
+
+    @app.event("tokens_revoked")
+    def on_tokens_revoked(body: dict, event: dict, context) -> None:
+        tokens = event.get("tokens") or {}
+        team = context.team_id or body.get("team_id")
+        if tokens.get("bot"):
+            forget_workspace(team, settings, enterprise_id=context.enterprise_id)
+        elif settings.oauth_enabled:
+            for user in tokens.get("oauth") or []:
+                installation_store(settings).delete_installation(
+                    enterprise_id=context.enterprise_id, team_id=team, user_id=user
+                )
+
+
+def reply(answerer: Answerer, client: WebClient, body: dict, message: Message) -> None:
+    """Answer `message` once, across the events that carry it and the processes that receive them."""
+    if not claims.claim(message.key):
+        return  # the same message was already answered through another event (a mention in a DM)
+    try:
+        _reply_once(answerer, client, message)
+    finally:  # answered (or given up on): no retry and no other process answers it again
+        claims.finish(message.key)
+        claims.finish(f"slack-event:{claims.event_key(body)}")
+
+
+def _reply_once(answerer: Answerer, client: WebClient, message: Message) -> None:
+    text, channel, thread_ts, where = message.text, message.channel, message.thread_ts, message.where
+    command = parse_command(text)
+    if command is not None and command.kind == "alert":  # "…时提醒我" by mention: a price alert here
+        from bot.alert_cmd import alert_reply
+
+        reply = alert_reply(
+            command, message.team or "", channel or "", message.user, language_of(text), answerer.kb.current()
+        )
+        post_message(client, where, channel=channel, thread_ts=thread_ts, **reply)
+        return
+    if answerer.is_history(text):  # a chart, uploaded into the thread (rendered on the chart worker)
+        query = understand(text, answerer.kb)
+        answerer.in_background(where, answerer.post_chart, client, channel, thread_ts, query)
+        return
+    answer = answerer.message_for(text, shareable=False, where=where, team=message.team, channel=channel)
+    post_message(client, where, channel=channel, thread_ts=thread_ts, **answer)

@@ -1,0 +1,130 @@
+"""`/gpu`: one message per slash command.
+
+/gpu TEXT        the answer inside the ack when it is ready within the ack budget (ephemeral, with a "Share in
+                 channel" button), else an empty ack and the answer posted once through `respond()` (Slack does
+                 not honour replace_original for slash-command replies)
+/gpu, /gpu help  the help answer (built from `handlers.INTENTS`) and every command (`bot.slack.help`), in the
+                 asker's language (Chinese text, else the channel's language setting, else their Slack locale)
+/gpu set|unset|settings|digest|alert ...   commands, not questions (`bot.slack.commands`), replied to by
+                 `bot.slack.settings_cmd` (the admin rule, the record of every change); `digest now` in the
+                 channel
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from bot.pipeline import answer_query
+from bot.slack import blocks
+from bot.slack.answering import Answerer
+from bot.slack.commands import Command, parse_command
+from bot.slack.help import HELP_WORDS, with_commands
+from bot.slack.payloads import SlashCommand
+from bot.slack.settings_cmd import CommandContext, command_reply
+from handlers.language import has_chinese
+from handlers.models import Query
+
+__all__ = ["register"]
+
+log = logging.getLogger("gpubot.slack")
+
+
+def register(app: App, answerer: Answerer) -> None:
+    """The `/gpu` listener."""
+
+    @app.command("/gpu")
+    def on_gpu(ack, command: dict, respond, client: WebClient) -> None:
+        slash_command(answerer, SlashCommand.of(command), ack, respond, client)
+
+
+def ack_soon(
+    answerer: Answerer,
+    ack: Callable[..., Any],
+    respond: Any,
+    where: str,
+    work: Callable[[], dict],
+    *,
+    response_type: str = "ephemeral",
+) -> None:
+    """One message: the result of `work` inside the ack when it is ready within the budget, else an empty ack
+    and the result posted once through the response_url (Slack ignores replace_original on slash replies)."""
+    future = answerer.answers.submit(work)
+    try:
+        message = dict(future.result(timeout=answerer.ack_budget()))
+    except FutureTimeout:
+        ack()
+        message = dict(future.result())
+        response_type = message.pop("response_type", response_type)
+        answerer.respond(respond, where, response_type=response_type, **message)
+        return
+    message.setdefault("response_type", response_type)
+    ack(message)  # the whole dict: Bolt's ack(blocks=..., attachments=...) would drop the blocks
+
+
+def slash_command(
+    answerer: Answerer, cmd: SlashCommand, ack: Callable[..., Any], respond: Any, client: WebClient
+) -> None:
+    """A question, help or a command: each answered with one message."""
+    parsed = parse_command(cmd.text)
+    if parsed is not None:
+        run_command(answerer, parsed, cmd, ack, respond, client)
+        return
+    if cmd.text.strip().lower() in HELP_WORDS:  # every command, in the asker's language
+
+        def help_reply() -> dict:
+            lang = answerer.asker_language(client, cmd.text, cmd.team, cmd.channel, cmd.user)
+            try:
+                result = answer_query(Query(text=cmd.text.strip(), intent="help", language=lang), answerer.kb)
+                return with_commands(blocks.answer_message(result, shareable=True), lang)
+            except Exception:
+                log.exception("internal error answering help (%s)", cmd.where)
+                return blocks.error_message(lang)
+
+        ack_soon(answerer, ack, respond, cmd.where, help_reply)
+        return
+    ack_soon(
+        answerer,
+        ack,
+        respond,
+        cmd.where,
+        lambda: answerer.message_for(cmd.text, shareable=True, where=cmd.where, team=cmd.team, channel=cmd.channel),
+    )
+
+
+def run_command(
+    answerer: Answerer, parsed: Command, cmd: SlashCommand, ack: Callable[..., Any], respond: Any, client: WebClient
+) -> None:
+    team, channel = cmd.team or "", cmd.channel or ""
+    chosen = answerer.settings_of(team, channel)
+    lang = "zh" if has_chinese(cmd.text) else (chosen.get("language") or "en")
+    if parsed.kind == "digest" and parsed.action == "now":
+
+        def digest_now() -> dict:
+            from bot.slack.digest import digest_answer
+
+            try:
+                result, _ = digest_answer(team, channel, lang=lang)
+                return blocks.answer_message(result, buttons=False)
+            except Exception:
+                log.exception("internal error building the digest (%s)", cmd.where)
+                return blocks.error_message(lang)
+
+        ack_soon(answerer, ack, respond, cmd.where, digest_now, response_type="in_channel")
+        return
+
+    def reply_to_command() -> dict:  # users.info (the admin rule) and the state database: within the budget
+        try:
+            ctx = CommandContext(kb=answerer.kb, client=client, team=team, channel=channel, user=cmd.user, lang=lang)
+            message, response_type = command_reply(parsed, ctx)
+            return {**message, "response_type": response_type}
+        except Exception:
+            log.exception("internal error running a command (%s)", cmd.where)
+            return blocks.error_message(lang)
+
+    ack_soon(answerer, ack, respond, cmd.where, reply_to_command)

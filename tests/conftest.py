@@ -63,6 +63,7 @@ SLOW_MODULES = frozenset(
         "test_digest_post",
         "test_state",
         "test_history_series",
+        "test_import_unit",
     }
 )
 

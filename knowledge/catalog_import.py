@@ -21,8 +21,9 @@ from knowledge.catalog import CatalogError, read_bounded, read_catalog
 from knowledge.catalog_sources import CatalogSource, catalog_terms
 from knowledge.history_models import SnapshotResult
 from knowledge.imports import catalog_imports
+from knowledge.live import build_lock
 from knowledge.offers import convert
-from knowledge.paths import kb_path
+from knowledge.paths import home, kb_path
 from knowledge.state import engine
 
 
@@ -92,7 +93,8 @@ def import_catalog(
     }
     new_id, snapshot = _store(record, result.offers, taken_at, snapshot_kind)
     try:
-        report = builder.build(kb_path())
+        with build_lock(home() / "kb.lock"):  # a server of this home waits, then swaps this build in
+            report = builder.build(kb_path())
     except BaseException:
         _undo(new_id, snapshot)  # the knowledge base was not replaced, so neither are the import and its snapshot
         raise

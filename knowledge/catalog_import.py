@@ -94,7 +94,7 @@ def import_catalog(
     new_id, snapshot = _store(record, result.offers, taken_at, snapshot_kind)
     try:
         with build_lock(home() / "kb.lock"):  # a server of this home waits, then swaps this build in
-            report = builder.build(kb_path())
+            report = builder.build(kb_path(), {provider: (content, catalog)})
     except BaseException:
         _undo(new_id, snapshot)  # the knowledge base was not replaced, so neither are the import and its snapshot
         raise

@@ -64,6 +64,7 @@ SLOW_MODULES = frozenset(
         "test_state",
         "test_history_series",
         "test_import_unit",
+        "test_import_serving",
     }
 )
 

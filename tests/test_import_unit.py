@@ -170,3 +170,37 @@ def test_a_failing_import_stores_neither_and_leaves_the_knowledge_base(
         monkeypatch.setattr(build, "build", real_build)
         report = import_catalog(_catalog(tmp_path), "unitcloud", as_of="2026-11-30")
         assert report["snapshot"] == "recorded" and _stored() == (1, 1, 3)
+
+
+def test_kb_import_builds_under_the_homes_build_lock_and_a_server_warms_what_it_swaps_in(
+    machine, tmp_path, monkeypatch
+):
+    """A server of the same GPUBOT_HOME waits for the import's build (one build, not two), and a rebuilt knowledge
+    base answers its first questions on the refresh thread, before any request sees it."""
+    import fcntl
+
+    from knowledge import build
+    from knowledge.catalog_import import import_catalog
+    from knowledge.kb_open import open_kb
+    from knowledge.live import LiveKB
+
+    live = LiveKB(open_kb(), interval=0)
+    real_build = build.build
+    held = []
+
+    def rebuilt(*args, **kwargs):
+        with open(machine / "kb.lock", "a+") as other:  # what a server's refresh would take
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held.append(False)
+            except BlockingIOError:
+                held.append(True)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(build, "build", rebuilt)
+    import_catalog(_catalog(tmp_path), "unitcloud", as_of="2026-11-30")
+    assert held == [True]
+    warmed = []
+    live.warm = lambda kb: warmed.append((kb, kb.rows("SELECT COUNT(*) n FROM offers WHERE provider='unitcloud'")))
+    assert live.refresh() is True, "the import moved the version: the server swaps in the file the import built"
+    assert len(warmed) == 1 and warmed[0][0] is live.get() and warmed[0][1][0]["n"] == 3

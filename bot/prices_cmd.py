@@ -8,7 +8,8 @@
 Every refresh validates and converts the whole source first and then records one snapshot in one transaction
 (`knowledge.history.record_snapshot`); unchanged content records nothing. A failure anywhere (download, malformed
 file or page, database) records nothing, so the previous snapshot keeps serving. A catalog refresh also imports
-the file into the knowledge base (as `gpubot kb import` does) unless `--no-kb`; an Azure refresh does so only with
+the file into the knowledge base (as `gpubot kb import` does: the import and its snapshot in one transaction,
+then the snapshot alone if that import fails) unless `--no-kb`; an Azure refresh does so only with
 `--kb` and no `--region`. A `--region` refresh keeps the latest snapshot's prices for the other regions, so a
 partial fetch never looks like offers withdrawn.
 """
@@ -95,22 +96,45 @@ def refresh_catalog(
             as_of=as_of,
         )
         previous = history.latest_snapshot(provider)
+        kb = None
+        if update_kb:  # the import and its snapshot are one unit (`import_catalog`): a kill leaves both or neither
+            kb = _import_into_kb(path, provider, hosts_path, currency, usd_per_unit, source, as_of, taken_at)
+        # after an import: that snapshot ("unchanged" here); else (no import, or it failed) recorded now
         result = history.record_snapshot(provider, offers, source, taken_at, kind="catalog")
+        if not result.created and (previous is None or result.snapshot.id != previous.id):
+            result = history.SnapshotResult(result.snapshot, created=True)  # the import recorded it just now
         report = _summary(result, previous)
-        if update_kb:
-            report["kb"] = _import_into_kb(path, provider, hosts_path, currency, usd_per_unit, source, as_of)
+        if kb is not None:
+            report["kb"] = kb
     return report
 
 
 def _import_into_kb(
-    path: Path, provider: str, hosts: Path | None, currency: str, usd_per_unit: float, source: str, as_of: str
+    path: Path,
+    provider: str,
+    hosts: Path | None,
+    currency: str,
+    usd_per_unit: float,
+    source: str,
+    as_of: str,
+    taken_at: dt.datetime | None = None,
+    kind: str = "catalog",
 ) -> str:
-    """Import into the knowledge base; a failure there is reported, not raised (the snapshot is recorded)."""
+    """Import into the knowledge base, with the snapshot (of `kind`); a failure there is reported, not raised (the
+    caller then records the snapshot alone)."""
     try:
         from knowledge.catalog_import import import_catalog
 
         report = import_catalog(
-            path, provider, hosts=hosts, currency=currency, usd_per_unit=usd_per_unit, source=source, as_of=as_of
+            path,
+            provider,
+            hosts=hosts,
+            currency=currency,
+            usd_per_unit=usd_per_unit,
+            source=source,
+            as_of=as_of,
+            taken_at=taken_at,
+            snapshot_kind=kind,
         )
     except Exception as exc:  # noqa: BLE001 - the KB is rebuildable; history is what this command records
         return f"not updated ({type(exc).__name__}: {exc}); run `gpubot kb import` to retry"
@@ -143,7 +167,15 @@ def refresh_azure(
     previous = history.latest_snapshot("azure")
     if regions and previous is not None:  # keep the other regions' latest prices: a partial fetch removes nothing
         offers += [o for o in history.offers_of(previous).values() if o["region"] not in set(regions)]
+    kb = None
+    if update_kb:  # first: the import and its snapshot are one unit
+        with tempfile.TemporaryDirectory(prefix="gpubot-azure-") as folder:
+            path = Path(folder) / "azure_retail_prices.csv"
+            path.write_text(prices.catalog_csv(), encoding="utf-8")
+            kb = _import_into_kb(path, "azure", None, "USD", 1.0, prices.source, prices.as_of, now, "api")
     result = history.record_snapshot("azure", offers, prices.source, now, kind="api")
+    if not result.created and (previous is None or result.snapshot.id != previous.id):
+        result = history.SnapshotResult(result.snapshot, created=True)  # the import recorded it just now
     report = _summary(result, previous)
     report["fetch"] = {
         "pages": prices.pages,
@@ -152,11 +184,8 @@ def refresh_azure(
         "skipped": dict(prices.skipped),
         "unknown_sizes": sorted(prices.unknown_sizes),
     }
-    if update_kb:
-        with tempfile.TemporaryDirectory(prefix="gpubot-azure-") as folder:
-            path = Path(folder) / "azure_retail_prices.csv"
-            path.write_text(prices.catalog_csv(), encoding="utf-8")
-            report["kb"] = _import_into_kb(path, "azure", None, "USD", 1.0, prices.source, prices.as_of)
+    if kb is not None:
+        report["kb"] = kb
     return report
 
 

@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpubot serve: OAuth mode cannot start: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     _warm_up(kb)
+    live.warm = _warm_up  # each rebuilt knowledge base too, before it is swapped in
     if mode == "socket":
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 

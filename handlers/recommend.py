@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 
 from handlers import brief, run_cost
+from handlers.break_even import saving_facts
 from handlers.common import money, name_notes, offer, pricing_label, sources
 from handlers.i18n_rules import provider_name, provider_notes, rule_hits, t
 from handlers.models import Answer, Query, Recommendation
 from handlers.offer_notes import excluded_note
 from handlers.spec import errata_json, errata_lines, match_errata, whole
-from handlers.tco import saving_facts, spot_estimate
+from handlers.tco_model import spot_estimate
 from knowledge import rules as R
 from knowledge.kb import KB, GpuRef
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from handlers.common import money, name_notes
 from handlers.i18n_rules import rule_hits, t
 from handlers.models import Answer, Query
-from handlers.tco import DEFAULT_HOURS, _best_option, _no_interruptions, _sources, _subjects
+from handlers.tco_model import DEFAULT_HOURS, best_option, sources, subjects
+from handlers.tco_terms import no_interruptions
 from knowledge import rules as R
 from knowledge.kb import KB
 
@@ -22,23 +23,23 @@ def handle(query: Query, kb: KB) -> Answer:
         query = query.model_copy(update={"gpus": [DEFAULT_GPU], "gpu_count": query.gpu_count or DEFAULT_COUNT})
         notes.append(t("spot.default_gpu", lang, count=query.gpu_count, gpu=DEFAULT_GPU))
     hours = query.duration_hours or DEFAULT_HOURS
-    subjects = _subjects(query, kb)
-    if not subjects:
+    priced = subjects(query, kb)
+    if not priced:
         what = ", ".join(query.instance_types or query.gpus)
         return Answer(query=asked, title=t("tco.none", lang, what=what), notes=notes, suggestions=suggestions)
-    fx, cands = kb.fx(), subjects[0]
+    fx, cands = kb.fx(), priced[0]
     base = (cands["on_demand"] or cands["spot"])[0]
     currency = query.currency or base["currency"]
     facts = {**R.query_facts(query), "topic": None}
-    spot = _best_option(kb, query, cands, "spot", hours, currency, fx, facts)
-    od = _best_option(kb, query, cands, "on_demand", hours, currency, fx, {})
+    spot = best_option(kb, query, cands, "spot", hours, currency, fx, facts)
+    od = best_option(kb, query, cands, "on_demand", hours, currency, fx, {})
     what = ", ".join(query.instance_types[:1]) or f"{query.gpu_count or 1:g}x {query.gpus[0]}"
     lines, options, labels = [], [o for o in (od, spot) if o], {}
     for label, option in options:
         labels[option.pricing] = label
     if spot and od:
         saving = 100 * (1 - spot[1].total / od[1].total) if od[1].total else 0.0
-        take_spot = saving > 0 and not _no_interruptions(query)
+        take_spot = saving > 0 and not no_interruptions(query)
         key = "verdict.spot" if take_spot else "verdict.spot_od"
         title = t(
             key,
@@ -82,6 +83,6 @@ def handle(query: Query, kb: KB) -> Answer:
         notes=notes,
         suggestions=suggestions,
         rules=rule_hits(fired),
-        sources=_sources(subjects),
+        sources=sources(priced),
         extra={"tco_best": best[1].pricing, "tco_labels": labels},
     )

@@ -24,6 +24,8 @@ from knowledge.offers import Conversion, convert
 from knowledge.paths import DATA_DIR, kb_path
 from knowledge.reference import gpu_families
 
+Parsed = dict[str, tuple[str, Catalog]]  # see `load_catalogs`
+
 
 def _specs() -> list[dict]:
     family_of = {model: family.name for family in gpu_families() for model in family.spec_models}
@@ -69,16 +71,21 @@ def catalog_notes(provider: str, catalog: Catalog, result: Conversion) -> list[d
 
 
 def load_catalogs(
-    sources: list[CatalogSource], notes: list[dict] | None = None
+    sources: list[CatalogSource], notes: list[dict] | None = None, parsed: Parsed | None = None
 ) -> tuple[list[dict], list[dict], list[str]]:
     """(offers, raw rows, skipped notes) for all catalogs; raises CatalogError on the first bad file.
 
-    `notes`, when given, collects each catalog's findings (`catalog_notes`)."""
+    `notes`, when given, collects each catalog's findings (`catalog_notes`). `parsed`: catalogs this process has
+    just validated, {provider: (text, catalog)}, used where a source has that text."""
     offers: list[dict] = []
     raw: list[dict] = []
     skipped: list[str] = []
     for src in sources:
-        catalog, hosts = src.read()
+        known = (parsed or {}).get(src.provider)
+        if known is not None and src.text is not None and known[0] == src.text:
+            catalog, hosts = known[1], src.read_hosts()  # an import's file, parsed once (100k rows: seconds)
+        else:
+            catalog, hosts = src.read()
         result = convert(
             src.provider,
             catalog,
@@ -166,8 +173,10 @@ def _insert(db, name: str, rows: list[dict]) -> None:
         db.conn.executemany(sql, ([row.get(k) for k in keys] for row in rows))
 
 
-def build(target: Path | None = None) -> dict:
-    """Build the knowledge base atomically; return a small report (counts, seconds, skipped rows)."""
+def build(target: Path | None = None, parsed: Parsed | None = None) -> dict:
+    """Build the knowledge base atomically; return a small report (counts, seconds, skipped rows).
+
+    `parsed`: see `load_catalogs`."""
     import sqlite_utils
 
     started = time.perf_counter()
@@ -175,7 +184,7 @@ def build(target: Path | None = None) -> dict:
     built_from = fingerprint()
     version = imports_version()  # read before the imports themselves: a later import makes us stale, not wrong
     notes: list[dict] = []
-    offers, raw, skipped = load_catalogs(all_catalogs(), notes)
+    offers, raw, skipped = load_catalogs(all_catalogs(), notes, parsed)
     aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"))
     gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"))
     risks += pricing.spot_advisor(

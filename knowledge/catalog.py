@@ -93,7 +93,7 @@ class Catalog:
     no_region: int = 0  # rows without a region: kept under UNKNOWN_REGION
 
 
-def _number(
+def _checked_number(
     text: str, path: str | Path, line: int, column: str, *, price: bool = False, zero_ok: bool = False
 ) -> float | None:
     text = text.strip()
@@ -210,11 +210,19 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
     rows: list[CatalogRow] = []
     hosts: list[CatalogRow] = []
     seen: dict[tuple, tuple] = {}
+    numbers: dict[tuple[str, bool, bool], float | None] = {}  # a catalog repeats its counts, sizes and prices
+
+    def _number(text: str, path: str | Path, line: int, column: str, *, price: bool = False, zero_ok: bool = False):
+        key = (text, price, zero_ok)  # the checks depend on the text and these only: a valid one stays valid
+        if key not in numbers:
+            numbers[key] = _checked_number(text, path, line, column, price=price, zero_ok=zero_ok)
+        return numbers[key]
+
     duplicates = zero_spot = no_region = 0
     try:
         for record in reader:
             line = reader.line_num
-            if not record or all(not cell.strip() for cell in record):
+            if not "".join(record).strip():  # an empty or blank line
                 continue
             if len(record) != len(header):
                 column = header[len(record)] if len(record) < len(header) else f"{len(header) + 1} (beyond the header)"

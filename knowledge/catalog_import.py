@@ -1,9 +1,11 @@
 """`gpubot kb import`: add (or replace) one provider's catalog, atomically, in persistent state.
 
-The file is validated and converted first; only then is its text stored in the `catalog_imports` table of the
-persistent state and the local knowledge base rebuilt. A failure anywhere leaves the previous knowledge base and
-state exactly as they were. This module sits above the store (`knowledge.imports`), the sources
-(`knowledge.catalog_sources`), the builder and the price history: it is the one that writes and rebuilds.
+The file is validated and converted first; only then are its text (the `catalog_imports` table) and its price
+snapshot (`knowledge.history`) stored in the persistent state, in one transaction, and the local knowledge base
+rebuilt. A failure anywhere leaves the previous knowledge base and state exactly as they were; a process killed
+at any point leaves the import and its snapshot both stored (every process then rebuilds from them) or neither.
+This module sits above the store (`knowledge.imports`), the sources (`knowledge.catalog_sources`), the builder
+and the price history: it is the one that writes and rebuilds.
 """
 
 from __future__ import annotations
@@ -12,12 +14,16 @@ import datetime as dt
 import hashlib
 from pathlib import Path
 
+from sqlalchemy.exc import IntegrityError
+
 from knowledge import history
 from knowledge.catalog import CatalogError, read_bounded, read_catalog
 from knowledge.catalog_sources import CatalogSource, catalog_terms
+from knowledge.history_models import SnapshotResult
 from knowledge.imports import catalog_imports
+from knowledge.live import build_lock
 from knowledge.offers import convert
-from knowledge.paths import kb_path
+from knowledge.paths import home, kb_path
 from knowledge.state import engine
 
 
@@ -41,8 +47,13 @@ def import_catalog(
     usd_per_unit: float | None = None,
     source: str | None = None,
     as_of: str | None = None,
+    taken_at: dt.datetime | None = None,
+    snapshot_kind: str = "catalog",
 ) -> dict:
-    """Validate, store and load one catalog for `provider`; return a report. Raises CatalogError/ValueError."""
+    """Validate, store and load one catalog for `provider`; return a report. Raises CatalogError/ValueError.
+
+    The import and its price snapshot (of `snapshot_kind`, taken at `taken_at`, default now) are one unit in the
+    state: a process killed at any point leaves both or neither. A failed local rebuild takes both back."""
     from knowledge import build as builder  # through the module, so that a test can replace `build.build`
 
     provider, bundled, currency, usd_per_unit = catalog_terms(provider, currency, usd_per_unit)
@@ -68,27 +79,24 @@ def import_catalog(
         raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
 
     content = _text(path)
-    with engine().begin() as conn:
-        new_id = conn.execute(
-            catalog_imports.insert().values(
-                provider=provider,
-                filename=path.name,
-                content=content,
-                hosts_content=_text(Path(hosts)) if hosts else None,
-                currency=currency,
-                usd_per_unit=usd_per_unit,
-                as_of=as_of,
-                source=source,
-                sha256=hashlib.sha256(content.encode()).hexdigest(),
-                imported_at=dt.datetime.now(dt.UTC),
-            )
-        ).inserted_primary_key[0]
+    record = {
+        "provider": provider,
+        "filename": path.name,
+        "content": content,
+        "hosts_content": _text(Path(hosts)) if hosts else None,
+        "currency": currency,
+        "usd_per_unit": usd_per_unit,
+        "as_of": as_of,
+        "source": source,
+        "sha256": hashlib.sha256(content.encode()).hexdigest(),
+        "imported_at": dt.datetime.now(dt.UTC),
+    }
+    new_id, snapshot = _store(record, result.offers, taken_at, snapshot_kind)
     try:
-        report = builder.build(kb_path())
-        snapshot = _record_snapshot(provider, path, hosts, currency, usd_per_unit, source, as_of)
+        with build_lock(home() / "kb.lock"):  # a server of this home waits, then swaps this build in
+            report = builder.build(kb_path(), {provider: (content, catalog)})
     except BaseException:
-        with engine().begin() as conn:  # undo: the knowledge base was not replaced, so neither is the import
-            conn.execute(catalog_imports.delete().where(catalog_imports.c.id == new_id))
+        _undo(new_id, snapshot)  # the knowledge base was not replaced, so neither are the import and its snapshot
         raise
     return {
         "provider": provider,
@@ -99,23 +107,35 @@ def import_catalog(
         "offers": len(result.offers),
         "skipped": result.skipped,
         "kb_offers": report["offers"],
-        "snapshot": snapshot,
+        "snapshot": "recorded" if snapshot.created else "unchanged",
+        "snapshot_id": snapshot.snapshot.id,
     }
 
 
-def _record_snapshot(
-    provider: str, path: Path, hosts, currency: str, usd_per_unit: float, source: str, as_of: str
-) -> str:
-    """Record the imported prices in the price history (README: `kb import` records a snapshot); "unchanged"
-    when they equal the provider's latest snapshot."""
-    offers = history.offers_from_catalog(
-        provider,
-        path,
-        hosts_path=Path(hosts) if hosts else None,
-        currency=currency,
-        usd_per_unit=usd_per_unit,
-        source=source,
-        as_of=as_of,
-    )
-    result = history.record_snapshot(provider, offers, source, kind="catalog")
-    return "recorded" if result.created else "unchanged"
+def _store(record: dict, offers: list[dict], taken_at: dt.datetime | None, kind: str) -> tuple[int, SnapshotResult]:
+    """Store the import and its price snapshot in one transaction (both or neither, whatever kills the process);
+    the snapshot is the imported offers, "unchanged" when they equal the provider's latest snapshot."""
+    provider = record["provider"]
+    for _attempt in range(20):
+        latest = history.latest_snapshot(provider)
+        try:
+            with engine().begin() as conn:
+                new_id = conn.execute(catalog_imports.insert().values(**record)).inserted_primary_key[0]
+                snapshot = history.record_snapshot(provider, offers, record["source"], taken_at, kind=kind, conn=conn)
+            return new_id, snapshot
+        except IntegrityError:
+            newer = history.latest_snapshot(provider)
+            if newer is None or (latest is not None and newer.seq == latest.seq):
+                raise  # not a race with another writer: a real integrity problem
+            # another process recorded this provider's next snapshot first: again, after it
+    raise history.HistoryError(f"could not record a snapshot for {provider}: too many concurrent writers")
+
+
+def _undo(new_id: int, snapshot: SnapshotResult) -> None:
+    """Take back an import and the snapshot it recorded, in one transaction."""
+    with engine().begin() as conn:
+        conn.execute(catalog_imports.delete().where(catalog_imports.c.id == new_id))
+        if snapshot.created:
+            snapshot_id = snapshot.snapshot.id
+            conn.execute(history.snapshot_offers.delete().where(history.snapshot_offers.c.snapshot_id == snapshot_id))
+            conn.execute(history.snapshots.delete().where(history.snapshots.c.id == snapshot_id))

@@ -36,9 +36,12 @@ class CatalogSource:
 
     def read(self) -> tuple[Catalog, Catalog | None]:
         catalog = parse_catalog(self.text, self.path) if self.text is not None else read_catalog(self.path)
+        return catalog, self.read_hosts()
+
+    def read_hosts(self) -> Catalog | None:
         if self.hosts_text is not None:
-            return catalog, parse_catalog(self.hosts_text, self.hosts_path or "hosts")
-        return catalog, read_catalog(self.hosts_path) if self.hosts_path else None
+            return parse_catalog(self.hosts_text, self.hosts_path or "hosts")
+        return read_catalog(self.hosts_path) if self.hosts_path else None
 
     def currency_info(self) -> Currency:
         if self.currency == "USD":

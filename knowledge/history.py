@@ -22,6 +22,7 @@ edges); `changes(old, new)` and `diff_since` are `knowledge.history_diff`'s, ove
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import math
@@ -196,38 +197,29 @@ def record_snapshot(
     *,
     kind: str = "catalog",
     seq: int | None = None,
+    conn: sa.Connection | None = None,
 ) -> SnapshotResult:
     """Store one snapshot of `provider`'s offers in one transaction; unchanged content stores nothing.
 
     Raises `HistoryError` for an invalid offer (nothing is stored). `seq` is for the bundled baseline only.
+    `conn`: record inside the caller's open transaction (an import and its snapshot are one unit), in one attempt:
+    a concurrent writer's `IntegrityError` reaches the caller, who retries its whole transaction.
     """
     provider = provider.strip().lower()
     rows = _offer_rows(provider, offers)
     if not rows:
         raise HistoryError(f"no offers to record for {provider}")
-    digest = content_hash(rows)
-    taken = _utc(taken_at)
+    new = Snapshot(
+        0, provider, -1 if seq is None else seq, source[:2000], kind, _utc(taken_at), content_hash(rows), len(rows)
+    )
+    if conn is not None:
+        return _store(conn, rows, new, _latest_on(conn, provider))
     eng = state.engine()
     for _attempt in range(20):
         latest = latest_snapshot(provider)
-        if seq is None and latest is not None and latest.content_hash == digest:
-            return SnapshotResult(latest, created=False)
-        next_seq = seq if seq is not None else (latest.seq + 1 if latest else 1)
         try:
-            with eng.begin() as conn:
-                snapshot_id = conn.execute(
-                    snapshots.insert().values(
-                        provider=provider,
-                        seq=next_seq,
-                        source=source[:2000],
-                        kind=kind,
-                        taken_at=taken,
-                        recorded_at=_utc(None),
-                        content_hash=digest,
-                        offers=len(rows),
-                    )
-                ).inserted_primary_key[0]
-                conn.execute(snapshot_offers.insert(), [{**row, "snapshot_id": snapshot_id} for row in rows])
+            with eng.begin() as own:
+                return _store(own, rows, new, latest)
         except IntegrityError:
             if seq is not None:  # the baseline slot is taken: someone else recorded it
                 found = _by_seq(provider, seq)
@@ -238,10 +230,20 @@ def record_snapshot(
             if newer is None or (latest is not None and newer.seq == latest.seq):
                 raise  # not a race with another writer: a real integrity problem
             continue  # another process recorded a snapshot first: compare with it
-        return SnapshotResult(
-            Snapshot(snapshot_id, provider, next_seq, source[:2000], kind, taken, digest, len(rows)), created=True
-        )
     raise HistoryError(f"could not record a snapshot for {provider}: too many concurrent writers")
+
+
+def _store(conn: sa.Connection, rows: list[dict], new: Snapshot, latest: Snapshot | None) -> SnapshotResult:
+    """Insert `new` on `conn` (its id filled in; seq -1: the one after `latest`, none if the content is the same)."""
+    if new.seq < 0 and latest is not None and latest.content_hash == new.content_hash:
+        return SnapshotResult(latest, created=False)
+    if new.seq < 0:
+        new = dataclasses.replace(new, seq=latest.seq + 1 if latest else 1)
+    values = {k: getattr(new, k) for k in ("provider", "seq", "source", "kind", "taken_at", "content_hash", "offers")}
+    inserted = conn.execute(snapshots.insert().values(**values, recorded_at=_utc(None)))
+    new = dataclasses.replace(new, id=inserted.inserted_primary_key[0])
+    conn.execute(snapshot_offers.insert(), [{**row, "snapshot_id": new.id} for row in rows])
+    return SnapshotResult(new, created=True)
 
 
 # --- lookups ---------------------------------------------------------------------------------------------------
@@ -275,6 +277,13 @@ def snapshots_of(provider: str, since: dt.datetime | None = None) -> list[Snapsh
 def latest_snapshot(provider: str) -> Snapshot | None:
     """The provider's newest snapshot (highest seq)."""
     return state_reader().latest_snapshot(provider)
+
+
+def _latest_on(conn: sa.Connection, provider: str) -> Snapshot | None:
+    row = conn.execute(
+        _select().where(snapshots.c.provider == provider).order_by(snapshots.c.seq.desc()).limit(1)
+    ).first()
+    return _snapshot(row) if row else None
 
 
 def previous_snapshot(current: Snapshot) -> Snapshot | None:

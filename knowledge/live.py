@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,7 +27,8 @@ DEFAULT_INTERVAL = 30.0
 
 
 @contextmanager
-def _build_lock(path: Path):
+def build_lock(path: Path):
+    """One rebuild of a GPUBOT_HOME's knowledge base at a time (servers' refreshes, `gpubot kb import`)."""
     with open(path, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -55,6 +57,7 @@ class LiveKB:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self.warm: Callable[[KB], object] | None = None  # run on a new knowledge base before it is swapped in
 
     def get(self) -> KB:
         if self._kb is None:
@@ -86,7 +89,7 @@ class LiveKB:
             if not self.is_stale():
                 return False
             path = kb_path()
-            with _build_lock(home() / "kb.lock"):
+            with build_lock(home() / "kb.lock"):
                 try:
                     on_disk = KB(path) if path.exists() else None
                 except KnowledgeBaseError:  # damaged on disk: rebuilt below
@@ -110,7 +113,13 @@ class LiveKB:
                         raise
                     damage_marker(path).unlink(missing_ok=True)
                     log.info("knowledge base rebuilt: %s offers in %s s", report["offers"], report["seconds"])
-            old, self._kb, self._error = self._kb, KB(path), None
+            new = KB(path)
+            if self.warm is not None:  # its first questions (caches, vocabulary) here, not on a request's time
+                try:
+                    self.warm(new)
+                except Exception:  # noqa: BLE001 - a failed warm-up only costs the first request some time
+                    log.exception("warming the new knowledge base failed; swapping it in cold")
+            old, self._kb, self._error = self._kb, new, None
             log.info("knowledge base swapped in (imports version %s)", self._kb.meta("imports_version"))
             # the old connection stays open for requests still using it; it is closed when garbage-collected
             del old

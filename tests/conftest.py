@@ -63,6 +63,8 @@ SLOW_MODULES = frozenset(
         "test_digest_post",
         "test_state",
         "test_history_series",
+        "test_import_unit",
+        "test_import_serving",
     }
 )
 

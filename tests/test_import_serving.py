@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bot.slack_tables import tables_of
 
+from bot.slack.tables import tables_of
 from knowledge.paths import CATALOG_DIR
 from tests.slack_standin import SlackStandIn, check_message
 from tests.test_slack_http import FORM, GPUBOT, request, running_server, server_env, signed, slash_body

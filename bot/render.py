@@ -15,15 +15,6 @@ from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
 from handlers.offer_notes import where_and_what
 
-LABELS = {
-    "rules": {"en": "Rules applied", "zh": "应用的规则"},
-    "suggestions": {"en": "Did you mean", "zh": "您是不是指"},
-    "article": {"en": "seed article", "zh": "种子文章"},
-    "more": {"en": "more (e.g. 'top 20')", "zh": "条未显示（可加“前20”查看更多）"},
-    "as_of": {"en": "as of", "zh": "截至"},
-    "date_unknown": {"en": "date unknown, bundled", "zh": "数据日期未知，打包于"},
-}
-
 
 def dated(source: Source | Offer, lang: str = "en") -> str:
     """ "as of 2026-04", or "date unknown, bundled 2026-12-01" where the upstream date is unknown."""
@@ -31,7 +22,7 @@ def dated(source: Source | Offer, lang: str = "en") -> str:
 
 
 def _label(key: str, lang: str) -> str:
-    return LABELS[key].get(lang) or LABELS[key]["en"]
+    return t(f"render.{key}", lang)
 
 
 def _cut(text: str, limit: int) -> str:

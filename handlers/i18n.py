@@ -24,7 +24,7 @@ def phrases() -> dict[str, dict[str, str]]:
 MESSAGES: dict[str, dict[str, str]] = phrases()  # ~0.5 ms to read
 
 
-def t(key: str, lang: str = "en", **values: object) -> str:
+def t(key: str, lang: str = "en", /, **values: object) -> str:
     """The phrase `key` in `lang` (English when missing), formatted with `values`."""
     table = MESSAGES[key]
     return (table.get(lang) or table["en"]).format(**values)
@@ -34,7 +34,7 @@ def scoped(area: str) -> Callable[..., str]:
     """`phrase(key, lang="en", **values)` for the phrases of one area (`scoped("history")("title", "zh")`)."""
     prefix = f"{area}."
 
-    def phrase(key: str, lang: str = "en", **values: object) -> str:
+    def phrase(key: str, lang: str = "en", /, **values: object) -> str:
         return t(prefix + key, lang, **values)
 
     phrase.__doc__ = f"A `{area}` phrase in `lang` (English when missing), formatted with `values`."

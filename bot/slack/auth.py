@@ -20,6 +20,8 @@ import time
 
 from slack_sdk.errors import SlackApiError
 
+from handlers.i18n import MESSAGES, t
+
 __all__ = ["ADMIN_CACHE_SECONDS", "clear_cache", "is_workspace_admin", "workspace_refusal"]
 
 log = logging.getLogger("gpubot.slack.auth")
@@ -27,24 +29,6 @@ log = logging.getLogger("gpubot.slack.auth")
 ADMIN_CACHE_SECONDS = 60.0
 _cache: dict[tuple[str, str], tuple[float, bool]] = {}
 _lock = threading.Lock()
-
-_REFUSALS = {
-    "not_admin": {
-        "en": "Only a workspace admin or owner can change {what}. Channel settings (`/gpu set KEY VALUE`) "
-        "are open to everyone in the channel.",
-        "zh": "只有工作区管理员或所有者可以更改{what}。频道设置（`/gpu set 设置项 值`）频道成员都可以更改。",
-    },
-    "unknown": {
-        "en": "I could not check with Slack whether you are a workspace admin, so nothing was changed; "
-        "try again in a moment.",
-        "zh": "无法向 Slack 确认您是否为工作区管理员，因此未做任何更改；请稍后再试。",
-    },
-}
-_WHAT = {
-    "settings": {"en": "the workspace defaults", "zh": "工作区默认设置"},
-    "digest": {"en": "workspace-wide digest subscriptions", "zh": "工作区范围的摘要订阅"},
-    "alerts": {"en": "workspace-wide alerts", "zh": "工作区范围的价格提醒"},
-}
 
 
 def clear_cache() -> None:
@@ -85,6 +69,5 @@ def workspace_refusal(
     admin = is_workspace_admin(client, team, user)
     if admin:
         return None
-    table = _REFUSALS["unknown" if admin is None else "not_admin"]
-    label = _WHAT.get(what, _WHAT["settings"])
-    return (table.get(lang) or table["en"]).format(what=label.get(lang) or label["en"])
+    label = t(f"auth.what.{what}" if f"auth.what.{what}" in MESSAGES else "auth.what.settings", lang)
+    return t(f"auth.refusal.{'unknown' if admin is None else 'not_admin'}", lang, what=label)

@@ -29,6 +29,7 @@ from bot.slack.escape import slack_escape
 from bot.slack.limits import LIMITS, fit_blocks
 from bot.slack.payloads import Click
 from bot.slack.tables import tables_of
+from handlers.i18n import t
 
 __all__ = [
     "BLOCK_ERRORS",
@@ -227,26 +228,6 @@ def respond_message(respond, where: str, **message: Any) -> Delivered:
     return Delivered(False, last.get("error"))
 
 
-_PLAIN: dict[str, dict[str, str]] = {
-    "channel": {
-        "en": "I can't post in {channel}: invite me with `/invite @gpubot`, then press the button again.",
-        "zh": "我无法在 {channel} 发消息：请用 `/invite @gpubot` 邀请我，然后再按一次按钮。",
-    },
-    "ratelimited": {
-        "en": "Slack asked me to slow down; press the button again in a moment.",
-        "zh": "Slack 要求我放慢速度，请稍后再按一次按钮。",
-    },
-    "expired": {
-        "en": "This answer is too old for Slack to share; ask again and share the new answer.",
-        "zh": "这条回答已过期，Slack 无法再分享；请重新提问后分享新的回答。",
-    },
-    "other": {
-        "en": "Slack did not take the post in {channel}; nothing was lost, press the button again.",
-        "zh": "Slack 没有接受在 {channel} 的消息；回答仍在，请再按一次按钮。",
-    },
-}
-
-
 def plain_error(error: str | None, channel: str, lang: str = "en") -> str:
     """What a failed post means for the user, in words (never a bare Slack error code)."""
     if error in _CHANNEL_ERRORS:
@@ -257,8 +238,7 @@ def plain_error(error: str | None, channel: str, lang: str = "en") -> str:
         kind = "expired"
     else:
         kind = "other"
-    table = _PLAIN[kind]
-    return (table.get(lang) or table["en"]).format(channel=channel)
+    return t(f"delivery.{kind}", lang, channel=channel)
 
 
 # --- "Share in channel" ----------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from bot.slack import blocks
+from handlers.i18n import scoped
 from handlers.models import Answer, Query
 
 __all__ = [
@@ -40,21 +41,8 @@ MAX_ALT_TEXT = 1000  # Slack's alt text limit for files
 MAX_TITLE = 250
 MAX_COMMENT = 3000
 
-PHRASES: dict[str, dict[str, str]] = {
-    "btn.post_chart": {"en": "Post chart in channel", "zh": "在频道中发布图表"},
-    "chart_hint": {
-        "en": "The chart is posted in the channel for everyone to see.",
-        "zh": "图表会发布到频道中，所有人可见。",
-    },
-    "digest_comment": {"en": "Biggest price moves since the previous digest", "zh": "自上次摘要以来变化最大的价格"},
-    "not_drawn": {"en": "The chart could not be drawn: {reason}.", "zh": "无法绘制图表：{reason}。"},
-    "failed": {"en": "Could not post the chart ({error}).", "zh": "无法发布图表（{error}）。"},
-}
 
-
-def _phrase(key: str, lang: str) -> str:
-    table = PHRASES[key]
-    return table.get(lang) or table["en"]
+_phrase = scoped("slack_history")
 
 
 def _cut(text: str, limit: int) -> str:
@@ -125,7 +113,7 @@ def post_history_chart(
         except Exception as exc:  # no chart (e.g. matplotlib missing): say why, and still give the answer
             reason = chart_failure_reason(exc)
             log.warning("history chart for %r could not be drawn: %s", query.text[:200], reason)
-            text = f"{_phrase('not_drawn', lang).format(reason=reason)}\n{summary}"
+            text = f"{_phrase('not_drawn', lang, reason=reason)}\n{summary}"
             client.chat_postMessage(channel=channel, thread_ts=thread_ts, **blocks.text_message(text))
             return {"ok": True, "uploaded": False, "summary": summary, "chart_error": reason}
         result = _upload(
@@ -164,7 +152,7 @@ def chart_failure_reason(exc: Exception) -> str:
 
 def failure_text(error: str, lang: str = "en") -> str:
     """ "Could not post the chart (not_in_channel)." in `lang`."""
-    return _phrase("failed", lang).format(error=error)
+    return _phrase("failed", lang, error=error)
 
 
 def history_summary_blocks(answer: Answer) -> list[dict]:

@@ -20,86 +20,12 @@ from typing import Any
 from bot.slack import blocks
 from bot.slack.auth import workspace_refusal
 from bot.slack.commands import Command, digest_options
+from handlers.i18n import scoped
 
-__all__ = ["CommandContext", "change_lines", "command_reply", "record_change", "PHRASES"]
+__all__ = ["CommandContext", "change_lines", "command_reply", "record_change"]
 
 log = logging.getLogger("gpubot.slack")
 
-PHRASES: dict[str, dict[str, str]] = {
-    "scope.channel": {"en": "this channel", "zh": "本频道"},
-    "scope.workspace": {"en": "this workspace", "zh": "本工作区"},
-    "origin.channel": {"en": "this channel", "zh": "本频道"},
-    "origin.workspace": {"en": "workspace", "zh": "工作区"},
-    "origin.default": {"en": "gpubot's default", "zh": "gpubot 默认"},
-    "set.channel": {
-        "en": "Set {key} for {where}: *{value}*. Questions asked here use it unless they say otherwise.",
-        "zh": "已为{where}设置{key}：*{value}*。此后在这里的提问都会使用它（提问中另有说明的除外）。",
-    },
-    "set.workspace": {
-        "en": "Set {key} for {where}: *{value}*. Every channel without its own {key} uses it.",
-        "zh": "已为{where}设置{key}：*{value}*。所有未单独设置{key}的频道都会使用它。",
-    },
-    "unset.done": {"en": "Removed {where}'s {key}. Now: {now}.", "zh": "已删除{where}的{key}设置。现在：{now}。"},
-    "unset.none": {
-        "en": "{where} has no {key} of its own. Now: {now}.",
-        "zh": "{where}没有单独设置{key}。现在：{now}。",
-    },
-    "unset.all": {"en": "Removed every setting of {where}.", "zh": "已删除{where}的全部设置。"},
-    "unset.none_all": {"en": "{where} has no settings of its own.", "zh": "{where}没有单独的设置。"},
-    "unknown_key": {"en": "Unknown setting `{value}`.", "zh": "未知的设置项 `{value}`。"},
-    "invalid": {"en": "Not set: {error}.", "zh": "未设置：{error}。"},
-    "did_you_mean": {"en": " Did you mean {candidates}?", "zh": "您是不是想输入 {candidates}？"},
-    "keys": {
-        "en": "Settings: providers, regions, currency, language, pricing, budget.",
-        "zh": "可设置：providers、regions、currency、language、pricing、budget。",
-    },
-    "usage.set": {
-        "en": "Usage: `/gpu set [workspace] KEY VALUE`, e.g. `/gpu set providers aws,alibaba`, "
-        "`/gpu set budget 2 USD/GPU-hour`.",
-        "zh": "用法：`/gpu set [workspace] 设置项 值`，例如 `/gpu set providers aws,alibaba`、"
-        "`/gpu set budget 2 USD/GPU-hour`。",
-    },
-    "usage.unset": {
-        "en": "Usage: `/gpu unset [workspace] KEY` or `/gpu unset all`.",
-        "zh": "用法：`/gpu unset [workspace] 设置项` 或 `/gpu unset all`。",
-    },
-    "usage.digest": {
-        "en": "Usage: `/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
-        "[quiet]`, `/gpu digest unsubscribe`, `/gpu digest now`, `/gpu digest list`.",
-        "zh": "用法：`/gpu digest subscribe [hour 9] [tz Asia/Shanghai] [gpus H100,A100] [threshold 2] "
-        "[quiet]`、`/gpu digest unsubscribe`、`/gpu digest now`、`/gpu digest list`。",
-    },
-    "digest.subscribed": {"en": "This channel gets the daily GPU price digest:", "zh": "本频道已订阅每日GPU价格摘要："},
-    "digest.invite": {
-        "en": "I post it myself: invite me to this channel (`/invite @gpubot`) if I am not in it yet.",
-        "zh": "摘要由我发送：如果我还不在本频道，请先邀请我（`/invite @gpubot`）。",
-    },
-    "digest.unsubscribed": {"en": "This channel no longer gets the daily digest.", "zh": "本频道已取消每日摘要。"},
-    "digest.not_subscribed": {"en": "This channel was not subscribed to the digest.", "zh": "本频道没有订阅摘要。"},
-    # announcements of a channel's changes, and the change record
-    "announce.set": {"en": "{user} set {key} to {value}.", "zh": "{user} 将{key}设置为 {value}。"},
-    "announce.unset": {"en": "{user} removed this channel's {key}.", "zh": "{user} 删除了本频道的{key}设置。"},
-    "announce.unset_all": {
-        "en": "{user} removed every setting of this channel.",
-        "zh": "{user} 删除了本频道的全部设置。",
-    },
-    "announce.subscribe": {
-        "en": "{user} subscribed this channel to the daily digest.",
-        "zh": "{user} 为本频道订阅了每日摘要。",
-    },
-    "announce.unsubscribe": {
-        "en": "{user} unsubscribed this channel from the daily digest.",
-        "zh": "{user} 取消了本频道的每日摘要。",
-    },
-    "changes.title": {"en": "Recent changes", "zh": "最近的更改"},
-    "changes.line": {
-        "en": "{when} · {who} {key} ({where}): {old} → {new}",
-        "zh": "{when} · {who} {key}（{where}）：{old} → {new}",
-    },
-    "changes.unset": {"en": "not set", "zh": "未设置"},
-    "changes.digest": {"en": "digest", "zh": "摘要"},
-    "changes.digest_on": {"en": "daily at {hour:02d}:00 {tz}", "zh": "每天 {hour:02d}:00 {tz}"},
-}
 USAGE_VALUES = {
     "providers": "aws,alibaba",
     "regions": "us-east-1,cn-hangzhou",
@@ -131,9 +57,7 @@ def _who(user: str | None) -> str:
     return f"<@{user}>" if user and re.fullmatch(r"[UW][A-Z0-9_]+", user) else blocks.slack_escape(user or "?")
 
 
-def _p(name: str, lang: str, **values: Any) -> str:
-    table = PHRASES[name]
-    return (table.get(lang) or table["en"]).format(**values)
+_p = scoped("settings_cmd")
 
 
 def key_label(key: str, lang: str) -> str:

@@ -36,13 +36,12 @@ from bot.slack.blocks.settings import (
 )
 from bot.slack.escape import slack_escape, slack_inline, slack_plain
 from bot.slack.limits import LIMITS, fit_blocks
-from bot.slack.phrases import PHRASES, phrase
+from bot.slack.phrases import phrase
 
 __all__ = [
     "ACTION_IDS",
     "LIMITS",
     "MAX_SUGGESTIONS",
-    "PHRASES",
     "SETTINGS_MODAL_ID",
     "SETTING_KEYS",
     "TABLE_COLUMNS",

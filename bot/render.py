@@ -10,7 +10,7 @@ from functools import cache
 from typing import Any
 
 from bot.render_work import work_line
-from handlers.common import money, place
+from handlers.common import also_in, money, place
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
 from handlers.offer_notes import where_and_what
@@ -61,7 +61,7 @@ def offer_line(item: Offer, lang: str = "en") -> str:
     region = "" if item.region == "article" else f" · {item.region}"
     if item.zone_label:  # a Local / Wavelength Zone is its own place, never shown as its parent region
         region = f" · {place(item, lang)}"
-    note = f" · {t('brief.also_in', lang, n=item.other_regions)}" if item.other_regions else ""
+    note = f" · {also_in(item.other_regions, lang)}" if item.other_regions else ""
     provider = item.provider
     if lang == "zh":
         from handlers.brief import provider_label

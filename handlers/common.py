@@ -74,3 +74,8 @@ def _issue_text(issue: NameIssue, lang: str) -> str:
     if issue.candidates:
         text += " " + t("names.did_you_mean", lang, candidates=t("word.or", lang).join(issue.candidates[:4]))
     return text
+
+
+def also_in(n: int, lang: str) -> str:
+    """ "+3 regions" / "+1 region" (另有3个地域): where else the offer's price is found."""
+    return t("brief.also_in_one", lang) if n == 1 else t("brief.also_in", lang, n=n)

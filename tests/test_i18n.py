@@ -83,3 +83,13 @@ def test_lookup_falls_back_to_english_and_formats():
     key = next(k for k, v in MESSAGES.items() if "{" not in v["en"])
     assert t(key, "fr") == MESSAGES[key]["en"]
     assert t(key, "zh") == MESSAGES[key].get("zh", MESSAGES[key]["en"])
+
+
+@pytest.mark.parametrize(
+    ("n", "lang", "said"),
+    [(1, "en", "+1 region"), (3, "en", "+3 regions"), (1, "zh", "另有1个地域"), (15, "zh", "另有15个地域")],
+)
+def test_other_regions_are_counted_in_words_a_reader_expects(n, lang, said):
+    from handlers.common import also_in
+
+    assert also_in(n, lang) == said

@@ -10,7 +10,7 @@ from bot.render import gpu_label, num
 from bot.slack.blocks.base import cell, render
 from bot.slack.escape import slack_escape
 from bot.slack.phrases import phrase
-from handlers.common import money, place
+from handlers.common import also_in, money, place
 from handlers.i18n import t
 from handlers.models import Offer
 
@@ -41,7 +41,7 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: 
         f"{num(item.gpu_count)}x {gpu_label(item)}",
         ""
         if item.region == "article"
-        else place(item, lang) + (f" · {t('brief.also_in', lang, n=item.other_regions)}" if item.other_regions else ""),
+        else place(item, lang) + (f" · {also_in(item.other_regions, lang)}" if item.other_regions else ""),
         t(f"pricing.{item.pricing}", lang),
         per_gpu,
         money(item.price_per_hour, item.currency),

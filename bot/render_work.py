@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from handlers.common import money
-from handlers.i18n import t
+from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Query
 
 __all__ = ["WORK_ACTION", "work_blocks", "work_buttons", "work_line"]
@@ -41,22 +41,38 @@ _SWITCHES = (  # (label en, label zh, bench_workload, bench_step)
 )
 
 
-def _benchmark(row: dict, detail: dict) -> str:
-    parts = [f"{detail.get('framework')} {detail.get('framework_version')}", row["workload"], row["strategy"]]
+def _basis(row: dict, lang: str) -> str:
+    """How the tokens/s figure was obtained, in the reader's language (the JSON keeps `basis` itself)."""
+    if row["basis"] == "measured":
+        return t("work.basis.measured", lang)
+    if lang == "en":  # the English explanation names the reference model and the ratio
+        return row["basis"]
+    return t(f"work.basis.{'estimate_params' if 'parameter ratio' in row['basis'] else 'estimate_bandwidth'}", lang)
+
+
+def _benchmark(row: dict, detail: dict, lang: str = "en") -> str:
+    step = f"work.step.{row['strategy']}"
+    parts = [
+        f"{detail.get('framework')} {detail.get('framework_version')}",
+        row["workload"],
+        t(step, lang) if lang != "en" and step in MESSAGES else row["strategy"],
+    ]
     if detail.get("concurrency") and row["strategy"] != "synchronous" and detail.get("framework") == "vllm":
-        parts[-1] += f" (concurrency {detail['concurrency']:g}, max_num_seqs {detail.get('max_num_seqs') or 0:g})"
+        concurrency = t("work.concurrency", lang, c=detail["concurrency"], s=detail.get("max_num_seqs") or 0)
+        parts[-1] += f" ({concurrency})"
     parts.append(row["quantization"] or "")
     if row["strategy"] == "synchronous" and detail.get("ttft_p50_ms") is not None:
         parts.append(
             f"TTFT p50 {detail['ttft_p50_ms']:,.0f} ms / p95 {detail['ttft_p95_ms']:,.0f} ms, "
             f"TPOT p50 {detail['tpot_p50_ms']:.1f} ms"
         )
-    parts.append(f"run {row['run_date']}")
+    parts.append(t("work.run", lang, date=row["run_date"]))
     return ", ".join(p for p in parts if p)
 
 
-def _gpus(row: dict) -> str:
-    used = f" ({row['gpus_used']:g} used)" if row["gpus_used"] and row["gpus_used"] < row["gpu_count"] else ""
+def _gpus(row: dict, lang: str = "en") -> str:
+    partial = row["gpus_used"] and row["gpus_used"] < row["gpu_count"]
+    used = f" ({t('work.gpus_used', lang, n=row['gpus_used'])})" if partial else ""
     return f"{row['gpu_count']:g}x {row['gpu']}{used}"
 
 
@@ -69,12 +85,12 @@ def _price(row: dict, detail: dict) -> str:
 
 def work_line(row: dict, detail: dict, lang: str, source_no: Callable[[str, str], int | str]) -> str:
     """One row on one line: where, price, measured tokens/s, $ per 1M tokens, basis, benchmark, both sources."""
-    per_m = "每百万token" if lang == "zh" else "per 1M tokens"
+    per_m = t("work.per_million", lang)
     bench_path = row["benchmark_source"].split(":", 1)[-1]
     return (
-        f"{row['provider']} {row['instance_type']} · {_gpus(row)} · {row['region']} · "
+        f"{row['provider']} {row['instance_type']} · {_gpus(row, lang)} · {row['region']} · "
         f"{t('pricing.' + row['pricing'], lang)} · {_price(row, detail)} · {row['tokens_per_s']:,.1f} tok/s → "
-        f"${row['usd_per_million_tokens']:.4f} {per_m} · {row['basis']}: {_benchmark(row, detail)} "
+        f"${row['usd_per_million_tokens']:.4f} {per_m} · {_basis(row, lang)}: {_benchmark(row, detail, lang)} "
         f"({bench_path}) [{source_no(row['source'], row['as_of'])}]"
     )
 
@@ -92,13 +108,13 @@ def work_blocks(answer: Answer, source_no: Callable[[str, str], int | str], cell
             str(n),
             row["provider"],
             row["instance_type"],
-            _gpus(row),
+            _gpus(row, lang),
             row["region"],
             _price(row, detail),
             f"{row['tokens_per_s']:,.1f}",
             f"${row['usd_per_million_tokens']:.4f}",
-            row["basis"],
-            _benchmark(row, detail),
+            _basis(row, lang),
+            _benchmark(row, detail, lang),
             f"[{source_no(row['source'], row['as_of'])}] [1]",
         ]
         rows.append([_cell(c) for c in cells])

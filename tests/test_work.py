@@ -558,3 +558,20 @@ def test_unmeasured_gpu_gets_a_datasheet_estimate(ask, text):
         price = catalog_price(w["provider"], w["instance_type"], 1)
         assert w["usd_per_million_tokens"] == pytest.approx(price[0] / (w["tokens_per_s"] * 3600) * 1e6, abs=5e-5)
     assert "stimate" in result["title"] or "估算" in result["title"]
+
+
+@pytest.mark.parametrize(
+    ("text", "basis"),
+    [
+        ("用Llama 3.1 8B做在线推理，每百万token成本最低的是哪家？", "实测"),
+        ("用一个30B模型推理，每百万token成本是多少", "估算（按参数量比例换算）"),
+    ],
+)
+def test_a_chinese_work_answer_says_its_rows_in_chinese(kb, capsys, text, basis):
+    """Each row's basis, step, concurrency and run date are in Chinese; the figures and the benchmark's own ids stay."""
+    assert main(["ask", text]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if re.match(r"\d+\. ", line)]
+    assert rows
+    for line in rows:
+        assert f"· {basis}:" in line and "测试于 20" in line and "每百万token" in line
+        assert not re.search(r"\b(measured|estimate|concurrency|run 20|used\))", line), line

@@ -136,6 +136,8 @@ def find_team_bot(
     bot = store.find_bot(enterprise_id=enterprise_id, team_id=team_id)
     if bot is None and enterprise_id:  # an org-wide install serves every workspace of the org
         bot = store.find_bot(enterprise_id=enterprise_id, team_id=None, is_enterprise_install=True)
+        if bot is not None:
+            _remember(enterprise_id, {team_id})
     if bot is None and not enterprise_id:
         granted = granted or granted_teams
         bot = next((org for org in org_wide_bots(store) if team_id in granted(org)), None)
@@ -189,8 +191,29 @@ def granted_teams(bot: Bot, api_url: str | None = None) -> set[str]:
             cursor = (response.get("response_metadata") or {}).get("next_cursor")
             if not cursor:
                 break
-    except SlackApiError as exc:
+    except SlackApiError as exc:  # token_revoked, account_inactive (the org uninstalled), missing_scope, ...
         log.warning("cannot list the workspaces of org %s (%s)", bot.enterprise_id, exc.response.get("error"))
         return teams
+    except Exception as exc:  # noqa: BLE001 - unreachable API, bad answer: no workspace found, never a raise
+        log.warning("cannot list the workspaces of org %s (%s)", bot.enterprise_id, exc)
+        return set()
     _grants[key] = (time.monotonic(), teams)
+    if bot.enterprise_id:
+        _remember(bot.enterprise_id, teams)
     return teams
+
+
+def forget_grants(enterprise_id: str) -> None:
+    """Drop the cached `auth.teams.list` answers of an org (its install is gone)."""
+    for key in [k for k in _grants if k[1] == enterprise_id]:
+        _grants.pop(key, None)
+
+
+def _remember(enterprise_id: str, teams: set[str]) -> None:
+    """Record the workspaces the org's install serves (`knowledge.grid_members`), for its uninstall."""
+    from knowledge import grid_members
+
+    try:
+        grid_members.record(enterprise_id, teams)
+    except Exception:  # noqa: BLE001 - bookkeeping never fails a lookup
+        log.exception("cannot record the workspaces of org %s", enterprise_id)

@@ -178,6 +178,7 @@ def load_table_owners() -> None:
         "knowledge.subscriptions",
         "knowledge.settings_store",
         "knowledge.claims",
+        "knowledge.grid_members",
     ):
         try:
             importlib.import_module(module)

@@ -4,7 +4,8 @@
     DM TEXT          one reply in the DM
     "…时提醒我"       a price alert set by mention (`bot.alert_cmd`)
     a history question   a chart uploaded into the thread, rendered on the chart worker (off every request)
-    app_uninstalled / tokens_revoked   that workspace's tokens, settings and digest subscriptions deleted
+    app_uninstalled / tokens_revoked   that workspace's tokens, settings and digest subscriptions deleted (an
+                                       org-wide install's: the whole org's, `bot.slack.uninstall`)
 
 Never two replies to one message: the reply claims the message's channel+ts (an @-mention in a DM also arrives as
 a DM message), and finishing it releases the event's claim (`knowledge.claims`). Other bots' messages and message
@@ -20,8 +21,9 @@ from bot.pipeline import understand
 from bot.slack.answering import Answerer
 from bot.slack.commands import parse_command
 from bot.slack.delivery import post_message
-from bot.slack.oauth import forget_workspace, installation_store
+from bot.slack.oauth import installation_store
 from bot.slack.payloads import Message
+from bot.slack.uninstall import forget, note_grid_workspace
 from handlers.language import language_of
 from knowledge import claims
 
@@ -45,16 +47,18 @@ def register(app: App, answerer: Answerer) -> None:
             return  # edits, deletions, bots, channel chatter: acknowledged, not answered
         reply(answerer, client, body, Message.of(body, event, context.bot_user_id, thread_ts=event.get("thread_ts")))
 
+    app.middleware(note_grid_workspace)  # workspaces an org-wide install serves, for its uninstall
+
     @app.event("app_uninstalled")
     def on_uninstalled(body: dict, context) -> None:
-        forget_workspace(context.team_id or body.get("team_id"), settings, enterprise_id=context.enterprise_id)
+        forget(body, context, settings)  # the whole org for an org-wide install (`bot.slack.uninstall`)
 
     @app.event("tokens_revoked")
     def on_tokens_revoked(body: dict, event: dict, context) -> None:
         tokens = event.get("tokens") or {}
         team = context.team_id or body.get("team_id")
         if tokens.get("bot"):
-            forget_workspace(team, settings, enterprise_id=context.enterprise_id)
+            forget(body, context, settings)
         elif settings.oauth_enabled:
             for user in tokens.get("oauth") or []:
                 installation_store(settings).delete_installation(

@@ -197,6 +197,9 @@ def forget_workspace(team_id: str | None, settings: Settings, *, enterprise_id: 
     from knowledge import alerts
 
     dropped = alerts.remove_team(team_id)
+    from knowledge import grid_members
+
+    grid_members.forget_workspace(team_id)
     log.info(
         "workspace %s removed: tokens deleted, %d settings, %d digest subscriptions and %d price alerts dropped",
         team_id,

@@ -136,7 +136,8 @@ def read_catalog(path: str | Path) -> Catalog:
 
 
 def max_rows() -> int:
-    """Most lines a catalog may have (GPUBOT_IMPORT_MAX_ROWS; default 100,000, ~30x the largest bundled one)."""
+    """Most rows (lines after the header) a catalog may have (GPUBOT_IMPORT_MAX_ROWS; default 100,000, ~30x the
+    largest bundled one)."""
     from knowledge.config import config
 
     return config().gpubot_import_max_rows
@@ -161,10 +162,11 @@ def read_bounded(path: Path) -> bytes:
         raise CatalogError(path, f"cannot read file ({exc.strerror or exc})") from None
     if len(raw) > MAX_BYTES:
         raise CatalogError(path, f"file is larger than {MAX_BYTES // 2**20} MB")
-    lines, limit = raw.count(b"\n"), max_rows()
-    if lines > limit:
+    lines = raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)
+    rows, limit = max(lines - 1, 0), max_rows()  # the header line is not a row
+    if rows > limit:
         raise CatalogError(
-            path, f"file has {lines} lines, more than the {limit} a catalog may have (GPUBOT_IMPORT_MAX_ROWS)"
+            path, f"file has {rows} rows, more than the {limit} a catalog may have (GPUBOT_IMPORT_MAX_ROWS)"
         )
     return raw
 

@@ -97,7 +97,7 @@ class Config(BaseSettings):
     gpubot_import_max_rows: int = Field(
         D["GPUBOT_IMPORT_MAX_ROWS"],
         ge=1,
-        description="Most lines a catalog file may have (`gpubot kb import`, refreshes).",
+        description="Most rows (lines after the header) a catalog file may have (`gpubot kb import`, refreshes).",
     )
 
     @field_validator("gpubot_log_level", mode="before")

@@ -251,3 +251,20 @@ def test_an_expired_claim_is_taken_over_and_a_finished_one_never(state_url, monk
     claims.forget_local()
     time.sleep(0.4)
     assert not claims.claim(key), "finished for good"
+
+
+@pytest.mark.parametrize(("rows", "refused"), [(50, False), (51, True)])
+def test_the_row_cap_counts_rows_not_the_header(tmp_path, monkeypatch, rows, refused):
+    """GPUBOT_IMPORT_MAX_ROWS=50 takes a file of a header and 50 rows (with or without a final newline), not 51."""
+    from knowledge.catalog import CatalogError, read_bounded
+
+    monkeypatch.setenv("GPUBOT_IMPORT_MAX_ROWS", "50")
+    for ending in ("\n", ""):
+        path = tmp_path / f"rows{len(ending)}.csv"
+        body = "".join(f"x{i}.big,A100,1,8,64,,1.00,,r1\n" for i in range(rows))
+        path.write_text(HEADER + body.rstrip("\n") + ending)
+        if refused:
+            with pytest.raises(CatalogError, match=f"file has {rows} rows, more than the 50"):
+                read_bounded(path)
+        else:
+            assert read_bounded(path).count(b"x") >= rows

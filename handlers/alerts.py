@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from handlers.common import money, pricing_label
-from handlers.i18n import scoped
+from handlers.i18n import scoped, t
 from handlers.language import has_chinese
 from handlers.models import Query
 
@@ -127,13 +127,23 @@ def _offer_text(offer: dict, lang: str) -> str:
         provider=offer["provider"],
         price_native=native,
         source=offer.get("source") or "unknown",
-        as_of=offer.get("as_of") or ("日期未知" if lang == "zh" else "date unknown"),
+        as_of=_as_of(offer, lang),
     )
+
+
+def _as_of(offer: dict, lang: str) -> str:
+    """The offer's date; a catalog without one says so ("date unknown, bundled 2026-12-01")."""
+    day = offer.get("as_of")
+    if not day:
+        return t("alerts.date_unknown", lang)
+    if offer.get("as_of_known", True) in (False, 0):
+        return t("alerts.date_unknown_bundled", lang, day=day)
+    return day
 
 
 def created_text(alert, offer: dict) -> str:
     lang = alert.language
-    as_of = offer.get("as_of") or ("日期未知" if lang == "zh" else "date unknown")
+    as_of = _as_of(offer, lang)
     where = f"{offer['instance_type']}, {offer['region']}, {offer['provider']}; {offer.get('source') or '?'}, {as_of}"
     values = dict(
         id=alert.id,

@@ -225,6 +225,7 @@ _OFFER_KEYS = (
     "price_per_gpu_hour_usd",
     "source",
     "as_of",
+    "as_of_known",
     "vgpu",
 )
 

@@ -436,3 +436,23 @@ def test_a_mention_sets_an_alert_and_answers_in_the_thread(app, slack, text, rep
     assert posted.body["text"].startswith(reply)
     [made] = alerts.list_alerts("T0001", "C0MENTION")
     assert made.spec.gpus == ("H100",) and made.spec.pricing == "spot"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("H100 spot on aws below 100", "date unknown, bundled "),
+        ("aws上H100竞价低于每卡每小时100美元时提醒我", "日期未知，打包于 "),
+    ],
+)
+def test_an_alert_on_a_bundled_catalog_says_its_date_is_unknown(kb, capsys, text, said):
+    """SkyPilot's catalogs carry no date: the alert's offer says so, never the bundling day as the price's date."""
+    rows = kb.rows("SELECT DISTINCT as_of, as_of_known FROM offers WHERE provider = 'aws' AND kind = 'catalog'")
+    assert rows and all(not row["as_of_known"] for row in rows)  # the premise, read from the knowledge base
+    from knowledge import alerts
+
+    assert main(["alert", "add", text, "--channel", "C0DATE"]) == 0
+    out = capsys.readouterr().out
+    for alert in alerts.list_alerts(channel="C0DATE"):  # the session's home is shared: leave no alert behind
+        alerts.remove_alert(alert.team, alert.id)
+    assert said + rows[0]["as_of"] in out, out

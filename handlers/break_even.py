@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from handlers.common import money, pricing_label
+from handlers.common import as_of_text, money, pricing_label
 from handlers.i18n_rules import rule_hits, t
 from handlers.models import Answer, Query, Source
 from handlers.tco_model import TERMS
@@ -61,7 +61,7 @@ def saving_facts(kb: KB, instance_type: str, region: str, lang: str) -> dict:
     if od and spot:
         pct = 100 * (1 - spot[0]["price_per_hour_usd"] / od[0]["price_per_hour_usd"])
         facts["spot_saving_text"] = t(
-            "save.spot", lang, subject=subject, pct=pct, source=spot[0]["source"], as_of=spot[0]["as_of"]
+            "save.spot", lang, subject=subject, pct=pct, source=spot[0]["source"], as_of=as_of_text(spot[0], lang)
         )
     else:
         facts["spot_saving_text"] = t("save.no_spot", lang, subject=subject)

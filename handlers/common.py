@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from handlers.i18n import t
 from handlers.models import NameIssue, Offer, Query, Source
@@ -79,3 +80,13 @@ def _issue_text(issue: NameIssue, lang: str) -> str:
 def also_in(n: int, lang: str) -> str:
     """ "+3 regions" / "+1 region" (另有3个地域): where else the offer's price is found."""
     return t("brief.also_in_one", lang) if n == 1 else t("brief.also_in", lang, n=n)
+
+
+def as_of_text(row: Any, lang: str) -> str:
+    """A figure's date: "2026-07-30", or "date unknown, bundled 2026-12-01" (日期未知，打包于 …) where the catalog
+    has none (`as_of_known` false: the day is only when the file was bundled or imported)."""
+    get = row.get if isinstance(row, dict) else lambda key, default=None: getattr(row, key, default)
+    day = get("as_of") or "?"
+    if get("as_of_known", True) in (False, 0):
+        return t("common.date_unknown_bundled", lang, day=day)
+    return day

@@ -6,7 +6,7 @@ Chinese. Handlers add their output to `Answer.notes` / `Answer.extra`; `bot.rend
 
 from __future__ import annotations
 
-from handlers.common import money
+from handlers.common import as_of_text, money
 from handlers.models import Offer
 
 SHORT = {  # availability -> (English, Chinese) label
@@ -38,9 +38,7 @@ def where_and_what(item: Offer, lang: str = "en") -> list[str]:
     if item.availability != "orderable":
         labels.append(_pick(SHORT[item.availability], lang))
     for other in item.other_prices[:1]:
-        date = other.get("as_of") or "?"
-        if other.get("as_of_known") is False:
-            date = f"date unknown, bundled {date}" if lang != "zh" else f"日期未知，打包于 {date}"
+        date = as_of_text(other, lang)
         word = "other source" if lang != "zh" else "另一来源"
         labels.append(
             f"{word}: {money(other['price_per_gpu_hour_usd'])}/GPU-h ({money(other['price_per_hour_usd'])}/h, {date})"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from handlers import brief
-from handlers.common import money, offer, place, pricing_label
+from handlers.common import as_of_text, money, offer, place, pricing_label
 from handlers.i18n_rules import provider_costs, provider_name, t
 from handlers.models import PRICINGS, Query, Source, Tco
 from handlers.spec import whole
@@ -58,7 +58,10 @@ def sources(asked: list) -> list[Source]:
     for cands in asked:
         for rows in cands.values():
             for row in rows[:MAX_CANDIDATES]:
-                seen.setdefault((row["source"], row["as_of"]), Source(source=row["source"], as_of=row["as_of"]))
+                seen.setdefault(
+                    (row["source"], row["as_of"]),
+                    Source(source=row["source"], as_of=row["as_of"], as_of_known=bool(row.get("as_of_known", True))),
+                )
     return list(seen.values())
 
 
@@ -158,7 +161,7 @@ def _option(
             pricing=pricing_label(pricing, lang),
             rate=money(rate, currency),
             source=src["source"],
-            as_of=src["as_of"],
+            as_of=as_of_text(src, lang),
         ),
         t("tco.a.hours", lang, hours=hours, default="" if query.duration_hours else t("tco.a.default", lang)),
     ]

@@ -275,3 +275,26 @@ def test_cli_tco_question(ask_json):
     assert [o["total"] for o in data["tco_options"]] == sorted(o["total"] for o in data["tco_options"])
     # line one names the cheapest option and its total (issue 16)
     assert data["text"].startswith("Cheapest way to run") and f"{totals[0]:,.2f}" in data["text"].splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("spot or on-demand for A100 training on aws", "date unknown, bundled "),
+        ("训练用A100，竞价还是按需？aws", "日期未知，打包于 "),
+        ("TCO of 8x H100 on aws for 3 months", "date unknown, bundled "),
+    ],
+)
+def test_a_cost_from_an_undated_catalog_says_its_date_is_unknown(kb, text, said):
+    """The TCO lines and the sources name the bundling day as such, never as the price's date."""
+    from bot.pipeline import answer
+    from bot.render import render_text
+
+    result = answer(text, kb)
+    undated = [s for s in result.sources if s.source.startswith("SkyPilot catalog")]
+    assert undated and not any(s.as_of_known for s in undated)
+    shown = render_text(result)
+    for line in shown.splitlines():
+        if "SkyPilot catalog" in line and line.strip().startswith("-"):  # a TCO line naming its offer
+            assert said in line, line
+    assert said.split(",")[0].split("，")[0] in shown

@@ -65,6 +65,8 @@ SLOW_MODULES = frozenset(
         "test_history_series",
         "test_import_unit",
         "test_import_serving",
+        "test_import_faults",  # real CLI processes, a server rebuilding in a child process
+        "test_hostile",  # real servers, slow-client sockets, nginx
     }
 )
 

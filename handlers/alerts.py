@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from handlers.common import money, pricing_label
-from handlers.i18n import scoped, t
+from handlers.common import as_of_text, money, pricing_label
+from handlers.i18n import scoped
 from handlers.language import has_chinese
 from handlers.models import Query
 
@@ -127,23 +127,13 @@ def _offer_text(offer: dict, lang: str) -> str:
         provider=offer["provider"],
         price_native=native,
         source=offer.get("source") or "unknown",
-        as_of=_as_of(offer, lang),
+        as_of=as_of_text(offer, lang),
     )
-
-
-def _as_of(offer: dict, lang: str) -> str:
-    """The offer's date; a catalog without one says so ("date unknown, bundled 2026-12-01")."""
-    day = offer.get("as_of")
-    if not day:
-        return t("alerts.date_unknown", lang)
-    if offer.get("as_of_known", True) in (False, 0):
-        return t("alerts.date_unknown_bundled", lang, day=day)
-    return day
 
 
 def created_text(alert, offer: dict) -> str:
     lang = alert.language
-    as_of = _as_of(offer, lang)
+    as_of = as_of_text(offer, lang)
     where = f"{offer['instance_type']}, {offer['region']}, {offer['provider']}; {offer.get('source') or '?'}, {as_of}"
     values = dict(
         id=alert.id,

@@ -86,7 +86,9 @@ def as_of_text(row: Any, lang: str) -> str:
     """A figure's date: "2026-07-30", or "date unknown, bundled 2026-12-01" (日期未知，打包于 …) where the catalog
     has none (`as_of_known` false: the day is only when the file was bundled or imported)."""
     get = row.get if isinstance(row, dict) else lambda key, default=None: getattr(row, key, default)
-    day = get("as_of") or "?"
+    day = get("as_of")
+    if not day:
+        return t("common.date_unknown", lang)
     if get("as_of_known", True) in (False, 0):
         return t("common.date_unknown_bundled", lang, day=day)
     return day

@@ -61,6 +61,19 @@ def asked(query: Query, extra: dict, changed: Query | None = None) -> Query:
     return defaults.undo_defaults(changed or query, extra.get("d") or (), unless_changed_from=query)
 
 
+def answered_again(answerer: Answerer, click: Click, respond: Any, **options: Any) -> tuple[Query, dict] | None:
+    """(query, message): the clicked answer's question asked again, as a message only the clicker sees (Share and
+    Why build on it); None when the button's query could not be read (the clicker was told)."""
+    parsed = button_query(answerer, click, respond)
+    if parsed is None:
+        return None
+    query, extra = parsed
+    message = answerer.message_for_query(
+        asked(query, extra), shareable=False, where=click.where, team=click.team, channel=click.channel, **options
+    )
+    return query, message
+
+
 def button_query(answerer: Answerer, click: Click, respond: Any) -> tuple[Query, dict] | None:
     """The question a button carries; an unreadable one gets the apology (privately) and None."""
     try:
@@ -83,19 +96,9 @@ def register(app: App, answerer: Answerer) -> None:
     def on_share(ack, body: dict, action: dict, respond, client: WebClient) -> None:
         ack()
         click = Click.of(body, action)
-        parsed = button_query(answerer, click, respond)
-        if parsed is None:
-            return
-        query, extra = parsed
-        message = answerer.message_for_query(
-            asked(query, extra),
-            shareable=False,
-            where=click.where,
-            shared_by=click.user,
-            team=click.team,
-            channel=click.channel,
-        )
-        share(client, respond, click, message, query.language)  # public first, then delete
+        if (answered := answered_again(answerer, click, respond, shared_by=click.user)) is not None:
+            query, message = answered
+            share(client, respond, click, message, query.language)  # public first, then delete
 
     @app.action(REFINE_ACTIONS)
     def on_refine(ack, body: dict, action: dict, respond) -> None:
@@ -107,19 +110,8 @@ def register(app: App, answerer: Answerer) -> None:
         """ "Why": the same answer with every pitfall, rule and detail the short one left out, to whoever clicked."""
         ack()
         click = Click.of(body, action)
-        parsed = button_query(answerer, click, respond)
-        if parsed is None:
-            return
-        query, extra = parsed
-        message = answerer.message_for_query(
-            asked(query, extra),
-            shareable=False,
-            where=click.where,
-            team=click.team,
-            channel=click.channel,
-            verbose=True,
-        )
-        answerer.respond(respond, click.where, response_type="ephemeral", replace_original=False, **message)
+        if (answered := answered_again(answerer, click, respond, verbose=True)) is not None:
+            answerer.respond(respond, click.where, response_type="ephemeral", replace_original=False, **answered[1])
 
 
 def refined(answerer: Answerer, click: Click, respond: Any) -> None:

@@ -12,14 +12,11 @@ import datetime as dt
 import math
 from collections.abc import Iterable, Mapping
 
+from knowledge.clock import utc_now
 from knowledge.history_models import Change, ChangeSet, Digest, HistoryError, ProviderDiff, Snapshot
 from knowledge.history_reader import HistoryReader
 
 __all__ = ["changes", "diff_since", "offers_of", "previous_snapshot", "snapshot_before"]
-
-
-def _utc(value: dt.datetime) -> dt.datetime:
-    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
 def offers_of(reader: HistoryReader, snap: Snapshot | int) -> dict[tuple[str, str, str], dict]:
@@ -36,7 +33,7 @@ def previous_snapshot(reader: HistoryReader, current: Snapshot) -> Snapshot | No
 
 def snapshot_before(reader: HistoryReader, provider: str, when: dt.datetime) -> Snapshot | None:
     """The state of `provider`'s prices at `when`: its newest snapshot taken before that moment."""
-    when = _utc(when)
+    when = utc_now(when)
     earlier = [s for s in reader.snapshots_of(provider) if s.taken_at < when]
     return earlier[-1] if earlier else None
 
@@ -85,7 +82,7 @@ def changes(reader: HistoryReader, old: Snapshot | None, new: Snapshot, threshol
 
 def _day_start(value: dt.date | dt.datetime) -> dt.datetime:
     if isinstance(value, dt.datetime):
-        return _utc(value)
+        return utc_now(value)
     return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
 
 

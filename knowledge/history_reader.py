@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from knowledge.clock import utc_now
 from knowledge.history_models import Snapshot, SnapshotOffer
 from knowledge.state_schema import sqlite_at_head
 from knowledge.state_url import database_url
@@ -70,8 +71,7 @@ _OFFER = f"SELECT {', '.join(SnapshotOffer._fields)} FROM snapshot_offers"
 def _utc(value: Any) -> dt.datetime:
     """A stored time as an aware UTC datetime (SQLite keeps `YYYY-MM-DD HH:MM:SS.ffffff` in UTC, PostgreSQL a
     timestamptz)."""
-    when = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
-    return when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when.astimezone(dt.UTC)
+    return utc_now(dt.datetime.fromisoformat(value) if isinstance(value, str) else value)
 
 
 def _snapshot(row: Sequence) -> Snapshot:
@@ -138,7 +138,7 @@ class StateHistoryReader:
 
     def _time(self, value: dt.datetime) -> Any:
         """A bound time: SQLite compares the stored text, PostgreSQL a timestamptz."""
-        when = _utc(value)
+        when = utc_now(value)
         return when.strftime("%Y-%m-%d %H:%M:%S.%f") if self._sqlite else when
 
     # --- HistoryReader ---------------------------------------------------------------------------------------

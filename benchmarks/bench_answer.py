@@ -76,7 +76,7 @@ def measure(repeat: int = 30) -> dict[str, dict]:
         os.environ["GPUBOT_HOME"] = tempfile.mkdtemp(prefix="gpubot-bench-")
     from bot.pipeline import answer, understand
     from handlers import cache
-    from knowledge.kb_open import open_kb
+    from knowledge.kb.opener import open_kb
 
     kb = open_kb()
     for texts in QUESTIONS.values():  # warm up: imports, vocabulary, per-KB caches, pydantic schemas

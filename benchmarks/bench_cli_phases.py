@@ -26,7 +26,7 @@ PHASES = (
     ("bot.cli and the command line", "import bot.cli; bot.cli.build_parser('ask')"),
     ("pydantic and the Query/Answer models", "import handlers.models"),
     ("handlers.parse import (lexicon set-up)", "import handlers.parse"),
-    ("open the knowledge base", "from knowledge.kb_open import open_kb; kb = open_kb()"),
+    ("open the knowledge base", "from knowledge.kb.opener import open_kb; kb = open_kb()"),
     ("understand: vocabulary + parse", "from bot.pipeline import understand; q = understand(QUESTION, kb)"),
     ("answer (handler, pitfalls)", "from bot.pipeline import answer_query; a = answer_query(q, kb)"),
     ("render the text (Jinja)", "from bot.render import render_text; render_text(a)"),

@@ -39,7 +39,7 @@ TIMED = (
 
 def build_cost(runs: int) -> dict:
     """Seconds `history_bundled.write` adds to a build: the first (parses the CSV) and later ones (replay kept)."""
-    from knowledge import history_bundled
+    from knowledge.history import bundled as history_bundled
 
     before = os.environ.get("GPUBOT_HOME")
     times = []

@@ -46,7 +46,7 @@ def main() -> None:
         os.environ["GPUBOT_HOME"] = tempfile.mkdtemp(prefix="gpubot-bench-")
 
     from handlers.parse import Vocabulary, parse
-    from knowledge.kb_open import open_kb
+    from knowledge.kb.opener import open_kb
 
     started = time.perf_counter()
     kb = open_kb()

@@ -10,7 +10,7 @@ Slack: `/gpu alert H100 spot below 2.50`, `/gpu alert A100 on aws below 1.2 per 
 workspace and channel; anyone in the channel may add or remove the channel's alerts.
 
 Posting (`check_and_post`) follows the digest's protocol (`bot.digest_cmd`): each firing is claimed in the state
-database before the post and recorded after (`knowledge.alerts`), so two clocks or workers post it once; a retry
+database before the post and recorded after (`knowledge.state.alerts`), so two clocks or workers post it once; a retry
 after a crash first looks for the earlier post in the channel (message metadata `gpubot_alert`) and never posts
 twice; when the channel cannot be read it records the firing `unverified` and does not post it again.
 Exit codes: 0 done; 1 nothing found (remove) or a post failed or is unverified (check); 2 bad input.
@@ -83,7 +83,7 @@ def add_alert(
     """Parse and store an alert: (alert, cheapest offer now). Raises AlertParseError or AlertError."""
     from handlers.alerts import parse_alert
     from handlers.parse import Vocabulary
-    from knowledge import alerts
+    from knowledge.state import alerts
 
     parsed = parse_alert(text, Vocabulary.from_kb(kb))
     query = parsed.query
@@ -139,8 +139,8 @@ def check_and_post(
 
     from bot.digest_cmd import CHANNEL_ERRORS, PERMANENT_ERRORS, _ensure_rate_limit_retries
     from bot.earlier_post import find_earlier_post
-    from knowledge import alerts
-    from knowledge.kb_open import open_kb
+    from knowledge.kb.opener import open_kb
+    from knowledge.state import alerts
 
     report = AlertReport()
     if not alerts.list_alerts():
@@ -232,7 +232,7 @@ def alert_reply(cmd, team: str, channel: str, user: str | None, lang: str, kb) -
     """The private reply to `/gpu alert ...`, `/gpu alerts`, `/gpu alert remove N` and "…时提醒我"."""
     from bot import blocks
     from handlers.alerts import AlertParseError, created_text, list_text, phrase
-    from knowledge import alerts
+    from knowledge.state import alerts
 
     if cmd.action == "list":
         return blocks.text_message(list_text(alerts.list_alerts(team, channel), lang))
@@ -275,7 +275,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from handlers.alerts import AlertParseError, created_text, list_text
-    from knowledge import alerts
+    from knowledge.state import alerts
 
     if args.alert_command == "list":
         found = alerts.list_alerts(args.team, args.channel)
@@ -299,7 +299,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("\n".join(report.lines()) or "no alert fired")
         return 1 if report.of("failed") or report.of("unverified") else 0  # unverified: someone should look
-    from knowledge.kb_open import open_kb
+    from knowledge.kb.opener import open_kb
 
     kb = open_kb()
     try:
@@ -322,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _remove(alert_id: int, team: str | None) -> bool:
-    from knowledge import alerts
+    from knowledge.state import alerts
 
     found = alerts.get_alert(alert_id)
     if found is None or (team is not None and found.team != team):

@@ -348,7 +348,7 @@ def render_history_png(
 ) -> bytes:
     """The history chart as PNG bytes (also written to a path or binary buffer when given).
 
-    `points` are `knowledge.history_series.Point`s. One line per provider and pricing model (and GPU when several);
+    `points` are `knowledge.history.series.Point`s. One line per provider and pricing model (and GPU when several);
     with one snapshot per series, the spread across regions instead. Raises `ChartError` when `points` is empty.
     """
     points = list(points)
@@ -392,7 +392,7 @@ def digest_chart(
 ) -> bytes | None:
     """One PNG of the digest's biggest price moves (horizontal bars, percent), or None when nothing moved.
 
-    `digest` is a `knowledge.history.Digest` (already filtered to a subscription's GPUs, if any).
+    `digest` is a `knowledge.history.snapshots.Digest` (already filtered to a subscription's GPUs, if any).
     """
     movers = digest_movers(digest, top)
     if not movers:

@@ -38,7 +38,7 @@ def _print_json(data: object) -> None:
 
 
 def _open_kb():
-    from knowledge.kb_open import open_kb
+    from knowledge.kb.opener import open_kb
 
     return open_kb()
 
@@ -58,13 +58,13 @@ def _answer_cache_file(text: str, as_json: bool | str):
     import hashlib
 
     from knowledge.config import raw
-    from knowledge.kb import _identity, fingerprint
+    from knowledge.kb.reader import _identity, fingerprint
     from knowledge.paths import home, kb_path
 
     if raw("GPUBOT_ANSWER_CACHE") == "0" or not kb_path().exists():
         return None
     from knowledge.code_version import code_version
-    from knowledge.kb_open import stored_imports_version
+    from knowledge.kb.opener import stored_imports_version
 
     # the imports too: an import or cancellation on another machine moves it without touching this file; and the
     # code: an upgrade never prints an answer the replaced code computed
@@ -81,7 +81,7 @@ PREF_FLAGS = ("providers", "regions", "pricing", "currency", "language", "budget
 def _prefs(args: argparse.Namespace, kb) -> dict | None:
     """The preferences given as flags, validated like Slack settings; None (after saying why) when invalid."""
     from bot.pipeline import prefs_from
-    from knowledge.settings_store import SettingError
+    from knowledge.state.settings_store import SettingError
 
     raw = {key: getattr(args, key, None) for key in PREF_FLAGS}
     try:
@@ -146,10 +146,10 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_kb(args: argparse.Namespace) -> int:
-    from knowledge.catalog import CatalogError
+    from knowledge.catalog.reader import CatalogError
 
     if args.kb_command == "build":
-        from knowledge.build import build
+        from knowledge.kb.build import build
 
         report = build()
         print(
@@ -159,7 +159,7 @@ def cmd_kb(args: argparse.Namespace) -> int:
         )
         return 0
     if args.kb_command == "import":
-        from knowledge.catalog_import import import_catalog
+        from knowledge.catalog.importer import import_catalog
 
         try:
             report = import_catalog(
@@ -195,7 +195,7 @@ def cmd_kb(args: argparse.Namespace) -> int:
         "gpus": len(kb.rows("SELECT name FROM gpus")),
         **catalog_findings(kb),
     }
-    from knowledge.offer_checks import stats as check_stats
+    from knowledge.catalog.offer_checks import stats as check_stats
 
     stats.update(check_stats(kb))  # catalog quirks corrected, availability, zones, the GCP two-source cross-check
     _print_json(stats)
@@ -204,13 +204,13 @@ def cmd_kb(args: argparse.Namespace) -> int:
 
 def import_summary(notes: list[dict]) -> list[str]:
     """What an import tolerated or could not place, one line each (issue 14)."""
-    from knowledge.catalog_findings import summary_lines
+    from knowledge.catalog.findings import summary_lines
 
     return summary_lines(notes)
 
 
 def catalog_findings(kb) -> dict:
-    from knowledge.catalog_findings import findings
+    from knowledge.catalog.findings import findings
 
     return findings(kb)
 
@@ -316,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # the last line of defence: a clear message, never a traceback
-        from knowledge.kb import KnowledgeBaseError
+        from knowledge.kb.reader import KnowledgeBaseError
 
         if isinstance(exc, (KnowledgeBaseError, ConfigError)):
             print(f"gpubot: {exc}", file=sys.stderr)

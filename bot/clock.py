@@ -35,7 +35,7 @@ def refresh_all(client=None) -> dict[str, dict | str]:
 
     `client`: an `httpx.Client` for every download and API call (tests pass one over recorded files)."""
     from bot.prices_cmd import refresh_azure, refresh_catalog
-    from knowledge.fetchers.sources import default_names, refresh_sources
+    from knowledge.catalog.fetchers.sources import default_names, refresh_sources
 
     known = refresh_sources()
     results: dict[str, dict | str] = {}

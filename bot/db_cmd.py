@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sqlalchemy as sa
 
-    from knowledge import state
+    from knowledge.state import db as state
 
     url = state.database_url()
     shown = sa.make_url(url).render_as_string(hide_password=True)

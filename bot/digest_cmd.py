@@ -9,7 +9,7 @@
 
 The digest itself and its posting are Slack's (`bot.slack.digest`: `digest_answer`, `post_digests`, re-exported
 here); this module is the command line and the subscription functions it shares with the Slack app
-(`subscribe`, `unsubscribe`, `list_subscriptions`, from `knowledge.subscriptions`).
+(`subscribe`, `unsubscribe`, `list_subscriptions`, from `knowledge.state.subscriptions`).
 """
 
 from __future__ import annotations
@@ -50,22 +50,22 @@ __all__ = [
 
 
 def subscribe(team: str | None, channel: str, **options):
-    """Subscribe a channel (see `knowledge.subscriptions.subscribe` for the options); returns the subscription."""
-    from knowledge import subscriptions
+    """Subscribe a channel (see `knowledge.state.subscriptions.subscribe` for the options); returns the subscription."""
+    from knowledge.state import subscriptions
 
     return subscriptions.subscribe(team or subscriptions.DEFAULT_TEAM, channel, **options)
 
 
 def unsubscribe(team: str | None, channel: str) -> bool:
     """Remove a channel's subscription; False when it had none."""
-    from knowledge import subscriptions
+    from knowledge.state import subscriptions
 
     return subscriptions.unsubscribe(team or subscriptions.DEFAULT_TEAM, channel)
 
 
 def list_subscriptions(team: str | None = None, *, active_only: bool = False):
     """Subscriptions of one team (or all)."""
-    from knowledge import subscriptions
+    from knowledge.state import subscriptions
 
     return subscriptions.list_subscriptions(team, active_only=active_only)
 
@@ -130,7 +130,7 @@ def _print_json(data: object) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from knowledge.history import HistoryError
+    from knowledge.history.snapshots import HistoryError
 
     try:
         if args.digest_command == "subscribe":
@@ -187,9 +187,9 @@ def _show(args: argparse.Namespace) -> int:
     from bot.render import render_text
     from handlers.digest import matches_gpus, summarize
     from handlers.models import Query
-    from knowledge import history
-    from knowledge.history import Digest
-    from knowledge.subscriptions import resolve_gpus
+    from knowledge.history import snapshots as history
+    from knowledge.history.snapshots import Digest
+    from knowledge.state.subscriptions import resolve_gpus
 
     history.ensure_baselines()
     threshold = 1.0 if args.threshold is None else args.threshold

@@ -1,5 +1,5 @@
 """Whether an earlier attempt's post is already in a channel: the check a sender makes after taking over a claim
-(`knowledge.post_once`), for the digest and price alerts alike."""
+(`knowledge.state.post_once`), for the digest and price alerts alike."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from knowledge.post_once import is_our_post
+from knowledge.state.post_once import is_our_post
 
 __all__ = ["HISTORY_PAGES", "find_earlier_post"]
 

@@ -9,7 +9,7 @@ the number of offers and which offer was cheapest. `--json` prints `{"history": 
 "taken_at", "source", "min_price_per_gpu_hour", "median_price_per_gpu_hour", "offers", "cheapest":
 {"instance_type", "region"}}]}`; `--png FILE` writes a line chart (one snapshot only: the spread across regions).
 Providers without history first get their bundled catalog as the starting point, as the digest does. The `gcp`
-series starts with the bundled weekly GCP history (2022-02 to 2026-07, `knowledge.history_bundled`); each point says
+series starts with the bundled weekly GCP history (2022-02 to 2026-07, `knowledge.history.bundled`); each point says
 its `series` and the first point after a change of source says `source_changed` (`segments` lists the runs). The
 printed output of a repeated question about unchanged data is reused (`bot.history_cache`).
 
@@ -83,8 +83,8 @@ def _run(args: argparse.Namespace) -> tuple[int, str]:
     """(exit code, what was written to stdout)."""
     import contextlib
 
-    from knowledge import baselines
-    from knowledge.kb_open import open_kb
+    from knowledge.history import baselines
+    from knowledge.kb.opener import open_kb
 
     providers = [p.strip().lower() for p in args.provider if p.strip()]
     baselines.ensure(providers)  # the one write, before reading: the bundled catalogs as the starting points
@@ -100,8 +100,8 @@ def _run(args: argparse.Namespace) -> tuple[int, str]:
 def _json_output(args: argparse.Namespace, providers: list[str], kb) -> str | None:
     """`--json` for points that exist, straight from the series (no models, no renderer: a CLI start stays
     short); None when there are none or the name is not known (the full answer then says what is missing)."""
-    from knowledge.history_reader import state_reader
-    from knowledge.history_series import UnknownGpu, series, to_json
+    from knowledge.history.reader import state_reader
+    from knowledge.history.series import UnknownGpu, series, to_json
 
     try:
         points = series(
@@ -122,8 +122,8 @@ def _answer(args: argparse.Namespace, providers: list[str], kb) -> tuple[int, st
     from bot.render import render_text
     from handlers.history import history_points, summarize
     from handlers.models import Query
-    from knowledge.history import HistoryError
-    from knowledge.history_reader import state_reader
+    from knowledge.history.reader import state_reader
+    from knowledge.history.snapshots import HistoryError
 
     query = Query(
         text=f"{args.gpu} price history",
@@ -152,7 +152,7 @@ def _answer(args: argparse.Namespace, providers: list[str], kb) -> tuple[int, st
             print(f"gpubot: no chart written: nothing to draw ({args.png} not created)", file=sys.stderr)
         return 1, ""
     if args.json:
-        from knowledge.history_series import to_json
+        from knowledge.history.series import to_json
 
         output = json.dumps(to_json(points), ensure_ascii=False, indent=2) + "\n"
     else:

@@ -210,8 +210,8 @@ def forget_grants(enterprise_id: str) -> None:
 
 
 def _remember(enterprise_id: str, teams: set[str]) -> None:
-    """Record the workspaces the org's install serves (`knowledge.grid_members`), for its uninstall."""
-    from knowledge import grid_members
+    """Record the workspaces the org's install serves (`knowledge.state.grid_members`), for its uninstall."""
+    from knowledge.state import grid_members
 
     try:
         grid_members.record(enterprise_id, teams)

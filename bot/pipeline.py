@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.language import language_of
 from handlers.models import Answer, Query
-from knowledge.kb import KB, KnowledgeBaseError
+from knowledge.kb.reader import KB, KnowledgeBaseError
 
 if TYPE_CHECKING:
-    from knowledge.history_reader import HistoryReader
+    from knowledge.history.reader import HistoryReader
 
 log = logging.getLogger("gpubot")
 
@@ -57,8 +57,8 @@ def _history_reader(query: Query, reader: HistoryReader | None) -> HistoryReader
     """The reader a history/digest handler gets; with the real state, its missing baselines recorded first."""
     if reader is not None:
         return reader
-    from knowledge import baselines
-    from knowledge.history_reader import state_reader
+    from knowledge.history import baselines
+    from knowledge.history.reader import state_reader
 
     baselines.ensure(query.providers if query.intent == "history" else None)
     return state_reader()
@@ -127,8 +127,8 @@ def answer_text_with(text: str, kb: KB, prefs: Mapping[str, Any]) -> Answer:
 def prefs_from(values: Mapping[str, Any], kb: KB) -> Mapping[str, Any]:
     """Validated preferences from raw values ({"providers": "aws,gcp", "budget": "2 USD/GPU-hour", ...}).
 
-    Raises `knowledge.settings_store.SettingError` (with suggestions) for a value that is not understood."""
-    from knowledge.settings_store import EffectiveSettings, normalize
+    Raises `knowledge.state.settings_store.SettingError` (with suggestions) for a value that is not understood."""
+    from knowledge.state.settings_store import EffectiveSettings, normalize
 
     chosen = {key: normalize(key, value, kb) for key, value in values.items() if value not in (None, "")}
     return EffectiveSettings(chosen, {key: "options" for key in chosen})

@@ -6,7 +6,8 @@
     gpubot prices snapshots [--provider NAME] [--json]
 
 Every refresh validates and converts the whole source first and then records one snapshot in one transaction
-(`knowledge.history.record_snapshot`); unchanged content records nothing. A failure anywhere (download, malformed
+(`knowledge.history.snapshots.record_snapshot`); unchanged content records nothing. A failure anywhere (download,
+malformed
 file or page, database) records nothing, so the previous snapshot keeps serving. A catalog refresh also imports
 the file into the knowledge base (as `gpubot kb import` does: the import and its snapshot in one transaction,
 then the snapshot alone if that import fails) unless `--no-kb`; an Azure refresh does so only with
@@ -33,7 +34,7 @@ def _is_url(location: str) -> bool:
 
 def _local(location: str | Path, folder: Path, name: str, client) -> Path:
     """A local path for `location`, downloading a URL into `folder` first."""
-    from knowledge.fetchers import download
+    from knowledge.catalog.fetchers import download
 
     location = str(location)
     if not _is_url(location):
@@ -42,7 +43,7 @@ def _local(location: str | Path, folder: Path, name: str, client) -> Path:
 
 
 def _summary(result, previous) -> dict:
-    from knowledge import history
+    from knowledge.history import snapshots as history
 
     report = {
         "provider": result.snapshot.provider,
@@ -73,8 +74,8 @@ def refresh_catalog(
 
     Raises CatalogError, FetchError, HistoryError or ValueError; nothing is recorded then.
     """
-    from knowledge import history
-    from knowledge.catalog_sources import catalog_terms
+    from knowledge.catalog.sources import catalog_terms
+    from knowledge.history import snapshots as history
 
     provider, bundled, currency, usd_per_unit = catalog_terms(provider, currency, usd_per_unit)
     as_of = as_of or dt.date.today().isoformat()
@@ -123,7 +124,7 @@ def _import_into_kb(
     """Import into the knowledge base, with the snapshot (of `kind`); a failure there is reported, not raised (the
     caller then records the snapshot alone)."""
     try:
-        from knowledge.catalog_import import import_catalog
+        from knowledge.catalog.importer import import_catalog
 
         report = import_catalog(
             path,
@@ -150,8 +151,8 @@ def refresh_azure(
     sleep: Callable[[float], None] | None = None,
 ) -> dict:
     """Fetch GPU VM prices from the Azure Retail Prices API and record them as an `azure` snapshot."""
-    from knowledge import history
-    from knowledge.fetchers import azure, new_client
+    from knowledge.catalog.fetchers import azure, new_client
+    from knowledge.history import snapshots as history
 
     regions = [r.strip().lower() for r in regions if r.strip()]
     if update_kb and regions:
@@ -219,9 +220,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from knowledge.catalog import CatalogError
-    from knowledge.fetchers import FetchError
-    from knowledge.history import HistoryError
+    from knowledge.catalog.fetchers import FetchError
+    from knowledge.catalog.reader import CatalogError
+    from knowledge.history.snapshots import HistoryError
 
     if args.prices_command == "snapshots":
         return _snapshots(args)
@@ -269,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _snapshots(args: argparse.Namespace) -> int:
-    from knowledge import history
+    from knowledge.history import snapshots as history
 
     names = [args.provider.lower()] if args.provider else history.providers()
     rows = [s.as_json() for name in names for s in history.snapshots_of(name)]

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpubot serve: {exc}", file=sys.stderr)
         return 2
     _check_secrets_at_rest(settings)
-    from knowledge.live import CurrentKB, LiveKB
+    from knowledge.kb.live import CurrentKB, LiveKB
 
     live = LiveKB(tolerate_missing=True)  # builds it when missing or stale: once, before any worker starts
     try:
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
 def _check_secrets_at_rest(settings) -> None:
     """Warn when the state files are readable by others, or when bot tokens would be stored unencrypted."""
     from bot.log_redaction import SECRET_VARIABLES, install
-    from knowledge.state import loose_modes
+    from knowledge.state.db import loose_modes
 
     install(settings.secret(name.lower()) for name in SECRET_VARIABLES if name.lower() in type(settings).model_fields)
     log = logging.getLogger("gpubot")
@@ -127,7 +127,7 @@ def health(kb) -> dict[str, Any]:
     knowledge base cannot be read (damaged, being rebuilt), `ok: false` and why."""
     import sqlite3
 
-    from knowledge.kb import KnowledgeBaseError
+    from knowledge.kb.reader import KnowledgeBaseError
 
     try:
         providers = {
@@ -154,7 +154,7 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
 
     from bot import request_gate
     from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
-    from knowledge import claims
+    from knowledge.state import claims
 
     def seen_before(key: str) -> bool:  # bounded in time: a locked state database never holds up the ack
         return not claims.claim(key, hold=False)
@@ -194,8 +194,8 @@ def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int,
     from bot import http_server, request_gate
 
     def post_fork(server, worker) -> None:  # each worker gets its own connections: none may cross a fork
-        from knowledge import state
-        from knowledge.kb import KB
+        from knowledge.kb.reader import KB
+        from knowledge.state import db as state
 
         if live.available:
             kb = live.get()

@@ -100,7 +100,7 @@ def parse_alert(text: str, vocab) -> ParsedAlert:
 
 
 def what_text(spec, lang: str) -> str:
-    """ "H100 spot on aws in us-east-1" (a spec from `knowledge.alerts`)."""
+    """ "H100 spot on aws in us-east-1" (a spec from `knowledge.state.alerts`)."""
     where = ""
     if spec.providers:
         where += (" @ " if lang == "zh" else " on ") + ", ".join(spec.providers)

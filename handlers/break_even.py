@@ -9,8 +9,8 @@ from handlers.common import as_of_text, money, pricing_label
 from handlers.i18n_rules import rule_hits, t
 from handlers.models import Answer, Query, Source
 from handlers.tco_model import TERMS
-from knowledge import rules as R
-from knowledge.kb import KB
+from knowledge.facts import rules as R
+from knowledge.kb.reader import KB
 
 
 def break_even(

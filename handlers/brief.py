@@ -145,7 +145,7 @@ def caveat(answer: Answer) -> Pitfall | None:
 def _zh_names() -> dict[str, str]:
     import yaml
 
-    from knowledge.pricing_pages import PRICING_PAGES_CSV
+    from knowledge.facts.pricing_pages import PRICING_PAGES_CSV
 
     data = yaml.safe_load((PRICING_PAGES_CSV.parent / "providers.yaml").read_text(encoding="utf-8")) or {}
     return {p["id"]: p["name_zh"] for p in data.get("providers", []) if p.get("name_zh")}
@@ -162,7 +162,7 @@ def severity_label(severity: str, lang: str) -> str:
 
 def pricing_pages(offers: Iterable[Offer]) -> list[dict[str, str]]:
     """The pricing page of each provider among the offers, in order of first appearance."""
-    from knowledge.pricing_pages import pricing_page
+    from knowledge.facts.pricing_pages import pricing_page
 
     seen: dict[str, dict[str, str]] = {}
     for item in offers:

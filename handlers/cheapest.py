@@ -7,7 +7,7 @@ from handlers.common import money, name_notes, offer, place, pricing_label, sour
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
 from handlers.offer_notes import excluded_note
-from knowledge.kb import KB, GpuRef, gpu_refs
+from knowledge.kb.reader import KB, GpuRef, gpu_refs
 
 DEFAULT_TOP = 5
 
@@ -38,7 +38,8 @@ def handle(query: Query, kb: KB) -> Answer:
             notes.append(t("cheapest.count_fallback", lang, count=query.gpu_count))
     if not query.gpus:
         rows = [r for r in rows if kb.gpu_kinds.get(r["gpu"]) == "gpu"]
-    # Offers that cannot be ordered at this pricing model are left out, counted by reason (knowledge.availability).
+    # Offers that cannot be ordered at this pricing model are left out, counted by reason
+    # (knowledge.catalog.availability).
     rows, excluded = kb.split_orderable(rows, **filters)
     if note := excluded_note(excluded, pricing, lang):
         notes.append(note)

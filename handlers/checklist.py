@@ -9,8 +9,8 @@ from handlers.common import money, scan_text
 from handlers.i18n import scoped
 from handlers.models import Answer, Query
 from handlers.pitfalls import to_model
-from knowledge import pitfalls as store
-from knowledge.kb import KB
+from knowledge.facts import pitfalls as store
+from knowledge.kb.reader import KB
 
 ALWAYS_TOPICS = {"quota", "driver", "egress", "billing"}
 

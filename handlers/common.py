@@ -34,7 +34,7 @@ def money(value: float, currency: str = "USD") -> str:
 def place(item: Offer, lang: str = "en") -> str:
     """Where an offer is: "us-east-1 (use1-az1)", or a Local / Wavelength Zone by its own name, never as its region
     ("use1-atl2-az1 Atlanta (Local Zone, opt-in) of us-east-1")."""
-    from knowledge.zones import label
+    from knowledge.catalog.zones import label
 
     if not item.zone:
         return item.region

@@ -16,8 +16,8 @@ from handlers.spec import (
     split_errata,
     whole,
 )
-from knowledge import rules as R
-from knowledge.kb import KB, GpuRef
+from knowledge.facts import rules as R
+from knowledge.kb.reader import KB, GpuRef
 
 PROVIDER_FAMILIES = ("H100", "A100", "L4")  # compared when providers are named without a GPU
 MAX_SUBJECTS = 3

@@ -1,7 +1,7 @@
 """A channel's defaults applied to one question: pure functions, no I/O.
 
 `apply_defaults(query, settings)` fills what the question leaves open from the effective settings of its channel
-(`knowledge.settings_store.get_settings`: channel over workspace over gpubot's defaults) and returns the notes
+(`knowledge.state.settings_store.get_settings`: channel over workspace over gpubot's defaults) and returns the notes
 that say so, in the answer's language, for the reply's context line:
 
     providers  only when the question names no provider and no instance type (an instance type names its provider);

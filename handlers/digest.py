@@ -1,9 +1,10 @@
 """digest [gpu] [provider] [spot|on-demand]: what changed in GPU prices since the previous snapshot.
 
-`summarize(digest, lang)` is pure: it turns computed changes (`knowledge.history.Digest`) into an `Answer` with a
+`summarize(digest, lang)` is pure: it turns computed changes (`knowledge.history.snapshots.Digest`) into an
+`Answer` with a
 short summary per GPU family, provider and pricing model first ("H100 spot on AWS: 6 regions cheaper, median
 -12%"), then the biggest moves. `handle(query, kb, reader)` reads the changes through the injected
-`knowledge.history_reader.HistoryReader` (never writes: the edge records baselines) and calls it.
+`knowledge.history.reader.HistoryReader` (never writes: the edge records baselines) and calls it.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from typing import TYPE_CHECKING
 from handlers.common import money, pricing_label
 from handlers.i18n import scoped
 from handlers.models import PRICINGS, Answer, Query, Source
-from knowledge.history_models import Change, Digest
-from knowledge.kb import KB, GpuRef
+from knowledge.history.models import Change, Digest
+from knowledge.kb.reader import KB, GpuRef
 
 if TYPE_CHECKING:
-    from knowledge.history_reader import HistoryReader
+    from knowledge.history.reader import HistoryReader
 
 MAX_GROUPS = 12
 MAX_MOVES = 10
@@ -191,8 +192,8 @@ def summarize(
 
 def handle(query: Query, kb: KB | None = None, reader: HistoryReader | None = None) -> Answer:
     """digest [gpu] [provider] [spot|on-demand]: GPU price changes since the previous snapshot"""
-    from knowledge.history_diff import diff_since
-    from knowledge.history_reader import state_reader
+    from knowledge.history.diff import diff_since
+    from knowledge.history.reader import state_reader
 
     digest = diff_since(reader or state_reader(), provider_names=query.providers or None)
     keep_gpu = matches_gpus(query.gpus)

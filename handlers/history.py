@@ -1,9 +1,9 @@
 """history <gpu> [spot|on-demand] [on provider] [in region]: how the lowest price per GPU-hour moved, per snapshot.
 
-`summarize(query, points)` is pure: it turns series points (`knowledge.history_series.Point`) into an `Answer`
+`summarize(query, points)` is pure: it turns series points (`knowledge.history.series.Point`) into an `Answer`
 whose title and lines say, per GPU, provider and pricing model, "A100 spot on AWS: $0.51 -> $0.31 per GPU-hour,
 -40% since 2026-11-01", in the question's language. `handle(query, kb, reader)` reads the series through the
-injected `knowledge.history_reader.HistoryReader` (never writes: the edge records baselines) and calls it. The
+injected `knowledge.history.reader.HistoryReader` (never writes: the edge records baselines) and calls it. The
 points travel in `Answer.extra["history"]` (the JSON of `gpubot history --json`), and `Answer.extra["headline"]` is
 the one-line summary used beside a chart.
 """
@@ -19,7 +19,7 @@ from handlers.i18n import scoped
 from handlers.models import Answer, Query, Source
 
 if TYPE_CHECKING:
-    from knowledge.history_reader import HistoryReader
+    from knowledge.history.reader import HistoryReader
 
 __all__ = ["handle", "headline", "history_points", "phrase", "summarize"]
 
@@ -261,11 +261,11 @@ def history_points(
     """(points, notes, families) for a query: every GPU it names, its providers, regions and pricing model.
 
     Reads only: the recorded snapshots through `reader` (injected by the edge; the state database's when None),
-    the bundled weekly history from `kb`. The edge records missing baselines first (`knowledge.baselines`).
+    the bundled weekly history from `kb`. The edge records missing baselines first (`knowledge.history.baselines`).
     Unknown GPU names become notes, not errors.
     """
-    from knowledge.history_reader import state_reader
-    from knowledge.history_series import UnknownGpu, history_families, series
+    from knowledge.history.reader import state_reader
+    from knowledge.history.series import UnknownGpu, history_families, series
 
     reader = reader or state_reader()
     points: list = []

@@ -7,8 +7,8 @@ from handlers.break_even import saving_facts
 from handlers.i18n_rules import rule_hits, t
 from handlers.models import Answer, Query, Source
 from handlers.tco_model import DEFAULT_HOURS, spot_estimate
-from knowledge import rules as R
-from knowledge.kb import KB
+from knowledge.facts import rules as R
+from knowledge.kb.reader import KB
 
 
 def interruptions(query: Query, kb: KB, facts: dict) -> Answer:

@@ -123,13 +123,14 @@ class Offer(Model):
     kind: Literal["catalog", "pricing", "article"] = "catalog"
     status: str = "ok"
     note: str | None = None
-    gpu_variant: str | None = None  # which one of the family: "H100 SXM 80GB" (knowledge.gpu_identity)
+    gpu_variant: str | None = None  # which one of the family: "H100 SXM 80GB" (knowledge.catalog.identity)
     via: str | None = None  # an aggregator's offer: the cloud it runs on ("Lambda")
     as_of_known: bool = True  # False: `as_of` is only the day the catalog was bundled (upstream date unknown)
     gpu_vendor: str | None = None  # NVIDIA, AMD, Intel, ... (None: the accelerator name was not recognised)
     other_regions: int = 0  # a short answer's one line per instance type: how many more regions offer it
-    # Whether it can be ordered at this pricing model (knowledge.availability), where it is (knowledge.zones), and
-    # what a second source says of its price (knowledge.crosscheck).
+    # Whether it can be ordered at this pricing model (knowledge.catalog.availability), where it is
+    # (knowledge.catalog.zones), and
+    # what a second source says of its price (knowledge.catalog.crosscheck).
     availability: Literal["orderable", "spot_only", "reservation_only", "preview", "unknown"] = "orderable"
     availability_reason: str | None = None
     availability_source: str | None = None

@@ -21,7 +21,7 @@ from rapidfuzz import fuzz
 
 from handlers.models import NameIssue, Query
 from knowledge import names as nm
-from knowledge.benchmarks import models
+from knowledge.facts.benchmarks import models
 
 __all__ = ["model_mention", "refine", "resolve_model"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from handlers.common import name_notes, scan_text
 from handlers.i18n import scoped
 from handlers.models import Answer, Offer, Pitfall, Query
-from knowledge import pitfalls as store
-from knowledge.kb import KB
+from knowledge.facts import pitfalls as store
+from knowledge.kb.reader import KB
 
 DEFAULT_TOP = 5
 SUGGESTED_TOPICS = {

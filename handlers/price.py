@@ -7,7 +7,7 @@ from handlers.common import money, name_notes, offer, place, pricing_label, sour
 from handlers.i18n import t
 from handlers.models import PRICINGS, Answer, Offer, Query
 from handlers.offer_notes import other_price_notes
-from knowledge.kb import KB
+from knowledge.kb.reader import KB
 
 BY_PROVIDER_TOP = 3  # "A100 price": the cheapest offer of the three cheapest providers ("top 10" for more)
 _RESERVED_TERM_NAMES = ("yrTerm1Standard", "yrTerm1Convertible", "yrTerm3Standard", "yrTerm3Convertible")

@@ -12,8 +12,8 @@ from handlers.models import Answer, Query, Recommendation
 from handlers.offer_notes import excluded_note
 from handlers.spec import errata_json, errata_lines, match_errata, whole
 from handlers.tco_model import spot_estimate
-from knowledge import rules as R
-from knowledge.kb import KB, GpuRef
+from knowledge.facts import rules as R
+from knowledge.kb.reader import KB, GpuRef
 
 DEFAULT_FAMILIES = ("H100", "A100", "L40S", "L4", "A10G", "T4")
 TOP = 5

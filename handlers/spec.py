@@ -11,9 +11,9 @@ import unicodedata
 from handlers.common import name_notes, scan_text
 from handlers.i18n_rules import rule_hits, t
 from handlers.models import Answer, Offer, Query
-from knowledge.availability import orderable
-from knowledge.kb import KB, GpuRef
-from knowledge.rules import evaluate, query_facts
+from knowledge.catalog.availability import orderable
+from knowledge.facts.rules import evaluate, query_facts
+from knowledge.kb.reader import KB, GpuRef
 
 PRECISIONS = {  # asked precision -> (gpu_specs column, label)
     "fp64": ("fp64_tflops", "FP64"),
@@ -124,7 +124,7 @@ def with_errata(answer: Answer, query: Query, kb: KB) -> Answer:
 
 def whole(row: dict) -> bool:
     """A rentable whole-GPU offer: not a vGPU slice or fraction, not a GPU-only price without its host VM, and
-    orderable at its pricing model (`knowledge.availability`)."""
+    orderable at its pricing model (`knowledge.catalog.availability`)."""
     return not row["vgpu"] and row["gpu_count"] >= 1 and "GPU only" not in row["instance_type"] and orderable(row)
 
 

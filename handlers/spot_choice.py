@@ -8,8 +8,8 @@ from handlers.i18n_rules import rule_hits, t
 from handlers.models import Answer, Query
 from handlers.tco_model import DEFAULT_HOURS, best_option, sources, subjects
 from handlers.tco_terms import no_interruptions
-from knowledge import rules as R
-from knowledge.kb import KB
+from knowledge.facts import rules as R
+from knowledge.kb.reader import KB
 
 DEFAULT_GPU, DEFAULT_COUNT = "H100", 8.0  # a training node, when the question names no GPU
 

@@ -15,8 +15,8 @@ from handlers.models import PRICINGS, Answer, Query
 from handlers.spec import errata_json, errata_lines, match_errata
 from handlers.tco_model import DEFAULT_HOURS, TERMS, best_option, sources, spot_estimate, subjects
 from handlers.tco_terms import budget_hours, budget_line, fits, no_interruptions
-from knowledge import rules as R
-from knowledge.kb import KB
+from knowledge.facts import rules as R
+from knowledge.kb.reader import KB
 
 __all__ = [  # the cost model and the one-figure answers live in their own modules; named here as before
     "DEFAULT_HOURS",

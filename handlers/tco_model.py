@@ -13,8 +13,8 @@ from handlers.common import as_of_text, money, offer, place, pricing_label
 from handlers.i18n_rules import provider_costs, provider_name, t
 from handlers.models import PRICINGS, Query, Source, Tco
 from handlers.spec import whole
-from knowledge import rules as R
-from knowledge.kb import KB, GpuRef
+from knowledge.facts import rules as R
+from knowledge.kb.reader import KB, GpuRef
 
 DEFAULT_HOURS = R.HOURS_PER_MONTH
 TERMS = {"reserved_1y": ("yrTerm1Standard.noUpfront", 1), "reserved_3y": ("yrTerm3Standard.noUpfront", 3)}

@@ -9,7 +9,7 @@ from handlers.common import money
 from handlers.i18n_rules import t
 from handlers.models import Query, Tco
 from handlers.tco_model import TERMS, convert
-from knowledge import rules as R
+from knowledge.facts import rules as R
 
 _NO_INTERRUPTIONS = re.compile(
     r"(can ?not|can't|cannot|must not|mustn't|never) be interrupted|no interruptions?|"

@@ -1,6 +1,6 @@
 """work: the cost of the work, dollars per million output tokens, from measured LLM inference benchmarks.
 
-Pure over (Query, KB): the ranking comes from `knowledge.work.rank` (benchmark tokens/s x catalog prices). The
+Pure over (Query, KB): the ranking comes from `knowledge.facts.work.rank` (benchmark tokens/s x catalog prices). The
 `work` rows are `Answer.extra["work"]` (the JSON contract), their benchmark details `extra["work_details"]` (same
 order); `bot/render_work.py` renders both as text and as a Slack table.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from handlers.i18n import t
 from handlers.models import Answer, Query, Source
-from knowledge import work
-from knowledge.benchmarks import ATTRIBUTION, SOURCE, SOURCE_DATE, models
+from knowledge.facts import work
+from knowledge.facts.benchmarks import ATTRIBUTION, SOURCE, SOURCE_DATE, models
 
 
 def _t(key: str, lang: str, **values: object) -> str:

@@ -7,7 +7,7 @@
 
 Each file says what it holds under "about". A file is checked against its sections when read (`load`): a missing
 or unknown section is an error, so no data sits there unread. The phrases are only read when a vocabulary is built
-(`knowledge.vocabulary`); a question answered with a cached vocabulary reads only the small word and number files.
+(`knowledge.kb.vocabulary`); a question answered with a cached vocabulary reads only the small word and number files.
 """
 
 from __future__ import annotations

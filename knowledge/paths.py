@@ -24,7 +24,7 @@ def home() -> Path:
     else:
         base = raw("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
         path = Path(base) / "gpubot"
-    from knowledge.private_files import private_dir
+    from knowledge.state.private_files import private_dir
 
     return private_dir(path)  # 0700: it holds the state database (tokens)
 

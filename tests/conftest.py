@@ -21,7 +21,7 @@ def gpubot_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def kb(gpubot_home: Path):
     """The full knowledge base (every bundled catalog, price file and seed fact)."""
-    from knowledge.kb_open import open_kb
+    from knowledge.kb.opener import open_kb
 
     return open_kb(gpubot_home / "kb.db")
 

@@ -1,4 +1,4 @@
-"""An in-memory `knowledge.history_reader.HistoryReader` (plain lists, no database), and a small hand-made history
+"""An in-memory `knowledge.history.reader.HistoryReader` (plain lists, no database), and a small hand-made history
 of AWS A100 spot prices to feed it and the real state database alike."""
 
 from __future__ import annotations
@@ -6,14 +6,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from knowledge.history_models import Snapshot, SnapshotOffer
+from knowledge.history.models import Snapshot, SnapshotOffer
 
 OLD = dt.datetime(2026, 11, 2, 6, tzinfo=dt.UTC)
 NEW = dt.datetime(2026, 12, 1, 6, tzinfo=dt.UTC)
 
 
 def offer(instance_type: str, region: str, per_hour: float, gpus: int = 8, pricing: str = "spot") -> dict:
-    """A region-level A100 offer as `knowledge.history.record_snapshot` takes it."""
+    """A region-level A100 offer as `knowledge.history.snapshots.record_snapshot` takes it."""
     return {
         "instance_type": instance_type,
         "region": region,

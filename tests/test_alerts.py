@@ -26,9 +26,9 @@ from slack_sdk import WebClient
 
 from bot.alert_cmd import add_alert, check_and_post
 from bot.cli import main
-from knowledge import alerts
-from knowledge.kb import KB
+from knowledge.kb.reader import KB
 from knowledge.paths import CATALOG_DIR
+from knowledge.state import alerts
 from tests.slack_standin import SlackStandIn, validate_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +60,7 @@ BASE = h100_spot_min(CATALOG_DIR / "aws_vms.csv")
 @pytest.fixture(scope="module")
 def kbs(tmp_path_factory, kb):
     """The session's knowledge base ("base") and two more with AWS H100 spot prices x3 ("high") and x0.5 ("low")."""
-    from knowledge.catalog_import import import_catalog
+    from knowledge.catalog.importer import import_catalog
 
     out = {"base": kb}
     tmp = tmp_path_factory.mktemp("alert_kbs")
@@ -277,7 +277,7 @@ def test_two_workers_post_once(slack, kbs, state_url, tmp_path):
     slack.delay("chat.postMessage", 0.3)  # widen the window in which both workers are mid-run
     # the low prices are an import in the shared state, so every worker's knowledge base has them (a knowledge base
     # that the shared state does not explain is rebuilt by every process: issue 19)
-    from knowledge.catalog_import import import_catalog
+    from knowledge.catalog.importer import import_catalog
 
     home = tmp_path / "workers"
     home.mkdir()
@@ -449,7 +449,7 @@ def test_an_alert_on_a_bundled_catalog_says_its_date_is_unknown(kb, capsys, text
     """SkyPilot's catalogs carry no date: the alert's offer says so, never the bundling day as the price's date."""
     rows = kb.rows("SELECT DISTINCT as_of, as_of_known FROM offers WHERE provider = 'aws' AND kind = 'catalog'")
     assert rows and all(not row["as_of_known"] for row in rows)  # the premise, read from the knowledge base
-    from knowledge import alerts
+    from knowledge.state import alerts
 
     assert main(["alert", "add", text, "--channel", "C0DATE"]) == 0
     out = capsys.readouterr().out

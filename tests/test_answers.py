@@ -166,7 +166,7 @@ def test_cli_verbose_and_json_pricing_pages(kb, capsys):
 
 
 def test_pricing_pages_cover_every_cloud():
-    from knowledge.pricing_pages import pricing_pages
+    from knowledge.facts.pricing_pages import pricing_pages
 
     pages = pricing_pages()
     for provider in (

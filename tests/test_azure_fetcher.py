@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from knowledge import history
-from knowledge.fetchers import FetchError, azure
+from knowledge.catalog.fetchers import FetchError, azure
+from knowledge.history import snapshots as history
 
 RECORDED = Path(__file__).parent / "data" / "recorded"
 PAGE810 = json.loads((RECORDED / "azure_retail_prices_2022-06-06_page810.json").read_text(encoding="utf-8"))

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.cli import main
-from knowledge.catalog import CatalogError, parse_catalog, read_catalog
+from knowledge.catalog.reader import CatalogError, parse_catalog, read_catalog
 from tests.slack_standin import SlackStandIn, check_message
 from tests.test_slack_http import SECRET, mention_body, request, running_server, signed, slash_body
 
@@ -426,7 +426,7 @@ BAD_FILES = [
 
 def _state_fingerprint() -> dict[str, tuple[int, str]]:
     """Row count and content hash of every price-history table of the state database."""
-    from knowledge import state
+    from knowledge.state import db as state
 
     eng = state.engine()
     out = {}
@@ -523,12 +523,12 @@ def test_a_missing_file_is_a_clear_error_and_nothing_changes(private_state, tmp_
 
 def test_a_failure_while_rebuilding_leaves_kb_and_history_as_they_were(private_state, tmp_path, capsys, monkeypatch):
     """A valid file whose rebuild fails half-way (disk full, a bug): the import is undone, nothing is half-done."""
-    import knowledge.build
+    import knowledge.kb.build
 
     def broken_build(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(knowledge.build, "build", broken_build)
+    monkeypatch.setattr(knowledge.kb.build, "build", broken_build)
     good = tmp_path / "good.csv"
     good.write_text(VALID, encoding="utf-8")
     kb_before, state_before = _kb_hash(private_state), _state_fingerprint()

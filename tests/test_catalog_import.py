@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from knowledge.catalog import CatalogError, read_catalog
-from knowledge.offers import Currency, convert
+from knowledge.catalog.offers import Currency, convert
+from knowledge.catalog.reader import CatalogError, read_catalog
 from tests.reference_calc import CATALOGS, per_gpu_ranking, rows
 
 
@@ -163,7 +163,7 @@ def test_malformed_catalog_is_rejected_and_kb_untouched(private_home, tmp_path, 
 def test_catalog_error_names_file_line_and_column():
     text = HEADER + GOOD + "x2.big,A100,8,96,1152,,1e999,,r1\n"
     with pytest.raises(CatalogError) as info:
-        from knowledge.catalog import parse_catalog
+        from knowledge.catalog.reader import parse_catalog
 
         parse_catalog(io.StringIO(text).read(), "cloud.csv")
     assert (info.value.path, info.value.line, info.value.column) == ("cloud.csv", 3, "Price")

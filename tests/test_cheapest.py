@@ -146,7 +146,10 @@ def test_vgpu_slices_are_priced_per_whole_gpu(ask):
 def test_vendor_code_names_are_not_mapped_to_nvidia(kb):
     rows = kb.offers(providers=["alibaba"], instance_types=["ecs.gn8v.4xlarge"])
     assert rows and {r["gpu"] for r in rows} == {"H"}
-    assert kb.offers(gpus=[__import__("knowledge.kb", fromlist=["GpuRef"]).GpuRef("H100")], providers=["alibaba"]) == []
+    assert (
+        kb.offers(gpus=[__import__("knowledge.kb.reader", fromlist=["GpuRef"]).GpuRef("H100")], providers=["alibaba"])
+        == []
+    )
 
 
 def test_gcp_offers_include_the_host_vm(ask):

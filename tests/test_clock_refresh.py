@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from knowledge import history
+from knowledge.history import snapshots as history
 from knowledge.paths import CATALOG_DIR, DATA_DIR
 
 RECORDED = Path(__file__).parent / "data" / "catalogs"  # copies of ../shared/data/catalogs (the 7 newer clouds)
@@ -70,7 +70,7 @@ def recorded_web(state_url, tmp_path, monkeypatch):
 
 
 def test_catalog_urls_cover_every_bundled_cloud():
-    from knowledge.fetchers.sources import default_names
+    from knowledge.catalog.fetchers.sources import default_names
 
     rows = _urls()
     assert set(default_names().split(",")) == set(rows) == BUNDLED

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from bot.cli import main
-from knowledge.gpu_identity import identify
+from knowledge.catalog.identity import identify
 from tests.reference_calc import CATALOGS, gcp_billed_ranking, gcp_ranking, per_gpu_ranking_by_place, rows
 
 # provider -> family -> the AcceleratorName spellings that provider's CSV uses for it (catalogs/README.md)
@@ -191,7 +191,7 @@ def test_global_cheapest_sees_every_clouds_spelling(ask, phrase, family, column)
 
 
 def test_a_family_question_says_which_variant_each_offer_is(ask, kb):
-    from knowledge.kb import GpuRef
+    from knowledge.kb.reader import GpuRef
 
     family = kb.offers(gpus=[GpuRef("H100")], providers=["runpod"], pricing="on_demand")
     assert {o["gpu_variant"] for o in family} == {"H100 PCIe 80GB", "H100 SXM 80GB", "H100 NVL 94GB"}

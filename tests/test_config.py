@@ -88,13 +88,13 @@ def test_the_object_follows_the_environment_at_each_call(monkeypatch):
     assert first is cfg.config()  # unchanged variables: the same object, not validated again
     monkeypatch.setenv("GPUBOT_DB_BUSY_TIMEOUT", "2.5")
     assert cfg.config().gpubot_db_busy_timeout == 2.5
-    from knowledge.state import busy_timeout
+    from knowledge.state.db import busy_timeout
 
     assert busy_timeout() == 2.5
     monkeypatch.setenv("GPUBOT_DB_BUSY_TIMEOUT", "")  # empty is unset
     assert cfg.config().gpubot_db_busy_timeout == 30.0
     monkeypatch.setenv("GPUBOT_CLAIM_TIMEOUT", "0.2")
-    from knowledge.claims import claim_timeout
+    from knowledge.state.claims import claim_timeout
 
     assert claim_timeout() == 0.2
     monkeypatch.setenv("GPUBOT_CATALOG_URL_NEBIUS", "https://example.test/vms.csv")

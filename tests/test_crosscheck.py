@@ -84,7 +84,7 @@ def test_commitment_file_agrees_with_the_snapshot(kb, capsys):
 
 
 def test_trust_rule():
-    from knowledge.crosscheck import trusted
+    from knowledge.catalog.crosscheck import trusted
 
     unknown = {"as_of": "2026-12-01", "source": "SkyPilot catalog (upstream date not recorded; bundled 2026-12-01)"}
     assert trusted(unknown, "2026-07-30")[0] == "billing"  # a dated vendor figure over an undated extract

@@ -17,7 +17,8 @@ from slack_sdk import WebClient
 
 from bot.cli import main
 from bot.digest_cmd import digest_answer, post_digests
-from knowledge import history, subscriptions
+from knowledge.history import snapshots as history
+from knowledge.state import subscriptions
 from tests.slack_standin import SlackStandIn
 
 NOW = dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)

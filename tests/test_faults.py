@@ -234,7 +234,8 @@ NEW = [
 @pytest.fixture
 def digest_state(tmp_path, monkeypatch):
     """Own state database: two snapshots (H100 spot 10% cheaper) and three subscribed channels."""
-    from knowledge import history, subscriptions
+    from knowledge.history import snapshots as history
+    from knowledge.state import subscriptions
 
     url = f"sqlite:///{tmp_path / 'state.db'}"
     monkeypatch.setenv("GPUBOT_HOME", str(tmp_path / "home"))
@@ -336,7 +337,7 @@ def test_a_digest_retry_that_cannot_verify_its_earlier_post_does_not_post_again(
 _RUNNER = textwrap.dedent("""
     import datetime as dt, os, sys
     from slack_sdk import WebClient
-    from knowledge import history
+    from knowledge.history import snapshots as history
     from bot.digest_cmd import post_digests
     history.ensure_baselines = lambda *a, **k: []
     now = dt.datetime.fromisoformat(sys.argv[1])
@@ -442,7 +443,7 @@ class Locker:
 
 
 def _state_with_timeout(tmp_path, monkeypatch, seconds: str) -> str:
-    from knowledge import subscriptions
+    from knowledge.state import subscriptions
 
     url = f"sqlite:///{tmp_path / 'state.db'}"
     monkeypatch.setenv("DATABASE_URL", url)
@@ -470,7 +471,7 @@ def subscription_rows(url: str) -> list[tuple]:
 
 
 def test_a_write_waits_for_another_process_lock_and_succeeds(locked_state):
-    from knowledge import subscriptions
+    from knowledge.state import subscriptions
 
     with Locker(locked_state, 1.0) as lock:
         subscriptions.subscribe("default", "C0003", hour=7)
@@ -495,7 +496,7 @@ def test_a_write_locked_out_too_long_fails_clearly_and_loses_nothing(impatient_s
 def test_a_digest_run_locked_out_posts_nothing_and_the_rerun_posts_once(
     impatient_state, digest_slack, monkeypatch, capsys
 ):
-    from knowledge import history
+    from knowledge.history import snapshots as history
 
     monkeypatch.setattr(history, "ensure_baselines", lambda *a, **k: [])
     history.record_snapshot("aws", OLD, "old catalog", NOW - dt.timedelta(days=2))
@@ -536,7 +537,7 @@ def test_a_mention_while_the_database_stays_locked_is_still_answered(impatient_s
 
 
 def test_a_price_refresh_locked_out_records_nothing_and_succeeds_later(impatient_state, tmp_path, capsys):
-    from knowledge import history
+    from knowledge.history import snapshots as history
 
     catalog = tmp_path / "prices.csv"
     catalog.write_text(
@@ -642,8 +643,8 @@ def test_a_knowledge_base_that_cannot_be_built_is_a_clear_cli_error(cli_home):
 
 def _store_a_bad_import(state_db: Path) -> None:
     """An import stored by an older gpubot that today's validation refuses (a control character in a price)."""
-    from knowledge import state
-    from knowledge.imports import catalog_imports
+    from knowledge.catalog.imports import catalog_imports
+    from knowledge.state import db as state
 
     eng = state._engine_for(f"sqlite:///{state_db}")
     state.upgrade(eng)
@@ -665,14 +666,14 @@ def _store_a_bad_import(state_db: Path) -> None:
 
 
 def test_a_stale_knowledge_base_keeps_serving_when_the_rebuild_fails(cli_home, monkeypatch):
-    from knowledge.kb_open import open_kb
+    from knowledge.kb.opener import open_kb
 
     home, good = cli_home
     (home / "kb.db").write_bytes(good)
     _store_a_bad_import(home / "state.db")  # a newer import makes the kb stale, and its rebuild fails
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{home / 'state.db'}")
-    from knowledge.live import LiveKB
+    from knowledge.kb.live import LiveKB
 
     live = LiveKB(open_kb(home / "kb.db"), interval=0)
     assert live.is_stale()
@@ -767,8 +768,8 @@ def test_damage_inside_the_served_knowledge_base_is_told_by_healthz_and_repaired
 def test_the_answer_cache_follows_a_knowledge_base_swap(kb):
     """Answers are cached per knowledge base: when LiveKB swaps in a rebuilt one, nothing old is served."""
     from handlers.cache import cached
-    from knowledge.kb import KB
-    from knowledge.live import CurrentKB
+    from knowledge.kb.live import CurrentKB
+    from knowledge.kb.reader import KB
 
     calls = []
 
@@ -800,7 +801,8 @@ def test_the_answer_cache_follows_a_knowledge_base_swap(kb):
 
 _CLAIM_AND_DIE = textwrap.dedent("""
     import os, signal, sys
-    from knowledge import claims, state
+    from knowledge.state import claims
+    from knowledge.state import db as state
     state.engine()  # a serving worker's state is migrated before it serves
     assert claims.claim(sys.argv[1])
     print("claimed", flush=True)
@@ -811,8 +813,8 @@ _CLAIM_AND_DIE = textwrap.dedent("""
 def test_a_retry_answers_an_event_whose_first_worker_died_after_claiming_it(locked_state, app, slack, monkeypatch):
     import sqlalchemy as sa
 
-    from knowledge import claims
-    from knowledge.state import engine
+    from knowledge.state import claims
+    from knowledge.state.db import engine
 
     def leases_run_out() -> None:  # a minute passes: every lease is over (renewed ones would have moved on)
         with engine().begin() as conn:
@@ -854,7 +856,7 @@ def test_a_retry_answers_an_event_whose_first_worker_died_after_claiming_it(lock
 
 
 def test_a_live_workers_claim_is_renewed_while_it_answers(locked_state, monkeypatch):
-    from knowledge import claims
+    from knowledge.state import claims
 
     # a lease long enough that a heartbeat tick (every lease/3) delayed by a loaded machine still lands in time
     monkeypatch.setenv("GPUBOT_CLAIM_LEASE_SECONDS", "2")

@@ -25,7 +25,7 @@ from bot import blocks
 from bot.grid import workspace_of
 from bot.settings import load_settings
 from bot.slack_app import build_app
-from knowledge import settings_store
+from knowledge.state import settings_store
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_app import SECRET, assert_valid, buttons, column, dispatch, new_ts
 
@@ -164,7 +164,7 @@ def test_workspace_defaults_saved_from_the_home_form_are_read_back_in_that_works
 
 
 def test_an_alert_set_in_a_grid_workspace_belongs_to_that_workspace(app, slack):
-    from knowledge import alerts
+    from knowledge.state import alerts
 
     mine = channel_id()
     slash(app, slack, "alert H100 spot on aws below 0.01", mine)

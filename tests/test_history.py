@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from bot.cli import main
-from knowledge import history
+from knowledge.history import snapshots as history
 from knowledge.paths import CATALOG_DIR, DATA_DIR
 
 HISTORY = CATALOG_DIR / "history"
@@ -252,8 +252,8 @@ def test_prices_moving_back_are_recorded(state_home):
 
 def test_failing_refresh_leaves_the_previous_snapshot_serving(imported, capsys, tmp_path, monkeypatch):
     from bot.prices_cmd import refresh_catalog
-    from knowledge import fetchers
-    from knowledge.fetchers import FetchError
+    from knowledge.catalog import fetchers
+    from knowledge.catalog.fetchers import FetchError
 
     before = [s.as_json() for s in history.snapshots_of("aws")]
     digest_before = _digest_json(capsys)

@@ -199,7 +199,7 @@ def test_the_chart_is_drawn_with_the_source_change(history_home, tmp_path):
 def test_bundled_history_costs_little_at_build_time():
     import time
 
-    from knowledge import history_bundled
+    from knowledge.history import bundled as history_bundled
 
     started = time.perf_counter()
     snapshots, intervals = history_bundled.replay()

@@ -36,7 +36,7 @@ def expected_history_title() -> str:
 
 
 def _record(snapshots=SNAPSHOTS) -> None:
-    from knowledge import history
+    from knowledge.history import snapshots as history
 
     for provider, source, taken_at, offers in snapshots:
         history.record_snapshot(provider, offers, source, taken_at)
@@ -88,7 +88,8 @@ def test_handlers_answer_from_a_fake_without_loading_any_state_module(tmp_path):
         "import handlers.history, handlers.digest\n"
         "print(handlers.history.handle(A100_SPOT_AWS, None, MemoryReader()).title)\n"
         "print(handlers.digest.handle(DIGEST_AWS, None, MemoryReader()).title)\n"
-        "loaded = ['sqlalchemy', 'knowledge.state', 'knowledge.history', 'knowledge.baselines', 'knowledge.kb_open']\n"
+        "loaded = ['sqlalchemy', 'knowledge.state.db', 'knowledge.history.snapshots',"
+        " 'knowledge.history.baselines', 'knowledge.kb.opener']\n"
         "print([m for m in loaded if m in sys.modules])\n"
     )
     env = {"PATH": "/usr/bin:/bin", "GPUBOT_HOME": str(tmp_path), "DATABASE_URL": "sqlite:////nonexistent/dir/x.db"}
@@ -113,7 +114,7 @@ def recorded(tmp_path, monkeypatch, state_url):
 
 def test_the_state_reader_gives_the_answers_the_fake_gives(recorded):
     from handlers import digest, history
-    from knowledge.history_reader import StateHistoryReader
+    from knowledge.history.reader import StateHistoryReader
 
     real, fake = StateHistoryReader(), MemoryReader()
     assert _shown(history.handle(A100_SPOT_AWS, None, real)) == _shown(history.handle(A100_SPOT_AWS, None, fake))
@@ -137,8 +138,8 @@ def test_a_current_sqlite_state_is_read_without_sqlalchemy(tmp_path, monkeypatch
     _record()
     code = (
         "import sys\n"
-        "from knowledge.history_reader import StateHistoryReader\n"
-        "from knowledge.history_diff import diff_since\n"
+        "from knowledge.history.reader import StateHistoryReader\n"
+        "from knowledge.history.diff import diff_since\n"
         f"reader = StateHistoryReader({url!r})\n"
         "digest = diff_since(reader)\n"
         "print(len(digest.changed), len(digest.removed), reader.providers())\n"

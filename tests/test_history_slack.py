@@ -196,7 +196,7 @@ def test_slash_summary_stays_within_limits_when_huge(home):
 
 
 def test_the_digest_gets_one_movers_chart_under_it(home, slack, client):
-    from knowledge import history
+    from knowledge.history import snapshots as history
 
     digest = history.diff_since(provider_names=["aws"])
     assert digest.changed
@@ -212,7 +212,7 @@ def test_the_digest_gets_one_movers_chart_under_it(home, slack, client):
 
 def test_a_digest_without_moves_gets_no_chart(home, slack, client):
     from bot.charts import digest_chart
-    from knowledge.history import Digest
+    from knowledge.history.snapshots import Digest
 
     assert digest_chart(Digest()) is None
     assert attach_digest_chart(client, "C0DIGEST", THREAD, Digest()) == {"ok": True, "uploaded": False}

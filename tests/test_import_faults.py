@@ -20,7 +20,7 @@ import pytest
 import sqlalchemy as sa
 
 from bot.cli import main
-from knowledge.catalog import CatalogError, read_catalog
+from knowledge.catalog.reader import CatalogError, read_catalog
 
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
 
@@ -89,7 +89,7 @@ def test_only_ascii_decimals_are_prices(tmp_path, price):
 
 @pytest.mark.parametrize("budget", ["1_5 USD/GPU-hour", "１２ USD", "١٢ USD", "inf USD"])
 def test_only_ascii_decimals_are_budgets(budget):
-    from knowledge.settings_store import SettingError, parse_budget
+    from knowledge.state.settings_store import SettingError, parse_budget
 
     with pytest.raises(SettingError):
         parse_budget(budget)
@@ -115,8 +115,8 @@ def _store_import(price: str, provider: str = "testcloud") -> int:
     """An import committed to the shared state (the first half of `kb import`, before the local rebuild)."""
     import hashlib
 
-    from knowledge.imports import catalog_imports
-    from knowledge.state import engine
+    from knowledge.catalog.imports import catalog_imports
+    from knowledge.state.db import engine
 
     content = HEADER + f"tc1.big,A100,1,12,85,,{price},,r1\n"
     with engine().begin() as conn:
@@ -136,10 +136,10 @@ def _store_import(price: str, provider: str = "testcloud") -> int:
 
 
 def test_a_cancelled_import_whose_id_is_reused_leaves_no_server_behind(machine):
-    from knowledge.imports import catalog_imports, imports_version
-    from knowledge.kb_open import open_kb
-    from knowledge.live import LiveKB
-    from knowledge.state import engine
+    from knowledge.catalog.imports import catalog_imports, imports_version
+    from knowledge.kb.live import LiveKB
+    from knowledge.kb.opener import open_kb
+    from knowledge.state.db import engine
 
     first = _store_import("1.11")
     live = LiveKB(open_kb(), interval=0)  # a server that rebuilt while that import was in flight
@@ -155,7 +155,7 @@ def test_a_cancelled_import_whose_id_is_reused_leaves_no_server_behind(machine):
 
 
 def test_kb_import_records_its_snapshot_and_another_machines_cli_notices(machine, tmp_path, capsys, kb, monkeypatch):
-    from knowledge import history
+    from knowledge.history import snapshots as history
 
     path = tmp_path / "testcloud.csv"
     path.write_text(HEADER + "tc1.big,A100,1,12,85,,3.33,1.25,r1\n")
@@ -176,9 +176,9 @@ def test_kb_import_records_its_snapshot_and_another_machines_cli_notices(machine
 
 
 def test_values_longer_than_their_column_are_refused_alike_on_sqlite_and_postgresql(state_url):
-    from knowledge.imports import catalog_imports
-    from knowledge.state import engine
-    from knowledge.state_limits import ValueTooLongError
+    from knowledge.catalog.imports import catalog_imports
+    from knowledge.state.db import engine
+    from knowledge.state.limits import ValueTooLongError
 
     with pytest.raises(ValueTooLongError, match="filename is longer than 300 characters"), engine().begin() as c:
         c.execute(
@@ -217,9 +217,9 @@ def test_values_longer_than_their_column_are_refused_alike_on_sqlite_and_postgre
 
 def test_a_server_rebuilds_its_knowledge_base_in_another_process(machine, monkeypatch):
     """The rebuild that follows an import (76 s for 100k rows) never runs on the serving process's GIL."""
-    import knowledge.build
-    from knowledge.kb_open import open_kb
-    from knowledge.live import LiveKB
+    import knowledge.kb.build
+    from knowledge.kb.live import LiveKB
+    from knowledge.kb.opener import open_kb
 
     live = LiveKB(open_kb(), interval=0)
     _store_import("4.44")  # imported elsewhere
@@ -228,15 +228,15 @@ def test_a_server_rebuilds_its_knowledge_base_in_another_process(machine, monkey
     def not_here(*args, **kwargs):
         raise AssertionError("the knowledge base was built inside the serving process")
 
-    monkeypatch.setattr(knowledge.build, "build", not_here)
+    monkeypatch.setattr(knowledge.kb.build, "build", not_here)
     assert live.refresh() is True
     assert live.get().rows("SELECT price_per_hour_usd p FROM offers WHERE provider='testcloud'")[0]["p"] == 4.44
     assert not live.is_stale()
 
 
 def test_an_expired_claim_is_taken_over_and_a_finished_one_never(state_url, monkeypatch):
-    from knowledge import claims
-    from knowledge.state import engine
+    from knowledge.state import claims
+    from knowledge.state.db import engine
 
     engine()  # migrated, as a server's state is before it serves
     monkeypatch.setenv("GPUBOT_CLAIM_LEASE_SECONDS", "0.3")
@@ -256,7 +256,7 @@ def test_an_expired_claim_is_taken_over_and_a_finished_one_never(state_url, monk
 @pytest.mark.parametrize(("rows", "refused"), [(50, False), (51, True)])
 def test_the_row_cap_counts_rows_not_the_header(tmp_path, monkeypatch, rows, refused):
     """GPUBOT_IMPORT_MAX_ROWS=50 takes a file of a header and 50 rows (with or without a final newline), not 51."""
-    from knowledge.catalog import CatalogError, read_bounded
+    from knowledge.catalog.reader import CatalogError, read_bounded
 
     monkeypatch.setenv("GPUBOT_IMPORT_MAX_ROWS", "50")
     for ending in ("\n", ""):

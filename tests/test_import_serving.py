@@ -5,7 +5,7 @@ answer, and once the import is in the server answers from it.
 `gpubot kb import` (another machine: its own GPUBOT_HOME, the same state database) imports 100,000 rows built from
 the bundled Lambda catalog (its rows repeated under distinct instance names) plus one instance type only this
 catalog has.
-The server notices the new imports version (`knowledge/live.py`, every second here) and swaps in the rebuilt
+The server notices the new imports version (`knowledge/kb/live.py`, every second here) and swaps in the rebuilt
 knowledge base without ever building it on its own GIL.
 """
 

@@ -27,7 +27,8 @@ PRICE = 7.77  # on-demand USD/h of the one instance type only the imported catal
 
 _RUNNER = textwrap.dedent("""
     import os, signal, sys
-    from knowledge import build, history
+    from knowledge.kb import build
+    from knowledge.history import snapshots as history
     from bot.cli import main
     where = sys.argv[1]
     def step(name):
@@ -70,9 +71,9 @@ def _catalog(tmp_path: Path) -> Path:
 
 def _stored(provider: str = "unitcloud") -> tuple[int, int, int]:
     """(imports, snapshots, snapshot offers) of `provider` in the shared state."""
-    from knowledge import history
-    from knowledge.imports import catalog_imports
-    from knowledge.state import engine
+    from knowledge.catalog.imports import catalog_imports
+    from knowledge.history import snapshots as history
+    from knowledge.state.db import engine
 
     def count(table) -> int:
         with engine().connect() as conn:
@@ -135,8 +136,9 @@ def test_a_failing_import_stores_neither_and_leaves_the_knowledge_base(
     machine, tmp_path, monkeypatch, state_url, where
 ):
     from bot.prices_cmd import refresh_catalog
-    from knowledge import build, history
-    from knowledge.catalog_import import import_catalog
+    from knowledge.catalog.importer import import_catalog
+    from knowledge.history import snapshots as history
+    from knowledge.kb import build
 
     kb_bytes = (machine / "kb.db").read_bytes()
     real_record, real_build = history.record_snapshot, build.build
@@ -179,10 +181,10 @@ def test_kb_import_builds_under_the_homes_build_lock_and_a_server_warms_what_it_
     base answers its first questions on the refresh thread, before any request sees it."""
     import fcntl
 
-    from knowledge import build
-    from knowledge.catalog_import import import_catalog
-    from knowledge.kb_open import open_kb
-    from knowledge.live import LiveKB
+    from knowledge.catalog.importer import import_catalog
+    from knowledge.kb import build
+    from knowledge.kb.live import LiveKB
+    from knowledge.kb.opener import open_kb
 
     live = LiveKB(open_kb(), interval=0)
     real_build = build.build

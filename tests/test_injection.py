@@ -437,8 +437,8 @@ EVIL_SOURCE = "<!here> evil source <https://evil.example|click> @channel"
 @pytest.fixture(scope="module")
 def evil_kb(tmp_path_factory, kb):
     """A knowledge base with the hostile catalog imported as provider `evilcloud` (own home and state)."""
-    from knowledge.catalog_import import import_catalog
-    from knowledge.kb_open import open_kb
+    from knowledge.catalog.importer import import_catalog
+    from knowledge.kb.opener import open_kb
 
     home = tmp_path_factory.mktemp("evil_home")
     path = home / "evil.csv"

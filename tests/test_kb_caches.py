@@ -15,7 +15,7 @@ from pathlib import Path
 from bot.cli import main
 from bot.pipeline import answer
 from knowledge.code_version import tree_version
-from knowledge.kb import KB
+from knowledge.kb.reader import KB
 
 QUESTIONS = ("cheapest A100 spot", "H100 vs A100 for training", "recommend a GPU to fine-tune a 7B model", "A100 坑")
 

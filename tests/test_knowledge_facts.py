@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the repo is not installed into the venv
     sys.path.insert(0, str(ROOT))
 
-from knowledge.facts import (  # noqa: E402
+from knowledge.facts.seed import (  # noqa: E402
     SEED_FIGURE_COLUMNS,
     load_errata,
     load_pitfalls,

@@ -57,9 +57,9 @@ def _graph(with_migrations: bool = False) -> dict[str, set[str]]:
 
 
 def test_the_analysis_sees_imports_inside_functions():
-    # knowledge.kb_open imports the builder only when it must build: still an edge of the graph
-    assert "knowledge.build" in _graph()["knowledge.kb_open"]
-    assert "knowledge.kb" in _graph()["handlers.cheapest"]
+    # knowledge.kb.opener imports the builder only when it must build: still an edge of the graph
+    assert "knowledge.kb.build" in _graph()["knowledge.kb.opener"]
+    assert "knowledge.kb.reader" in _graph()["handlers.cheapest"]
 
 
 def test_no_import_cycles():
@@ -115,32 +115,32 @@ def test_one_language_detector():
         for path in (ROOT / package).rglob("*.py")
         if pattern.search(path.read_text(encoding="utf-8"))
     ]
-    # knowledge/pitfalls.py tokenises Chinese words for full-text search; it does not pick a language
+    # knowledge/facts/pitfalls.py tokenises Chinese words for full-text search; it does not pick a language
     assert "handlers/language.py" in owners
-    assert set(owners) <= {"handlers/language.py", "knowledge/pitfalls.py"}, owners
+    assert set(owners) <= {"handlers/language.py", "knowledge/facts/pitfalls.py"}, owners
 
 
 # modules that write the state database (or the knowledge-base file) or open it for writing: edges use them
 STATE_WRITERS = (
-    "knowledge.state",
-    "knowledge.history",  # record_snapshot, ensure_baselines
-    "knowledge.baselines",
-    "knowledge.subscriptions",
-    "knowledge.settings_store",
-    "knowledge.settings_audit",
-    "knowledge.alerts",
-    "knowledge.claims",
-    "knowledge.imports",
-    "knowledge.catalog_import",
-    "knowledge.build",
-    "knowledge.kb_open",
+    "knowledge.state.db",
+    "knowledge.history.snapshots",  # record_snapshot, ensure_baselines
+    "knowledge.history.baselines",
+    "knowledge.state.subscriptions",
+    "knowledge.state.settings_store",
+    "knowledge.state.settings_audit",
+    "knowledge.state.alerts",
+    "knowledge.state.claims",
+    "knowledge.catalog.imports",
+    "knowledge.catalog.importer",
+    "knowledge.kb.build",
+    "knowledge.kb.opener",
     "sqlalchemy",
     "alembic",
 )
 
 
 def test_handlers_import_nothing_that_writes_state():
-    """Handlers are pure (issue 17): the price history comes through an injected `knowledge.history_reader`
+    """Handlers are pure (issue 17): the price history comes through an injected `knowledge.history.reader`
     reader, never from the state database's writers (a fake reader in tests/test_history_reader.py proves it)."""
     found = sorted(
         f"{m} imports {name}"
@@ -150,4 +150,4 @@ def test_handlers_import_nothing_that_writes_state():
         if any(name == w or name.startswith(w + ".") for w in STATE_WRITERS)
     )
     assert found == []
-    assert "knowledge.history_reader" in IMPORTS["handlers.history"]  # the check sees lazy imports
+    assert "knowledge.history.reader" in IMPORTS["handlers.history"]  # the check sees lazy imports

@@ -13,7 +13,7 @@ import pytest
 
 from handlers.models import Currency, Intent, Pricing, Priority, Workload
 from knowledge import lexicon
-from knowledge.vocabulary import Hit, Vocabulary, cache_path, phrase_key
+from knowledge.kb.vocabulary import Hit, Vocabulary, cache_path, phrase_key
 
 ROOT = Path(__file__).resolve().parents[1]
 DIR = ROOT / "knowledge" / "data" / "lexicon"
@@ -47,7 +47,7 @@ def test_every_section_is_read(monkeypatch):
     lexicon.phrases(), lexicon.not_names(), lexicon.stopwords(), lexicon.numbers()
     assert read == {(name, section) for name, sections in lexicon.FILES.items() for section in sections}
     # ... and the parser calls each of those accessors
-    parser_files = [*(ROOT / "handlers" / "parse").glob("*.py"), ROOT / "knowledge" / "vocabulary.py"]
+    parser_files = [*(ROOT / "handlers" / "parse").glob("*.py"), ROOT / "knowledge" / "kb" / "vocabulary.py"]
     sources = "".join(path.read_text(encoding="utf-8") for path in parser_files)
     for accessor in ("phrases", "not_names", "stopwords", "numbers"):
         assert f"lexicon.{accessor}()" in sources, accessor
@@ -142,7 +142,7 @@ def test_data_reaches_the_query(kb, text, field, value):
 
 def test_the_vocabulary_is_kept_beside_the_knowledge_base(kb):
     """Built once per KB (its memo), pickled beside kb.db by the knowledge layer, read back by the next process."""
-    from knowledge.kb import KB
+    from knowledge.kb.reader import KB
 
     vocab = Vocabulary.from_kb(kb)
     assert Vocabulary.from_kb(kb) is vocab

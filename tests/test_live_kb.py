@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from knowledge.kb import GpuRef
-from knowledge.kb_open import open_kb
-from knowledge.live import LiveKB
+from knowledge.kb.live import LiveKB
+from knowledge.kb.opener import open_kb
+from knowledge.kb.reader import GpuRef
 from tests.reference_calc import CATALOGS
 
 
@@ -61,7 +61,7 @@ def test_memo_is_per_knowledge_base_and_released_with_it(kb):
     import gc
     import weakref
 
-    from knowledge.kb import KB
+    from knowledge.kb.reader import KB
 
     calls: list[str] = []
 

@@ -52,13 +52,13 @@ def _head() -> str:
     from alembic.script import ScriptDirectory
 
     config = Config()
-    config.set_main_option("script_location", str(Path(__file__).parent.parent / "knowledge" / "migrations"))
+    config.set_main_option("script_location", str(Path(__file__).parent.parent / "knowledge" / "state" / "migrations"))
     return ScriptDirectory.from_config(config).get_current_head()
 
 
 def test_the_head_read_without_alembic_is_alembics_head():
     """`state.engine()` skips Alembic when the database is at `head_revision()`: it must be Alembic's own head."""
-    from knowledge.state import head_revision
+    from knowledge.state.db import head_revision
 
     assert head_revision() == _head()
 
@@ -66,7 +66,7 @@ def test_the_head_read_without_alembic_is_alembics_head():
 def test_a_current_database_is_opened_without_importing_alembic(tmp_path):
     """A process whose state is already migrated never imports Alembic (~0.1 s of every CLI start)."""
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'state.db'}", "GPUBOT_HOME": str(tmp_path)}
-    code = "from knowledge.state import engine; engine(); import sys; print('alembic' in sys.modules)"
+    code = "from knowledge.state.db import engine; engine(); import sys; print('alembic' in sys.modules)"
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert (first.stdout.strip(), again.stdout.strip()) == ("True", "False")

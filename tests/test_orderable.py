@@ -141,7 +141,7 @@ def test_local_zone_offers_are_labelled_not_shown_as_the_region(ask):
     ],
 )
 def test_zone_kinds(zone, kind, label):
-    from knowledge.zones import classify
+    from knowledge.catalog.zones import classify
 
     assert classify(zone) == (kind, label)
 

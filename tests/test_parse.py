@@ -717,7 +717,7 @@ def test_region_groups_data(vocab):
     for row in rows:
         assert row["source"].strip(), row["group"]
         if not vocab.region_groups[row["group"]]:  # only clouds bundled later (issue 14) have regions there
-            from knowledge.regions import matching
+            from knowledge.catalog.regions import matching
             from tests.test_regions import NEO
 
             assert matching(NEO, row["patterns"]), f"{row['group']} matches no region of any known cloud"

@@ -10,7 +10,7 @@ import pytest
 
 from bot.pipeline import answer
 from bot.render import answer_json
-from knowledge import pitfalls as store
+from knowledge.facts import pitfalls as store
 
 ERRATA = Path(__file__).resolve().parent.parent / "knowledge" / "data" / "seed_errata.md"
 

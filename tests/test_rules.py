@@ -15,7 +15,7 @@ import pytest
 
 from handlers import recommend
 from handlers.models import Query
-from knowledge import rules as R
+from knowledge.facts import rules as R
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -34,7 +34,8 @@ def mode(path: Path) -> int:
 
 
 def test_home_and_state_database_are_private(tmp_path, monkeypatch):
-    from knowledge import state, subscriptions
+    from knowledge.state import db as state
+    from knowledge.state import subscriptions
 
     old = os.umask(0o022)  # the usual umask: files 0644, folders 0755 unless gpubot says otherwise
     try:
@@ -139,7 +140,8 @@ def test_no_secret_reaches_the_log_at_debug_level(kb, gpubot_home, slack, tmp_pa
 @pytest.mark.parametrize("org_wide", [False, True], ids=["workspace-install-in-an-org", "org-wide-install"])
 def test_an_enterprise_grid_workspace_gets_its_digest(tmp_path, monkeypatch, org_wide):
     from bot.slack.oauth import installation_store
-    from knowledge import history, subscriptions
+    from knowledge.history import snapshots as history
+    from knowledge.state import subscriptions
 
     offer = {"instance_type": "p5.48xlarge", "region": "us-east-1", "pricing": "spot", "gpu": "H100", "gpu_count": 8}
     now = dt.datetime.now(dt.UTC)

@@ -15,8 +15,8 @@ import pytest
 
 from handlers import defaults
 from handlers.models import Answer, Offer, Query
-from knowledge import settings_store as store
-from knowledge.settings_store import EffectiveSettings, SettingError
+from knowledge.state import settings_store as store
+from knowledge.state.settings_store import EffectiveSettings, SettingError
 
 # --- the store, on both backends --------------------------------------------------------------------------------
 
@@ -116,7 +116,7 @@ def test_concurrent_writers_leave_one_row(state_url, tmp_path):
     """Several processes set the same key at once: INSERT ... ON CONFLICT keeps one row, holding one of the writes."""
     script = textwrap.dedent("""
         import sys
-        from knowledge import settings_store
+        from knowledge.state import settings_store
         settings_store.get_settings("T1", "C1")  # connected: now write as fast as possible
         for n in range(8):
             settings_store.set_setting("T1", "C1", "pricing", ["spot", "on_demand"][n % 2])
@@ -129,7 +129,7 @@ def test_concurrent_writers_leave_one_row(state_url, tmp_path):
     assert all(p.wait(timeout=60) == 0 for p in procs)
     import sqlalchemy as sa
 
-    from knowledge.state import engine
+    from knowledge.state.db import engine
 
     with engine().connect() as conn:
         rows = (

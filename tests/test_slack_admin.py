@@ -25,7 +25,7 @@ from bot.settings import load_settings
 from bot.slack import auth as slack_auth
 from bot.slack.help import COMMANDS
 from bot.slack_app import build_app
-from knowledge import settings_audit, settings_store, subscriptions
+from knowledge.state import settings_audit, settings_store, subscriptions
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_app import SECRET, assert_valid, dispatch, rendered_strings
 

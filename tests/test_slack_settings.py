@@ -23,7 +23,7 @@ from bot import blocks
 from bot.pipeline import answer
 from bot.settings import load_settings
 from bot.slack_app import build_app, client_for_team, parse_command
-from knowledge import settings_store, subscriptions
+from knowledge.state import settings_store, subscriptions
 from tests.slack_standin import SlackStandIn, validate_blocks
 from tests.test_slack_app import (
     assert_valid,
@@ -428,7 +428,7 @@ def test_app_uninstalled_drops_the_workspace_settings_and_subscriptions(app, sla
         time.sleep(0.02)
     assert subscriptions.list_subscriptions(team) == []
     assert settings_store.scope_settings(team, mine) == {}
-    from knowledge import settings_audit
+    from knowledge.state import settings_audit
 
     assert settings_audit.recent(team, mine) == [], "issue 17: the change record goes too"
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from knowledge import state
+from knowledge.state import db as state
 
 
 def test_an_event_is_claimed_once(state_url):
@@ -22,7 +22,7 @@ def test_concurrent_claims_one_winner(state_url):
 
 
 def test_claims_across_processes(state_url, tmp_path):
-    code = "from knowledge import state; print(state.claim_event('EvProc'))"
+    code = "from knowledge.state import db as state; print(state.claim_event('EvProc'))"
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", code],

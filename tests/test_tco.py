@@ -14,7 +14,7 @@ import yaml
 
 from handlers import tco
 from handlers.models import Query
-from knowledge import rules as R
+from knowledge.facts import rules as R
 from tests.reference_calc import CATALOGS, region_offers
 
 DATA = CATALOGS.parent

@@ -22,7 +22,7 @@ from bot.slack.delivery import share
 from bot.slack.payloads import Click
 from handlers import defaults
 from handlers.models import Query
-from knowledge.state import claim_event
+from knowledge.state.db import claim_event
 
 __all__ = ["MAX_TOP", "asked", "refine", "register"]
 

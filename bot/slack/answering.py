@@ -3,7 +3,7 @@ raising (an unexpected error is logged with its context and becomes the short ap
 slow work off the request path.
 
 Every question (slash command, mention, DM, button) is answered with its channel's effective settings
-(`knowledge.settings_store.get_settings`: channel over workspace over defaults) through the one pipeline
+(`knowledge.state.settings_store.get_settings`: channel over workspace over defaults) through the one pipeline
 (`bot.pipeline.answer_with`); a state database that cannot be read in time means an answer without them.
 """
 
@@ -25,8 +25,8 @@ from bot.slack.delivery import Delivered, respond_message
 from bot.slack.help import with_commands
 from handlers.language import has_chinese, language_of
 from handlers.models import Answer, Query
-from knowledge import claims
-from knowledge.kb import KB
+from knowledge.kb.reader import KB
+from knowledge.state import claims
 
 __all__ = ["Answerer", "user_language"]
 
@@ -81,7 +81,7 @@ class Answerer:
         """The channel's effective settings; none (answer anyway) when the state database cannot be read."""
         if not team:
             return {}
-        from knowledge.settings_store import get_settings
+        from knowledge.state.settings_store import get_settings
 
         try:
             return claims.bounded(get_settings, team, channel)  # never waits long on the state database

@@ -14,11 +14,11 @@ text only) and the refusal logged with the block type. History charts render on 
 Workspaces: with SLACK_CLIENT_ID and SLACK_CLIENT_SECRET set, gpubot is installed through OAuth
 (`GET /slack/install`, `GET /slack/oauth_redirect`) and every request is authorized with its own workspace's bot
 token from slack_sdk's SQLAlchemy installation store, kept with the OAuth states in gpubot's state database
-(`knowledge.state.engine()`: SQLite in GPUBOT_HOME, or PostgreSQL). Otherwise one workspace, SLACK_BOT_TOKEN.
+(`knowledge.state.db.engine()`: SQLite in GPUBOT_HOME, or PostgreSQL). Otherwise one workspace, SLACK_BOT_TOKEN.
 `client_for_team(team)` gives the digest poster a client with the right workspace's token.
 
 Never two replies to one message: a global middleware claims each event's `event_id` in the shared state database
-(`knowledge.claims`: leased, so a retry answers an event whose first worker died; bounded in time, so a locked
+(`knowledge.state.claims`: leased, so a retry answers an event whose first worker died; bounded in time, so a locked
 state database never holds up the ack), and the reply itself claims the message (`bot.slack.events`). The bot's
 own messages are dropped by Bolt (`ignoring_self_events`, bot id from one lazy, cached `auth.test`).
 
@@ -45,8 +45,8 @@ from bot.slack.home import HomeContext, home_sections_providers
 from bot.slack.oauth import client_for_team, forget_workspace, installation_store, make_client, oauth_settings
 from bot.slack.payloads import log_context, strip_mention
 from handlers.language import language_of
-from knowledge import claims
-from knowledge.kb import KB
+from knowledge.kb.reader import KB
+from knowledge.state import claims
 
 __all__ = [
     "ACK_BUDGET_SECONDS",
@@ -107,7 +107,7 @@ def claim_once(body: dict, request, next: Callable[[], BoltResponse]) -> BoltRes
         key = claims.event_key(body)
         retry = (request.headers.get("x-slack-retry-num") or ["0"])[0]
         number = int(retry) if retry.isascii() and retry.isdigit() else 1
-        # leased, bounded in time (never holds up the ack), per-process fallback (knowledge.claims)
+        # leased, bounded in time (never holds up the ack), per-process fallback (knowledge.state.claims)
         if not claims.claim(f"slack-event:{key}", retry_num=number):
             log.info("duplicate delivery of %s ignored (retry %s)", key, retry)
             return BoltResponse(status=200, body="")

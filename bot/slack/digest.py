@@ -4,7 +4,7 @@ scheduled post to every subscribed channel.
 `post_digests(client_for_team, now=None)` posts; `client_for_team` maps a team id to a `slack_sdk.WebClient`
 (`clients_by_team()`: each workspace's own token in OAuth mode, else SLACK_BOT_TOKEN).
 
-Posting is idempotent through the `digest_posts` table (see `knowledge.subscriptions`): a channel's row for the
+Posting is idempotent through the `digest_posts` table (see `knowledge.state.subscriptions`): a channel's row for the
 period is claimed in the database before the post and marked sent after, so a rerun, a retry, a crash mid-run or
 a second clock process on another machine posts nothing twice. 429s are retried after `Retry-After` by slack_sdk's
 `RateLimitErrorRetryHandler`; a channel error (`not_in_channel`, `channel_not_found`, `is_archived`) fails that
@@ -110,7 +110,7 @@ def default_client_for_team(team: str):
     """The WebClient that posts to workspace `team` with its own token (OAuth installs), or SLACK_BOT_TOKEN.
 
     429s are retried after Retry-After; connection errors and 5xx are *not* retried inside a run (the message may
-    have been posted): the next run retries the channel, up to `knowledge.subscriptions.MAX_ATTEMPTS` times.
+    have been posted): the next run retries the channel, up to `knowledge.state.subscriptions.MAX_ATTEMPTS` times.
     """
     from bot.slack.oauth import client_for_team
 
@@ -138,9 +138,9 @@ def _posted_before(client, team: str, channel: str, period: str) -> tuple[str | 
 
 def _digest_for(sub, cache: dict):
     from handlers.digest import matches_gpus
-    from knowledge import history
-    from knowledge.history import Digest
-    from knowledge.subscriptions import last_delivered
+    from knowledge.history import snapshots as history
+    from knowledge.history.snapshots import Digest
+    from knowledge.state.subscriptions import last_delivered
 
     start = last_delivered(sub.team, sub.channel) or {}
     key = (tuple(sorted(start.items())), sub.threshold_pct)
@@ -178,8 +178,8 @@ def post_digests(
     from slack_sdk.errors import SlackApiError
 
     from handlers.digest import summarize
-    from knowledge import history
-    from knowledge.subscriptions import (
+    from knowledge.history import snapshots as history
+    from knowledge.state.subscriptions import (
         MAX_ATTEMPTS,
         claim_post,
         disable_after_failures,
@@ -294,9 +294,9 @@ def digest_answer(
     last digest; otherwise the changes since the previous snapshot (or `since`).
     """
     from handlers.digest import matches_gpus, summarize
-    from knowledge import history
-    from knowledge.history import Digest
-    from knowledge.subscriptions import get_subscription, last_delivered
+    from knowledge.history import snapshots as history
+    from knowledge.history.snapshots import Digest
+    from knowledge.state.subscriptions import get_subscription, last_delivered
 
     history.ensure_baselines()
     sub = get_subscription(team or "default", channel) if channel else None

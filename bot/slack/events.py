@@ -8,7 +8,7 @@
                                        org-wide install's: the whole org's, `bot.slack.uninstall`)
 
 Never two replies to one message: the reply claims the message's channel+ts (an @-mention in a DM also arrives as
-a DM message), and finishing it releases the event's claim (`knowledge.claims`). Other bots' messages and message
+a DM message), and finishing it releases the event's claim (`knowledge.state.claims`). Other bots' messages and message
 subtypes (edits, deletions) get a no-op, so Slack sees 200 and does not retry.
 """
 
@@ -25,7 +25,7 @@ from bot.slack.oauth import installation_store
 from bot.slack.payloads import Message
 from bot.slack.uninstall import forget, note_grid_workspace
 from handlers.language import language_of
-from knowledge import claims
+from knowledge.state import claims
 
 __all__ = ["register", "reply"]
 

@@ -94,7 +94,7 @@ def post_history_chart(
     """
     from bot.charts import alt_text, chart_title, render_history_png
     from handlers.history import history_points, summarize
-    from knowledge import baselines
+    from knowledge.history import baselines
 
     lang = query.language
     summary = ""

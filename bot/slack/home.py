@@ -1,6 +1,6 @@
 """App Home: what gpubot answers, how fresh its data is, sections from `home_sections_providers` (this workspace's
 digest subscriptions) and the workspace defaults, with a form that edits them (for workspace admins and owners:
-`bot.slack.auth`; every change recorded, `knowledge.settings_audit`)."""
+`bot.slack.auth`; every change recorded, `knowledge.state.settings_audit`)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from bot.slack.auth import workspace_refusal
 from bot.slack.payloads import log_context
 from bot.slack.settings_cmd import error_text, record_change
 from handlers.models import Query
-from knowledge.kb import KB
+from knowledge.kb.reader import KB
 
 __all__ = ["HomeContext", "home_sections_providers", "publish_home", "register"]
 
@@ -49,7 +49,7 @@ def _digest_subscriptions_section(ctx: HomeContext) -> list[dict]:
     """App Home: this workspace's digest subscriptions."""
     if not ctx.team_id:
         return []
-    from knowledge.subscriptions import list_subscriptions
+    from knowledge.state.subscriptions import list_subscriptions
 
     return blocks.digest_home_section(ctx.lang, list_subscriptions(ctx.team_id))
 
@@ -60,7 +60,7 @@ home_sections_providers.append(_digest_subscriptions_section)
 def publish_home(
     answerer: Answerer, client: WebClient, team: str | None, user: str, where: str, lang: str | None = None
 ) -> None:
-    from knowledge.settings_store import scope_settings
+    from knowledge.state.settings_store import scope_settings
 
     kb = answerer.kb
     ctx = HomeContext(team_id=team, user_id=user, lang=lang or user_language(client, user), kb=kb)
@@ -96,7 +96,7 @@ def register(app: App, answerer: Answerer) -> None:
     @app.action(blocks.ACTION_IDS["settings_open"])
     def on_settings_open(ack, body: dict, client: WebClient) -> None:
         ack()
-        from knowledge.settings_store import scope_settings
+        from knowledge.state.settings_store import scope_settings
 
         team = workspace_of(body) or ""
         user = (body.get("user") or {}).get("id") or ""
@@ -114,7 +114,7 @@ def register(app: App, answerer: Answerer) -> None:
 
 def settings_submitted(answerer: Answerer, ack: Callable[..., Any], body: dict, view: dict, client: WebClient):
     """The workspace-defaults form sent: checked, refused to non-admins, saved and recorded, the tab refreshed."""
-    from knowledge import settings_store as store
+    from knowledge.state import settings_store as store
 
     kb = answerer.kb
     team = workspace_of(body) or ""

@@ -2,7 +2,7 @@
 
 With SLACK_CLIENT_ID and SLACK_CLIENT_SECRET set, gpubot is installed through OAuth (`GET /slack/install`,
 `GET /slack/oauth_redirect`) and every request is authorized with its own workspace's bot token from slack_sdk's
-SQLAlchemy installation store, kept with the OAuth states in gpubot's state database (`knowledge.state.engine()`:
+SQLAlchemy installation store, kept with the OAuth states in gpubot's state database (`knowledge.state.db.engine()`:
 SQLite in GPUBOT_HOME, or PostgreSQL). Otherwise one workspace, SLACK_BOT_TOKEN. `client_for_team(team)` gives
 the digest poster a client with the right workspace's token; `forget_workspace` deletes what a workspace left.
 """
@@ -59,7 +59,7 @@ class _Stores:
             from bot.installations import EncryptedInstallationStore  # tokens encrypted with GPUBOT_SECRET_KEY
         except ImportError as exc:  # sqlalchemy.ext.asyncio needs greenlet
             raise RuntimeError(f"OAuth mode needs sqlalchemy[asyncio] (greenlet): {exc}") from exc
-        from knowledge import state
+        from knowledge.state import db as state
 
         class OnceOAuthStateStore(SQLAlchemyOAuthStateStore):
             """A state is consumed by one DELETE: of two workers handed the same redirect, exactly one wins.
@@ -116,7 +116,7 @@ _stores_cache: dict[tuple[str, str, int], _Stores] = {}
 
 
 def _stores(settings: Settings) -> _Stores:
-    from knowledge.state import database_url
+    from knowledge.state.db import database_url
 
     key = (settings.slack_client_id or "", database_url(), settings.slack_state_expiration_seconds)
     if key not in _stores_cache:
@@ -185,19 +185,19 @@ def forget_workspace(team_id: str | None, settings: Settings, *, enterprise_id: 
         store = installation_store(settings)
         store.delete_bot(enterprise_id=enterprise_id, team_id=team_id)
         store.delete_installation(enterprise_id=enterprise_id, team_id=team_id)
-    from knowledge import settings_store, subscriptions
+    from knowledge.state import settings_store, subscriptions
 
     removed = settings_store.delete_team(team_id)
-    from knowledge import settings_audit
+    from knowledge.state import settings_audit
 
     settings_audit.delete_team(team_id)
     subs = subscriptions.list_subscriptions(team_id)
     for sub in subs:
         subscriptions.unsubscribe(team_id, sub.channel)
-    from knowledge import alerts
+    from knowledge.state import alerts
 
     dropped = alerts.remove_team(team_id)
-    from knowledge import grid_members
+    from knowledge.state import grid_members
 
     grid_members.forget_workspace(team_id)
     log.info(

@@ -7,7 +7,7 @@ the listeners, `bot.slack.slash`), with who-may-change-what and the record of ev
   others get a plain refusal and nothing changes.
 - A change to a channel's settings or digest subscription is announced in the channel: the command is answered
   `in_channel`, opening with "@user set providers to aws, gcp". Changes in a DM or to the workspace stay private.
-- Every change is recorded (`knowledge.settings_audit`: who, when, old, new); `/gpu settings` lists the latest.
+- Every change is recorded (`knowledge.state.settings_audit`: who, when, old, new); `/gpu settings` lists the latest.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def setting_error(lang: str, name: str, exc: Exception, **values: Any) -> dict[s
 
 def record_change(team: str, channel: str, key: str, old: Any, new: Any, user: str | None, via: str) -> None:
     """Record a change; a failure to record is logged, never undoes or hides the change itself."""
-    from knowledge import settings_audit
+    from knowledge.state import settings_audit
 
     try:
         settings_audit.record(team, channel, key, old, new, changed_by=user, via=via)
@@ -116,7 +116,7 @@ def _announced(message: dict[str, Any], announcement: str) -> dict[str, Any]:
 
 def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], str]:
     """The reply to a settings or digest command, and its response_type (in_channel when announced)."""
-    from knowledge import settings_store as store
+    from knowledge.state import settings_store as store
 
     lang, team, channel = ctx.lang, ctx.team, ctx.channel
     workspace = cmd.scope == "workspace"
@@ -206,7 +206,7 @@ def _digest_value(sub) -> dict | None:
 
 
 def digest_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], str]:
-    from knowledge import subscriptions
+    from knowledge.state import subscriptions
 
     lang, team, channel = ctx.lang, ctx.team, ctx.channel
     announce = not ctx.dm
@@ -245,7 +245,7 @@ def digest_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], str
 
 
 def _value_text(key: str, value: Any, lang: str) -> str:
-    from knowledge.settings_store import format_value
+    from knowledge.state.settings_store import format_value
 
     if value is None:
         return _p("changes.unset", lang)
@@ -256,7 +256,7 @@ def _value_text(key: str, value: Any, lang: str) -> str:
 
 def change_lines(team: str, channel: str, lang: str, limit: int = 5) -> list[str]:
     """mrkdwn lines of the latest changes of this channel and of the workspace, newest first."""
-    from knowledge import settings_audit
+    from knowledge.state import settings_audit
 
     lines = []
     for change in settings_audit.recent(team, channel, limit=limit):

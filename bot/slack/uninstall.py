@@ -3,7 +3,7 @@
 `app_uninstalled` / `tokens_revoked` (bot tokens) for an org-wide install (`is_enterprise_install`, the org's
 `enterprise_id`; the team absent or the org) delete the org's installation and bot rows and everything kept for
 the workspaces it served: their settings, settings audit, digest subscriptions and price alerts, as a workspace's
-own uninstall does. Which workspaces those were is what `knowledge.grid_members` recorded while the install
+own uninstall does. Which workspaces those were is what `knowledge.state.grid_members` recorded while the install
 served them (`note_grid_workspace`, and `bot.installations.granted_teams`): Slack's `auth.teams.list` cannot be
 asked any more once the org's token is revoked. A workspace of the org that has its own installation keeps it.
 An uninstall from one workspace of an org removes that workspace only.
@@ -45,7 +45,7 @@ def forget_org(enterprise_id: str, settings: Settings, *, team: str | None = Non
     """Org `enterprise_id`'s org-wide install is gone: its installation and bot rows, and what its workspaces
     kept (those without an installation of their own), are deleted; the workspaces forgotten."""
     from bot import installations
-    from knowledge import grid_members
+    from knowledge.state import grid_members
 
     teams = set(grid_members.members_of(enterprise_id)) | {enterprise_id}
     if team:
@@ -98,11 +98,11 @@ def _delete_org_rows(store, enterprise_id: str) -> None:
 
 def note_grid_workspace(body: dict, context: Any, next: Callable[[], Any]) -> Any:
     """Bolt middleware: a request from a workspace served by an org-wide install records that workspace as the
-    org's (`knowledge.grid_members`, once per process), so that the org's uninstall can forget it."""
+    org's (`knowledge.state.grid_members`, once per process), so that the org's uninstall can forget it."""
     if context.is_enterprise_install and context.enterprise_id:
         team = workspace_of(body)
         if team and team != context.enterprise_id:
-            from knowledge import grid_members
+            from knowledge.state import grid_members
 
             try:
                 grid_members.record(context.enterprise_id, [team])

@@ -1,6 +1,6 @@
 """Text -> `Query`: every message is parsed once, here; handlers never see raw text.
 
-`parse(text, vocab)` is pure. `Vocabulary.from_kb(kb)` (`knowledge.vocabulary`) precomputes, once per knowledge
+`parse(text, vocab)` is pure. `Vocabulary.from_kb(kb)` (`knowledge.kb.vocabulary`) precomputes, once per knowledge
 base, everything the parser looks up: GPU, provider, region and instance-type names (from the KB), region groups
 (`knowledge/data/region_groups.csv`) and the keyword lexicon (`knowledge/data/lexicon/`). A message then goes
 through a few focused extractors over one masked copy of the text; each blanks what it consumed, so later ones
@@ -23,7 +23,7 @@ from typing import Any
 
 from handlers.parse.entry import MAX_CHARS, parse
 from handlers.parse.numbers import zh_number
-from knowledge.vocabulary import Hit, Vocabulary
+from knowledge.kb.vocabulary import Hit, Vocabulary
 
 __all__ = ["LEXICON", "MAX_CHARS", "REGION_GROUPS_CSV", "Hit", "Vocabulary", "parse", "zh_number"]
 
@@ -31,7 +31,7 @@ __all__ = ["LEXICON", "MAX_CHARS", "REGION_GROUPS_CSV", "Hit", "Vocabulary", "pa
 def __getattr__(name: str) -> Any:
     """Read on first use only: the region-groups path and the lexicon (field, value, phrases) table."""
     if name == "REGION_GROUPS_CSV":
-        from knowledge.regions import REGION_GROUPS_CSV
+        from knowledge.catalog.regions import REGION_GROUPS_CSV
 
         return REGION_GROUPS_CSV
     if name == "LEXICON":

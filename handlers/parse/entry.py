@@ -15,7 +15,7 @@ from handlers.parse.leftovers import find_leftovers
 from handlers.parse.numbers import find_numbers
 from handlers.parse.state import State
 from handlers.parse.words import find_cjk, find_words
-from knowledge.vocabulary import Vocabulary
+from knowledge.kb.vocabulary import Vocabulary
 
 MAX_CHARS = 2000  # a question longer than this is read up to here (the Query keeps the whole text)
 _MENTION = re.compile(r"^\s*(?:<@[^>]+>|@[\w.\-]+|/gpu\b|/gpubot\b)[\s,:，：]*", re.IGNORECASE)

@@ -7,7 +7,7 @@ import re
 from rapidfuzz import fuzz, process
 
 from handlers.parse.state import State, ladder
-from knowledge.vocabulary import Vocabulary, phrase_key
+from knowledge.kb.vocabulary import Vocabulary, phrase_key
 
 _BIG = re.compile(r"[a-z0-9][a-z0-9._\-]*[a-z0-9]|[a-z0-9]")  # a token with its dots, hyphens and underscores
 

@@ -10,7 +10,7 @@ import re
 from handlers.parse.state import MEMORY_TOKEN, WORD, State, ladder
 from knowledge import lexicon
 from knowledge import names as nm
-from knowledge.vocabulary import Vocabulary
+from knowledge.kb.vocabulary import Vocabulary
 
 NOT_NAMES = lexicon.not_names()  # words that are never a name, though they look like one ("llama3", "fp16")
 STOPWORDS = lexicon.stopwords()

@@ -12,7 +12,7 @@ from functools import cache
 
 from handlers.parse.state import State
 from knowledge import lexicon
-from knowledge.vocabulary import Vocabulary
+from knowledge.kb.vocabulary import Vocabulary
 
 _NUMBER_WORDS, _ZH_DIGITS, _ZH_UNITS = lexicon.numbers()
 _ZH_NUM = "[" + re.escape("".join([*_ZH_DIGITS, *_ZH_UNITS])) + "]+"  # "十六", "两", "半"

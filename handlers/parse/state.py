@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from handlers.models import Currency, NameIssue, Priority, Workload
 from knowledge import names as nm
-from knowledge.vocabulary import Hit, Vocabulary
+from knowledge.kb.vocabulary import Hit, Vocabulary
 
 WORD = re.compile(r"[a-z0-9]+")
 MEMORY_TOKEN = re.compile(r"^(\d+(?:\.\d+)?)(gb|g|gib)?$")

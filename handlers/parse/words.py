@@ -12,7 +12,7 @@ import re
 from handlers.parse.numbers import number_word
 from handlers.parse.state import JOIN_GAP, MEMORY_TOKEN, WORD, State
 from knowledge import names as nm
-from knowledge.vocabulary import Hit, Vocabulary
+from knowledge.kb.vocabulary import Hit, Vocabulary
 
 Token = tuple[int, int, str]  # start, end, the word as read (``o`` beside digits as ``0``)
 

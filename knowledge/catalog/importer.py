@@ -1,0 +1,142 @@
+"""`gpubot kb import`: add (or replace) one provider's catalog, atomically, in persistent state.
+
+The file is validated and converted first; only then are its text (the `catalog_imports` table) and its price
+snapshot (`knowledge.history.snapshots`) stored in the persistent state, in one transaction, and the local
+knowledge base
+rebuilt. A failure anywhere leaves the previous knowledge base and state exactly as they were; a process killed
+at any point leaves the import and its snapshot both stored (every process then rebuilds from them) or neither.
+This module sits above the store (`knowledge.catalog.imports`), the sources (`knowledge.catalog.sources`), the builder
+and the price history: it is the one that writes and rebuilds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from pathlib import Path
+
+from sqlalchemy.exc import IntegrityError
+
+from knowledge.catalog.imports import catalog_imports
+from knowledge.catalog.offers import convert
+from knowledge.catalog.reader import CatalogError, read_bounded, read_catalog
+from knowledge.catalog.sources import CatalogSource, catalog_terms
+from knowledge.history import snapshots as history
+from knowledge.history.models import SnapshotResult
+from knowledge.kb.live import build_lock
+from knowledge.paths import home, kb_path
+from knowledge.state.db import engine
+
+
+def _date(text: str) -> str:
+    try:
+        return dt.date.fromisoformat(text.strip()).isoformat()
+    except ValueError:
+        raise ValueError(f"--as-of {text[:40]!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _text(path: Path) -> str:
+    return read_bounded(path).decode("utf-8-sig")  # read_catalog has validated the encoding
+
+
+def import_catalog(
+    path: str | Path,
+    provider: str,
+    *,
+    hosts: str | Path | None = None,
+    currency: str | None = None,
+    usd_per_unit: float | None = None,
+    source: str | None = None,
+    as_of: str | None = None,
+    taken_at: dt.datetime | None = None,
+    snapshot_kind: str = "catalog",
+) -> dict:
+    """Validate, store and load one catalog for `provider`; return a report. Raises CatalogError/ValueError.
+
+    The import and its price snapshot (of `snapshot_kind`, taken at `taken_at`, default now) are one unit in the
+    state: a process killed at any point leaves both or neither. A failed local rebuild takes both back."""
+    from knowledge.kb import build as builder  # through the module, so that a test can replace `build.build`
+
+    provider, bundled, currency, usd_per_unit = catalog_terms(provider, currency, usd_per_unit)
+    if hosts is None and bundled and bundled.hosts_path:
+        hosts = bundled.hosts_path  # e.g. GCP: a new accelerator file still needs the host-VM prices
+    path = Path(path)
+    catalog = read_catalog(path)
+    host_catalog = read_catalog(hosts) if hosts else None
+    if not catalog.rows:
+        raise CatalogError(path, "no accelerator rows (only host-VM rows); pass it with --hosts instead")
+    as_of = _date(as_of) if as_of else dt.date.today().isoformat()
+    source = source or f"{path.name} imported with gpubot kb import"
+    src = CatalogSource(provider, path, Path(hosts) if hosts else None, currency, usd_per_unit, as_of, source)
+    result = convert(
+        provider,
+        catalog,
+        hosts=host_catalog.hosts if host_catalog else (),
+        currency=src.currency_info(),
+        source=source,
+        as_of=as_of,
+    )
+    if not result.offers:
+        raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
+
+    content = _text(path)
+    record = {
+        "provider": provider,
+        "filename": path.name,
+        "content": content,
+        "hosts_content": _text(Path(hosts)) if hosts else None,
+        "currency": currency,
+        "usd_per_unit": usd_per_unit,
+        "as_of": as_of,
+        "source": source,
+        "sha256": hashlib.sha256(content.encode()).hexdigest(),
+        "imported_at": dt.datetime.now(dt.UTC),
+    }
+    new_id, snapshot = _store(record, result.offers, taken_at, snapshot_kind)
+    try:
+        with build_lock(home() / "kb.lock"):  # a server of this home waits, then swaps this build in
+            report = builder.build(kb_path(), {provider: (content, catalog)})
+    except BaseException:
+        _undo(new_id, snapshot)  # the knowledge base was not replaced, so neither are the import and its snapshot
+        raise
+    return {
+        "provider": provider,
+        "notes": builder.catalog_notes(provider, catalog, result),
+        "rows": len(catalog.rows),
+        "host_rows": len(catalog.hosts) + (len(host_catalog.hosts) if host_catalog else 0),
+        "duplicates": catalog.duplicates,
+        "offers": len(result.offers),
+        "skipped": result.skipped,
+        "kb_offers": report["offers"],
+        "snapshot": "recorded" if snapshot.created else "unchanged",
+        "snapshot_id": snapshot.snapshot.id,
+    }
+
+
+def _store(record: dict, offers: list[dict], taken_at: dt.datetime | None, kind: str) -> tuple[int, SnapshotResult]:
+    """Store the import and its price snapshot in one transaction (both or neither, whatever kills the process);
+    the snapshot is the imported offers, "unchanged" when they equal the provider's latest snapshot."""
+    provider = record["provider"]
+    for _attempt in range(20):
+        latest = history.latest_snapshot(provider)
+        try:
+            with engine().begin() as conn:
+                new_id = conn.execute(catalog_imports.insert().values(**record)).inserted_primary_key[0]
+                snapshot = history.record_snapshot(provider, offers, record["source"], taken_at, kind=kind, conn=conn)
+            return new_id, snapshot
+        except IntegrityError:
+            newer = history.latest_snapshot(provider)
+            if newer is None or (latest is not None and newer.seq == latest.seq):
+                raise  # not a race with another writer: a real integrity problem
+            # another process recorded this provider's next snapshot first: again, after it
+    raise history.HistoryError(f"could not record a snapshot for {provider}: too many concurrent writers")
+
+
+def _undo(new_id: int, snapshot: SnapshotResult) -> None:
+    """Take back an import and the snapshot it recorded, in one transaction."""
+    with engine().begin() as conn:
+        conn.execute(catalog_imports.delete().where(catalog_imports.c.id == new_id))
+        if snapshot.created:
+            snapshot_id = snapshot.snapshot.id
+            conn.execute(history.snapshot_offers.delete().where(history.snapshot_offers.c.snapshot_id == snapshot_id))
+            conn.execute(history.snapshots.delete().where(history.snapshots.c.id == snapshot_id))

@@ -1,0 +1,304 @@
+"""Turn validated catalog rows into offers: one per (instance type, region, pricing model).
+
+What a user pays is what an offer shows:
+- prices are per instance-hour; `price_per_gpu_hour` divides by the GPUs the instance carries, and vGPU slices
+  (`A10*1/6`, `T4/8`, memory-only slices, AWS fractional L4) are scaled up to one whole GPU and labelled;
+- a zone-priced catalog gives the region's lowest price over its zones (the zone is kept);
+- attached accelerators without an instance type (GCP) are combined with their host VM from the same zone and
+  pricing model (`host_vms.csv`); where no host applies the offer says plainly that it is GPU-only;
+- placeholder and known-bad prices (`catalog_quirks.csv`) and implausibly low figures are skipped, with reasons;
+  known catalog errors (RunPod's swapped L40S prices) are corrected, with the correction on the offer;
+- every accelerator gets its canonical identity (`knowledge.catalog.identity`): `gpu` is the family, `gpu_variant`
+  says which one ("H100 SXM 80GB"); a name that cannot be placed keeps its own name and is reported;
+- an aggregator's offer (Prime Intellect, Shadeform) names the cloud it runs on (`via`);
+- a catalog quoted in another currency (Alibaba and Tencent: CNY converted to USD at a fixed rate) is shown in
+  the vendor's own currency, with the USD figure beside it for ranking.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from knowledge.catalog.identity import identify, variant_label
+from knowledge.catalog.reader import Catalog, CatalogRow
+from knowledge.catalog.zones import zone_group
+from knowledge.facts.reference import AcceleratorMap, accelerator_maps, catalog_quirks, host_rules, upstream_clouds
+
+MIN_USD_PER_GPU_HOUR = 0.02  # below this a "GPU offer" is a data error (e.g. a disk priced alone)
+_SLICE = re.compile(r"^(?P<base>.*?)\s*(?:\*\s*(?P<num>\d+)\s*/\s*(?P<den>\d+)|/\s*(?P<den2>\d+)|\*\s*1)$")
+_MIB = re.compile(r"'SizeInMiB':\s*(\d+)")
+_GB = re.compile(r"(\d+(?:\.\d+)?)\s*GB\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Currency:
+    """How a catalog's USD figures relate to the vendor's own currency."""
+
+    code: str = "USD"
+    usd_per_unit: float = 1.0
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Accelerator:
+    gpu: str
+    gpu_model: str | None
+    memory_gb: float | None
+    fraction: float  # share of one whole GPU that one "accelerator" of this row is
+    kind: str
+    variant: str = ""  # "H100 SXM 80GB": family, form factor and memory of the whole GPU
+    form_factor: str | None = None
+    vendor: str | None = None
+    recognised: bool = True
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Conversion:
+    """The result of converting one catalog: offers, plus what was skipped, corrected or not recognised, and why."""
+
+    offers: list[dict] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    unrecognised: dict[str, int] = field(default_factory=dict)  # accelerator name -> rows, kept under its own name
+    notes: list[str] = field(default_factory=list)  # memory readings and conflicts, corrected quirks (distinct)
+
+
+def _memory_from_info(gpu_info: str) -> float | None:
+    if match := _MIB.search(gpu_info):
+        return round(int(match.group(1)) / 1024, 1)
+    if match := _GB.search(gpu_info):
+        return float(match.group(1))
+    return None
+
+
+def describe_accelerator(provider: str, row: CatalogRow) -> Accelerator:
+    """Map a catalog accelerator to its canonical identity (`knowledge.catalog.identity`), memory and slice fraction."""
+    name = row.accelerator
+    fraction = 1.0
+    if (match := _SLICE.match(name)) and match.group("base"):
+        name = match.group("base")
+        if match.group("den"):
+            fraction = int(match.group("num")) / int(match.group("den"))
+        elif match.group("den2"):
+            fraction = 1 / int(match.group("den2"))
+    mapping: AcceleratorMap | None = next(
+        (m for m in accelerator_maps() if m.matches(provider, name, row.instance_type)), None
+    )
+    ident = identify(provider, name, row.instance_type, row.gpu_info, row.accelerator_count)
+    whole_count = float(row.accelerator_count).is_integer()
+    if mapping is None:  # recognised by its name, or kept under its own name
+        memory = ident.memory_gb
+        if fraction < 1 or not whole_count:
+            memory = _memory_from_info(row.gpu_info) or (memory * fraction if memory else None)
+        return Accelerator(
+            ident.family,
+            ident.model,
+            memory,
+            fraction,
+            ident.kind,
+            ident.variant,
+            ident.form_factor,
+            ident.vendor,
+            ident.recognised,
+            ident.notes,
+        )
+    info_memory = _memory_from_info(row.gpu_info)
+    gpu, model, full, memory = mapping.gpu, mapping.gpu_model, mapping.full_memory_gb, mapping.memory_gb
+    whole_memory = memory or full or info_memory
+    if fraction < 1 or not whole_count:
+        memory = info_memory or (memory * fraction if memory else None)
+    elif full and info_memory and info_memory <= full / 2:
+        fraction = info_memory / full  # a slice visible only by its memory
+        memory = info_memory
+    elif memory is None:
+        memory = info_memory
+    return Accelerator(
+        gpu,
+        model or None,
+        memory,
+        fraction,
+        ident.kind,
+        variant_label(gpu, ident.form_factor, whole_memory),
+        ident.form_factor,
+        ident.vendor,
+    )
+
+
+def _host_type(provider: str, accelerator: str, count: float) -> str | None:
+    for rule in host_rules():
+        if (
+            rule.provider == provider
+            and rule.accelerator == accelerator
+            and (rule.accelerator_count == "*" or float(rule.accelerator_count) == count)
+        ):
+            return rule.host_instance_type
+    return None
+
+
+def _quirk(provider: str, row: CatalogRow, price: float | None) -> str | None:
+    for quirk in catalog_quirks():
+        if (
+            not quirk.fix
+            and quirk.price is not None
+            and quirk.matches(provider, row.instance_type, row.accelerator, price)
+        ):
+            return quirk.reason
+    return None
+
+
+def _corrected(provider: str, row: CatalogRow) -> tuple[float | None, float | None, str | None]:
+    """(on-demand, spot, note) of a row after the known corrections of `catalog_quirks.csv` (swapped prices)."""
+    for quirk in catalog_quirks():
+        if (
+            quirk.fix == "swap_prices"
+            and row.price is not None
+            and row.spot_price is not None
+            and row.spot_price > row.price
+            and quirk.matches(provider, row.instance_type, row.accelerator, row.price)
+        ):
+            return row.spot_price, row.price, f"on-demand and spot prices swapped back: {quirk.reason} ({quirk.source})"
+    return row.price, row.spot_price, None
+
+
+def _via(provider: str, instance_type: str) -> str | None:
+    """The upstream cloud an aggregator's offer runs on, from the instance name's prefix (`lambdalabs_A100x8`)."""
+    rows = [u for u in upstream_clouds() if u.aggregator == provider]
+    if not rows:
+        return None
+    low = instance_type.lower()
+    for upstream in sorted(rows, key=lambda u: -len(u.prefix)):
+        if low.startswith(upstream.prefix + "_"):
+            return upstream.name
+    prefix = low.split("__")[0] if "__" in low else low.split("_")[0]
+    return prefix or None
+
+
+def convert(
+    provider: str,
+    catalog: Catalog,
+    *,
+    hosts: tuple[CatalogRow, ...] = (),
+    currency: Currency = Currency(),
+    source: str,
+    as_of: str,
+    as_of_known: bool = True,
+) -> Conversion:
+    """Offers (dicts with the columns of the `offers` table) from one validated catalog.
+
+    `as_of_known` is False where `as_of` is only the day the file was bundled or imported (upstream date unknown).
+    """
+    result = Conversion()
+    noted: dict[str, None] = {}
+    host_index = {(h.instance_type, h.zone or h.region): h for h in (*catalog.hosts, *hosts)}
+    best: dict[tuple, dict] = {}
+    described: dict[tuple, Accelerator] = {}
+    for row in catalog.rows:
+        key_acc = (row.accelerator, row.instance_type, row.gpu_info, row.accelerator_count)
+        acc = described.get(key_acc)
+        if acc is None:
+            acc = described[key_acc] = describe_accelerator(provider, row)
+            noted.update(dict.fromkeys(f"{provider} {n}" for n in acc.notes))
+        if not acc.recognised:
+            result.unrecognised[row.accelerator] = result.unrecognised.get(row.accelerator, 0) + 1
+        gpus = row.accelerator_count * acc.fraction
+        on_demand, spot, fixed = _corrected(provider, row)
+        if fixed:
+            noted.setdefault(f"{provider} {row.accelerator}: {fixed}")
+        via = _via(provider, row.instance_type)
+        instance_type, note, host = row.instance_type, None, None
+        if not instance_type:
+            host_type = _host_type(provider, row.accelerator, row.accelerator_count)
+            host = host_index.get((host_type, row.zone or row.region)) if host_type else None
+            count = f"{row.accelerator_count:g}x {row.accelerator}"
+            if host is not None and host_type:
+                instance_type = (
+                    host_type if _host_type_is_fixed(provider, row.accelerator) else f"{host_type} + {count}"
+                )
+                note = f"price includes the {host_type} host VM"
+            elif acc.kind == "tpu":
+                instance_type = row.accelerator
+            else:
+                instance_type = f"{count} (GPU only)"
+                note = "GPU-only price: the host VM is not included"
+        for pricing, accelerator_price, host_price in (
+            ("on_demand", on_demand, host.price if host else None),
+            ("spot", spot, host.spot_price if host else None),
+        ):
+            if accelerator_price is None:
+                continue
+            if reason := _quirk(provider, row, accelerator_price):
+                result.skipped.append(f"line {row.line}: {pricing} {accelerator_price:g} skipped: {reason}")
+                continue
+            if host is not None and host_price is None:
+                continue  # no host price for this pricing model: no whole offer
+            usd = accelerator_price + (host_price or 0.0)
+            usd_per_gpu = usd / gpus
+            if acc.kind != "tpu" and usd_per_gpu < MIN_USD_PER_GPU_HOUR:
+                result.skipped.append(
+                    f"line {row.line}: {row.instance_type or row.accelerator} {pricing} {usd:g} USD/h skipped: "
+                    f"implausibly low for a GPU ({usd_per_gpu:.4f} USD per GPU-hour)"
+                )
+                continue
+            key = (instance_type, row.region, pricing, row.accelerator, zone_group(row.zone))  # a Local Zone apart
+            current = best.get(key)
+            if current is not None and current["price_per_hour_usd"] <= usd:
+                continue
+            share = gpus / row.accelerator_count if row.accelerator_count >= 1 else gpus  # of one whole GPU
+            vgpu = acc.fraction < 1 or gpus < 1 or not float(row.accelerator_count).is_integer()
+            notes = [n for n in (note, currency.note, fixed) if n]
+            if via:
+                notes.append(f"sold by {provider}, runs on {via}")
+            if pricing == "spot" and on_demand is None:
+                notes.append("spot only: the catalog lists no on-demand price")
+            if not acc.recognised:
+                notes.append(f"accelerator name {row.accelerator!r} not recognised: kept under its own name")
+            if vgpu:
+                notes.append(
+                    f"vGPU slice: {min(share, acc.fraction):.3g} of a {acc.gpu}; price shown per whole GPU-hour"
+                )
+            best[key] = {
+                "provider": provider,
+                "instance_type": instance_type,
+                "accelerator": row.accelerator,
+                "gpu": acc.gpu,
+                "gpu_model": acc.gpu_model,
+                "gpu_kind": acc.kind,
+                "gpu_memory_gb": acc.memory_gb,
+                "gpu_count": round(gpus, 6),
+                "accelerator_count": row.accelerator_count,
+                "vcpus": row.vcpus if host is None else host.vcpus,
+                "memory_gib": row.memory_gib if host is None else host.memory_gib,
+                "region": row.region,
+                "zone": row.zone or None,
+                "pricing": pricing,
+                "price_per_hour": usd / currency.usd_per_unit,
+                "price_per_gpu_hour": usd_per_gpu / currency.usd_per_unit,
+                "currency": currency.code,
+                "price_per_hour_usd": usd,
+                "price_per_gpu_hour_usd": usd_per_gpu,
+                "vgpu": vgpu,
+                "kind": "catalog",
+                "status": "ok",
+                "note": "; ".join(notes) or None,
+                "source": source,
+                "as_of": as_of,
+                "line": row.line,
+                "gpu_variant": acc.variant or None,
+                "gpu_form_factor": acc.form_factor,
+                "gpu_vendor": acc.vendor,
+                "gpu_recognised": acc.recognised,
+                "via": via,
+                "as_of_known": as_of_known,
+            }
+    result.offers = list(best.values())
+    result.notes = list(noted)
+    return result
+
+
+def _host_type_is_fixed(provider: str, accelerator: str) -> bool:
+    """True where the host VM type already names the GPU offer (a2/a3/g2), False for user-picked hosts (n1)."""
+    return any(
+        rule.provider == provider and rule.accelerator == accelerator and rule.accelerator_count != "*"
+        for rule in host_rules()
+    )

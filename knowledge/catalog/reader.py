@@ -1,0 +1,295 @@
+"""Read a GPU instance catalog in SkyPilot's CSV format, for any cloud.
+
+The importer is driven by the file's header, not by the cloud: columns may come in any order, and only
+`AcceleratorName`, `AcceleratorCount`, `Price` and `Region` are required on accelerator rows. Rows with an empty
+`AcceleratorName` are host-VM rows (GCP prices attached GPUs without their host VM; see `knowledge.catalog.offers`).
+
+The format's traps are handled here, once: an empty `Price`/`SpotPrice` means "no offer" (never zero), a
+`SpotPrice` of `0`/`0.00` also means "no spot offer" (counted in `Catalog.zero_spot`), a row without a region is
+kept under the region `unknown` (counted in `Catalog.no_region`), exact duplicate rows are tolerated (GCP's source
+repeats some), conflicting duplicates are an error, and every problem is reported as a `CatalogError` naming the
+file, line and column, before anything is stored.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from knowledge.numbers import NotFiniteError, decimal
+
+REQUIRED = ("AcceleratorName", "AcceleratorCount", "Price", "Region")
+KNOWN = (
+    "InstanceType",
+    "AcceleratorName",
+    "AcceleratorCount",
+    "vCPUs",
+    "MemoryGiB",
+    "GpuInfo",
+    "Price",
+    "SpotPrice",
+    "Region",
+    "AvailabilityZone",
+    "Generation",
+    "Arch",
+)
+MAX_BYTES = 200 * 1024 * 1024
+UNKNOWN_REGION = "unknown"
+DEFAULT_MAX_ROWS = 100_000
+
+
+class CatalogError(ValueError):
+    """A catalog file that cannot be imported; the message names file, line and column."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None, column: str | None = None):
+        where = str(path)
+        if line is not None:
+            where += f", line {line}"
+        if column:
+            where += f", column {column}"
+        super().__init__(f"{where}: {message}")
+        self.path, self.line, self.column = str(path), line, column
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogRow:
+    """One row of a catalog; prices are USD per instance-hour (None = no offer)."""
+
+    line: int
+    instance_type: str
+    accelerator: str
+    accelerator_count: float
+    vcpus: float | None
+    memory_gib: float | None
+    gpu_info: str
+    price: float | None
+    spot_price: float | None
+    region: str
+    zone: str
+    generation: str
+    arch: str
+
+    @property
+    def is_host(self) -> bool:
+        return not self.accelerator
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """A validated catalog file: accelerator rows, host-VM rows, and what was tolerated."""
+
+    path: str
+    header: tuple[str, ...]
+    rows: tuple[CatalogRow, ...]
+    hosts: tuple[CatalogRow, ...]
+    duplicates: int
+    zero_spot: int = 0  # accelerator rows whose SpotPrice was 0: no spot offer
+    no_region: int = 0  # rows without a region: kept under UNKNOWN_REGION
+
+
+def _checked_number(
+    text: str, path: str | Path, line: int, column: str, *, price: bool = False, zero_ok: bool = False
+) -> float | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = decimal(text)  # ASCII decimals only: not 1_5, １２.5, Arabic-Indic digits, inf, 1e400
+    except NotFiniteError:
+        raise CatalogError(path, f"{text!r} is not a finite number", line, column) from None
+    except ValueError:
+        raise CatalogError(path, f"{text!r} is not a number", line, column) from None
+    if not math.isfinite(value):
+        raise CatalogError(path, f"{text!r} is not a finite number", line, column)
+    if price and (value < 0 or (value == 0 and not zero_ok)):
+        raise CatalogError(path, f"price {text} must be positive (leave the cell empty for 'no offer')", line, column)
+    if not price and value < 0:
+        raise CatalogError(path, f"{text} must not be negative", line, column)
+    return value
+
+
+_COMPARED = ("Price", "SpotPrice", "vCPUs", "MemoryGiB", "GpuInfo")  # what two rows for one offer must agree on
+
+
+def _shown(value: object) -> str:
+    return "empty" if value is None or value == "" else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def read_catalog(path: str | Path) -> Catalog:
+    """Parse and validate a catalog file; raise `CatalogError` on the first problem."""
+    path = Path(path)
+    raw = read_bounded(path)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CatalogError(
+            path, f"not UTF-8 text (byte {raw[exc.start]:#x}); save the file as UTF-8", line, _column_at(raw, exc.start)
+        ) from None
+    return parse_catalog(text, path)
+
+
+def max_rows() -> int:
+    """Most rows (lines after the header) a catalog may have (GPUBOT_IMPORT_MAX_ROWS; default 100,000, ~30x the
+    largest bundled one)."""
+    from knowledge.config import config
+
+    return config().gpubot_import_max_rows
+
+
+def read_bounded(path: Path) -> bytes:
+    """The bytes of a regular file of at most MAX_BYTES and `max_rows()` lines, checked before and while reading
+    (a device, a FIFO or a growing file is refused without reading more than the cap)."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise CatalogError(path, "not a regular file (a device, a directory or a pipe)")
+        if info.st_size > MAX_BYTES:
+            raise CatalogError(path, f"file is larger than {MAX_BYTES // 2**20} MB")
+        with open(path, "rb") as handle:  # streamed: never more than the cap in memory, even if the file grows
+            chunks, size = [], 0
+            while size <= MAX_BYTES and (chunk := handle.read(min(4 * 2**20, MAX_BYTES + 1 - size))):
+                chunks.append(chunk)
+                size += len(chunk)
+            raw = b"".join(chunks)
+    except OSError as exc:
+        raise CatalogError(path, f"cannot read file ({exc.strerror or exc})") from None
+    if len(raw) > MAX_BYTES:
+        raise CatalogError(path, f"file is larger than {MAX_BYTES // 2**20} MB")
+    lines = raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)
+    rows, limit = max(lines - 1, 0), max_rows()  # the header line is not a row
+    if rows > limit:
+        raise CatalogError(
+            path, f"file has {rows} rows, more than the {limit} a catalog may have (GPUBOT_IMPORT_MAX_ROWS)"
+        )
+    return raw
+
+
+def _column_at(raw: bytes, offset: int) -> str:
+    """The header name (else the 1-based number) of the CSV column holding byte `offset` (quotes are not
+    considered: this only says where an undecodable byte is)."""
+    start = raw.rfind(b"\n", 0, offset) + 1
+    number = raw[start:offset].count(b",")
+    header = raw.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace").strip().split(",")
+    name = header[number].strip() if number < len(header) and start > 0 else ""
+    return name if name.isascii() and name.isidentifier() else str(number + 1)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # never in a text file (tabs and line ends are fine)
+
+
+def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
+    """Validate catalog text (see `read_catalog`)."""
+    control = _CONTROL.search(text)
+    if control:
+        at = control.start()
+        line = text.count("\n", 0, at) + 1
+        column = _column_at(text.encode("utf-8", "surrogatepass"), len(text[:at].encode("utf-8", "surrogatepass")))
+        raise CatalogError(
+            path, f"control character U+{ord(control.group()):04X} in a cell (a binary or damaged file?)", line, column
+        )
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = tuple(cell.strip() for cell in next(reader))
+    except StopIteration:
+        raise CatalogError(path, "file is empty (expected a SkyPilot catalog header)", 1) from None
+    except csv.Error as exc:
+        raise CatalogError(path, f"malformed CSV ({exc})", 1) from None
+    missing = [name for name in REQUIRED if name not in header]
+    if missing:
+        raise CatalogError(path, f"missing column(s) {', '.join(missing)}; header is {','.join(header)}", 1, missing[0])
+    if len(set(header)) != len(header):
+        twice = next(name for name in header if header.count(name) > 1)
+        raise CatalogError(path, "duplicate column names in header", 1, twice)
+    index = {name: header.index(name) for name in KNOWN if name in header}
+
+    rows: list[CatalogRow] = []
+    hosts: list[CatalogRow] = []
+    seen: dict[tuple, tuple] = {}
+    numbers: dict[tuple[str, bool, bool], float | None] = {}  # a catalog repeats its counts, sizes and prices
+
+    def _number(text: str, path: str | Path, line: int, column: str, *, price: bool = False, zero_ok: bool = False):
+        key = (text, price, zero_ok)  # the checks depend on the text and these only: a valid one stays valid
+        if key not in numbers:
+            numbers[key] = _checked_number(text, path, line, column, price=price, zero_ok=zero_ok)
+        return numbers[key]
+
+    duplicates = zero_spot = no_region = 0
+    try:
+        for record in reader:
+            line = reader.line_num
+            if not "".join(record).strip():  # an empty or blank line
+                continue
+            if len(record) != len(header):
+                column = header[len(record)] if len(record) < len(header) else f"{len(header) + 1} (beyond the header)"
+                raise CatalogError(
+                    path,
+                    f"expected {len(header)} cells, found {len(record)} (truncated or malformed row)",
+                    line,
+                    column,
+                )
+
+            def cell(name: str, record: list[str] = record) -> str:
+                return record[index[name]].strip() if name in index else ""
+
+            region = cell("Region")
+            if not region:
+                region = UNKNOWN_REGION
+                no_region += 1
+            accelerator = cell("AcceleratorName")
+            spot_text = cell("SpotPrice")
+            if accelerator and spot_text and _number(spot_text, path, line, "SpotPrice", price=True, zero_ok=True) == 0:
+                spot_text = ""  # a catalog's 0.00 spot price: no spot offer
+                zero_spot += 1
+            count = _number(cell("AcceleratorCount"), path, line, "AcceleratorCount")
+            if accelerator and not count:
+                raise CatalogError(
+                    path, "an accelerator row needs a positive AcceleratorCount", line, "AcceleratorCount"
+                )
+            row = CatalogRow(
+                line=line,
+                instance_type=cell("InstanceType"),
+                accelerator=accelerator,
+                accelerator_count=count or 0.0,
+                vcpus=_number(cell("vCPUs"), path, line, "vCPUs"),
+                memory_gib=_number(cell("MemoryGiB"), path, line, "MemoryGiB"),
+                gpu_info=cell("GpuInfo"),
+                # host-VM rows may be 0.0: the accelerator row already carries the whole price (GCP a4)
+                price=_number(cell("Price"), path, line, "Price", price=True, zero_ok=not accelerator),
+                spot_price=_number(spot_text, path, line, "SpotPrice", price=True, zero_ok=not accelerator),
+                region=region,
+                zone=cell("AvailabilityZone"),
+                generation=cell("Generation"),
+                arch=cell("Arch"),
+            )
+            if not row.instance_type and not row.accelerator:
+                raise CatalogError(path, "row has neither an instance type nor an accelerator", line, "InstanceType")
+            key = (row.instance_type, row.accelerator, row.accelerator_count, row.region, row.zone)
+            value = (row.price, row.spot_price, row.vcpus, row.memory_gib, row.gpu_info)
+            if key in seen:
+                earlier, earlier_line = seen[key]
+                if earlier != value:
+                    column = next(name for name, a, b in zip(_COMPARED, earlier, value, strict=True) if a != b)
+                    raise CatalogError(
+                        path,
+                        f"conflicting duplicate of line {earlier_line} for {key[0] or key[1]} in {key[3]} "
+                        f"({column} {_shown(earlier[_COMPARED.index(column)])} there, "
+                        f"{_shown(value[_COMPARED.index(column)])} here)",
+                        line,
+                        column,
+                    )
+                duplicates += 1
+                continue
+            seen[key] = (value, line)
+            (hosts if row.is_host else rows).append(row)
+    except csv.Error as exc:
+        raise CatalogError(path, f"malformed CSV ({exc})", reader.line_num) from None
+    if not rows and not hosts:
+        raise CatalogError(path, "no data rows (the file ends after its header)", reader.line_num + 1)
+    return Catalog(str(path), header, tuple(rows), tuple(hosts), duplicates, zero_spot, no_region)

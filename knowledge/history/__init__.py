@@ -1,0 +1,4 @@
+"""Price history: snapshots recorded in the state, the bundled GCP weekly series, baselines, diffs and the reader
+handlers get injected. May import `state`, `catalog`, `facts`, knowledge's top-level modules, and `kb` where a
+series is compared with the built knowledge base.
+"""

@@ -1,0 +1,268 @@
+"""Build the knowledge base: validate every bundled data file and load it into one SQLite file.
+
+The SQLite file is a build artifact (`$GPUBOT_HOME/kb.db`), never committed and never edited: `gpubot kb build`
+(or the first question, when it is missing) rebuilds it from `knowledge/data/` plus the catalogs imported with
+`gpubot kb import`. A build writes a temporary file and renames it over the old one, so a failed build or import
+leaves the previous knowledge base serving, untouched.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from knowledge.catalog.imports import imports_version
+from knowledge.catalog.offers import Conversion, convert
+from knowledge.catalog.reader import Catalog
+from knowledge.catalog.sources import CatalogSource, all_catalogs
+from knowledge.facts import pricing
+from knowledge.facts.reference import gpu_families
+from knowledge.history import bundled as history_bundled
+from knowledge.kb.schema import SCHEMA_VERSION, fingerprint
+from knowledge.paths import DATA_DIR, kb_path
+
+Parsed = dict[str, tuple[str, Catalog]]  # see `load_catalogs`
+
+
+def _specs() -> list[dict]:
+    family_of = {model: family.name for family in gpu_families() for model in family.spec_models}
+    rows = []
+    with (DATA_DIR / "gpu_specs.csv").open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            record: dict = {"family": family_of.get(row["model"])}
+            for key, value in row.items():
+                if key in ("model", "vendor", "architecture", "form_factor", "memory_type", "source"):
+                    record[key] = value
+                else:
+                    record[key] = float(value) if value.strip() else None
+            rows.append(record)
+    return rows
+
+
+def catalog_notes(provider: str, catalog: Catalog, result: Conversion) -> list[dict]:
+    """What an import summary and `gpubot kb stats` report about one catalog, one row per finding."""
+    notes = [
+        {"provider": provider, "kind": "unrecognised", "text": name, "rows": n}
+        for name, n in sorted(result.unrecognised.items())
+    ]
+    notes += [{"provider": provider, "kind": "identity", "text": text, "rows": None} for text in result.notes]
+    if catalog.zero_spot:
+        notes.append(
+            {
+                "provider": provider,
+                "kind": "zero_spot",
+                "rows": catalog.zero_spot,
+                "text": f"{catalog.zero_spot} rows with SpotPrice 0: no spot offer",
+            }
+        )
+    if catalog.no_region:
+        notes.append(
+            {
+                "provider": provider,
+                "kind": "no_region",
+                "rows": catalog.no_region,
+                "text": f"{catalog.no_region} rows without a region: kept under region 'unknown'",
+            }
+        )
+    return notes
+
+
+def load_catalogs(
+    sources: list[CatalogSource], notes: list[dict] | None = None, parsed: Parsed | None = None
+) -> tuple[list[dict], list[dict], list[str]]:
+    """(offers, raw rows, skipped notes) for all catalogs; raises CatalogError on the first bad file.
+
+    `notes`, when given, collects each catalog's findings (`catalog_notes`). `parsed`: catalogs this process has
+    just validated, {provider: (text, catalog)}, used where a source has that text."""
+    offers: list[dict] = []
+    raw: list[dict] = []
+    skipped: list[str] = []
+    for src in sources:
+        known = (parsed or {}).get(src.provider)
+        if known is not None and src.text is not None and known[0] == src.text:
+            catalog, hosts = known[1], src.read_hosts()  # an import's file, parsed once (100k rows: seconds)
+        else:
+            catalog, hosts = src.read()
+        result = convert(
+            src.provider,
+            catalog,
+            hosts=hosts.hosts if hosts else (),
+            currency=src.currency_info(),
+            source=src.source,
+            as_of=src.as_of,
+            as_of_known=src.as_of_known,
+        )
+        offers += result.offers
+        if notes is not None:
+            notes += catalog_notes(src.provider, catalog, result)
+        skipped += [f"{src.provider} {src.path.name} {s}" for s in result.skipped]
+        for cat in (catalog, hosts) if hosts else (catalog,):
+            file = Path(cat.path).name
+            for row in (*cat.rows, *cat.hosts):
+                raw.append(
+                    {
+                        "provider": src.provider,
+                        "file": file,
+                        "line": row.line,
+                        "instance_type": row.instance_type,
+                        "accelerator": row.accelerator,
+                        "accelerator_count": row.accelerator_count,
+                        "vcpus": row.vcpus,
+                        "memory_gib": row.memory_gib,
+                        "gpu_info": row.gpu_info,
+                        "price": row.price,
+                        "spot_price": row.spot_price,
+                        "region": row.region,
+                        "zone": row.zone,
+                        "generation": row.generation,
+                        "arch": row.arch,
+                    }
+                )
+    return offers, raw, skipped
+
+
+def _gpu_info(offers: list[dict], provider: str) -> dict[str, dict]:
+    keys = (
+        "accelerator",
+        "gpu",
+        "gpu_model",
+        "gpu_kind",
+        "gpu_memory_gb",
+        "gpu_count",
+        "accelerator_count",
+        "vgpu",
+        "vcpus",
+        "memory_gib",
+        "gpu_variant",
+        "gpu_form_factor",
+        "gpu_vendor",
+    )
+    return {o["instance_type"]: {k: o[k] for k in keys} for o in offers if o["provider"] == provider}
+
+
+def _insert(db, name: str, rows: list[dict]) -> None:
+    """What sqlite-utils `insert_all(..., alter=True)` stores, without its per-value checks (half the build time with
+    twelve clouds): the columns are the union of the rows' keys, each typed from its first non-null value."""
+    if not rows:
+        return
+    types: dict[str, type | None] = {}
+    for row in rows:
+        for key, value in row.items():
+            if types.get(key) is None:
+                types[key] = None if value is None else type(value)
+    columns = {
+        key: (int if kind is bool else str if kind in (None, dict, list, tuple) else kind)
+        for key, kind in types.items()
+    }
+    db[name].create(columns)
+    structured = {key for key, kind in types.items() if kind in (dict, list, tuple)}
+    keys = list(columns)
+    sql = f"INSERT INTO [{name}] ({', '.join(f'[{k}]' for k in keys)}) VALUES ({', '.join('?' * len(keys))})"
+    if structured:
+        db.conn.executemany(
+            sql,
+            (
+                [json.dumps(row.get(k)) if k in structured and row.get(k) is not None else row.get(k) for k in keys]
+                for row in rows
+            ),
+        )
+    else:
+        db.conn.executemany(sql, ([row.get(k) for k in keys] for row in rows))
+
+
+def build(target: Path | None = None, parsed: Parsed | None = None) -> dict:
+    """Build the knowledge base atomically; return a small report (counts, seconds, skipped rows).
+
+    `parsed`: see `load_catalogs`."""
+    import sqlite_utils
+
+    started = time.perf_counter()
+    target = target or kb_path()
+    built_from = fingerprint()
+    version = imports_version()  # read before the imports themselves: a later import makes us stale, not wrong
+    notes: list[dict] = []
+    offers, raw, skipped = load_catalogs(all_catalogs(), notes, parsed)
+    aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"))
+    gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"))
+    risks += pricing.spot_advisor(
+        {o["instance_type"] for o in offers if o["provider"] == "aws"} | {r["instance_type"] for r in risks}
+    )
+    all_offers = offers + aws_offers + gcp_offers
+
+    from knowledge.catalog import offer_checks
+    from knowledge.facts import loader as facts_loader
+
+    all_offers, checks = offer_checks.apply(all_offers, terms + gcp_terms, raw)  # quirks, sources, availability
+    extra = {**facts_loader.tables(all_offers), **checks}
+    for offer in all_offers + extra.get("article_offers", []):  # figures from dated price files and seeds
+        offer.setdefault("as_of_known", True)
+        offer.setdefault("gpu_recognised", True)
+    from knowledge.facts import benchmarks
+
+    extra |= benchmarks.tables()  # measured LLM inference, for $ per 1M tokens (knowledge/facts/benchmarks.py)
+
+    fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".db", dir=target.parent)
+    os.close(fd)
+    try:
+        db = sqlite_utils.Database(tmp)
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        with db.conn:
+            db["meta"].insert_all(
+                [
+                    {"key": "schema_version", "value": str(SCHEMA_VERSION)},
+                    {"key": "fingerprint", "value": built_from},
+                    {"key": "imports_version", "value": str(version)},
+                    {"key": "built_at", "value": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                ],
+                pk="key",
+            )
+            db["gpus"].insert_all(
+                [
+                    {**f.model_dump(), "aliases": json.dumps(f.aliases), "spec_models": json.dumps(f.spec_models)}
+                    for f in gpu_families()
+                ],
+                pk="name",
+            )
+            db["gpu_specs"].insert_all(_specs(), pk="model")
+            _insert(db, "catalog_rows", raw)
+            _insert(db, "offers", all_offers + extra.pop("article_offers", []))
+            _insert(db, "price_terms", terms + gcp_terms)
+            _insert(db, "spot_risk", risks)
+            for name, rows in extra.items():
+                if rows:
+                    db[name].insert_all(rows, batch_size=2000, alter=True)
+            if db["pitfalls"].exists():  # full-text search; trigrams so that Chinese text matches too
+                db.execute("CREATE VIRTUAL TABLE pitfalls_fts USING fts5(id UNINDEXED, content, tokenize='trigram')")
+                db.execute(
+                    "INSERT INTO pitfalls_fts (id, content) SELECT id, title_en || ' ' || title_zh || ' ' || "
+                    "body_en || ' ' || body_zh || ' ' || keywords FROM pitfalls"
+                )
+            db["skipped"].insert_all([{"note": s} for s in skipped] or [{"note": ""}])
+            db["catalog_notes"].insert_all(notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
+            history_bundled.write(db.conn)  # bundled weekly price history (GCP), replayed into intervals
+            db["offers"].create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
+            db["offers"].create_index(["instance_type"])
+            db["offers"].create_index(["provider", "pricing"])
+            db["price_terms"].create_index(["instance_type", "region"])
+            db["spot_risk"].create_index(["instance_type", "region"])
+            db["catalog_rows"].create_index(["provider", "instance_type"])
+        db.execute("ANALYZE")
+        db.close()
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return {
+        "path": str(target),
+        "offers": len(all_offers),
+        "catalog_rows": len(raw),
+        "price_terms": len(terms) + len(gcp_terms),
+        "spot_risk": len(risks),
+        "skipped": skipped,
+        "seconds": round(time.perf_counter() - started, 2),
+    }

@@ -1,0 +1,399 @@
+"""Read-only access to the knowledge base: small query functions over one SQLite connection.
+
+`KB(path)` opens a built knowledge base read-only (`knowledge.kb.opener.open_kb` builds it first when it is missing,
+stale or damaged). Queries return plain dicts with the columns of their table; handlers turn them into models.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TypeVar
+
+from knowledge.kb.schema import SCHEMA_VERSION, fingerprint  # noqa: F401 - re-exported: bot/cli.py, live.py use them
+
+T = TypeVar("T")
+
+REQUIRED_TABLES = ("meta", "gpus", "gpu_specs", "offers", "providers", "price_terms")  # what every build has
+log = logging.getLogger("gpubot.kb")
+_MEMORY = re.compile(
+    r"^(?P<family>.+?)(?:\s+(?P<form>SXM|PCIe|NVL|OAM))?(?:\s+(?P<memory>\d+(?:\.\d+)?)\s*GB)?$", re.IGNORECASE
+)
+_FORMS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL", "oam": "OAM"}
+
+
+class KnowledgeBaseError(RuntimeError):
+    """The knowledge base is missing, corrupt or could not be built."""
+
+
+def _identity(path: Path) -> str:
+    """Which file is at `path` (inode, size, modification time): a rebuild is another file."""
+    st = path.stat()
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def damage_marker(path: Path) -> Path:
+    return path.with_name(path.name + ".damaged")
+
+
+def marked_damaged(path: Path, identity: str | None) -> str | None:
+    """Why the knowledge-base file with `identity` was found damaged by a query, or None (not marked)."""
+    try:
+        marked, _, reason = damage_marker(path).read_text(encoding="utf-8").partition("\n")
+    except OSError:
+        return None
+    return (reason.strip() or "damaged") if identity and marked == identity else None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRef:
+    """A GPU as a query names it: a family ("A100"), optionally one memory variant ("A100 80GB") and one form
+    factor ("H100 PCIe", "A100 SXM 80GB": `gpu_form_factor` of the offers, knowledge.catalog.identity)."""
+
+    family: str
+    memory_gb: float | None = None
+    form_factor: str | None = None
+
+    @classmethod
+    def parse(cls, name: str) -> GpuRef:
+        match = _MEMORY.match(name.strip())
+        if match and (match.group("form") or match.group("memory")):
+            form = _FORMS.get((match.group("form") or "").lower())
+            return cls(match.group("family"), float(match.group("memory")) if match.group("memory") else None, form)
+        return cls(name.strip())
+
+    def __str__(self) -> str:
+        return " ".join(
+            p for p in (self.family, self.form_factor, f"{self.memory_gb:g}GB" if self.memory_gb else "") if p
+        )
+
+
+def gpu_refs(gpus: Iterable[str], variants: Iterable[str] = ()) -> list[GpuRef]:
+    """The refs of a query's GPUs, each narrowed to the form factor the question names ("cheapest H100 PCIe")."""
+    forms = {ref.family: ref for ref in map(GpuRef.parse, variants) if ref.form_factor}
+    refs = []
+    for ref in map(GpuRef.parse, gpus):
+        variant = forms.get(ref.family)
+        refs.append(GpuRef(ref.family, ref.memory_gb or variant.memory_gb, variant.form_factor) if variant else ref)
+    return refs
+
+
+class KB:
+    """The knowledge base, opened read-only."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            self._identity = _identity(Path(path))
+            self._check_shape()
+        except sqlite3.DatabaseError as exc:
+            raise KnowledgeBaseError(f"knowledge base {path} is unreadable ({exc}); run `gpubot kb build`") from exc
+
+    def memo(self, key: Hashable, build: Callable[[], T]) -> T:
+        """The one cache of values derived from this knowledge base: built once, released with the KB object.
+
+        A rebuilt or re-imported knowledge base is a new `KB` with an empty memo, so nothing derived from old
+        prices outlives them. Handlers and edges keep per-KB state here rather than in module-level caches."""
+        memo = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            memo[key] = build()
+        return memo[key]
+
+    def _check_shape(self) -> None:
+        """Cheap signs of a damaged file (a few microseconds): shorter than its own header says, or tables missing.
+
+        Damage inside a page is found by `verify()` (a full check, ~70 ms) or by the first query that reads it."""
+        pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+        page_size = self.conn.execute("PRAGMA page_size").fetchone()[0]
+        size = Path(self.path).stat().st_size
+        if size < pages * page_size:
+            raise KnowledgeBaseError(
+                f"knowledge base {self.path} is truncated ({size} of {pages * page_size} bytes); run `gpubot kb build`"
+            )
+        tables = {row[0] for row in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = [name for name in REQUIRED_TABLES if name not in tables]
+        if missing:
+            raise KnowledgeBaseError(
+                f"knowledge base {self.path} lacks table(s) {', '.join(missing)}; run `gpubot kb build`"
+            )
+
+    def verify(self) -> None:
+        """Read every page (`PRAGMA quick_check`); KnowledgeBaseError when any is damaged."""
+        try:
+            problems = [row[0] for row in self.conn.execute("PRAGMA quick_check(5)")]
+        except sqlite3.DatabaseError as exc:
+            problems = [str(exc)]
+        if problems != ["ok"]:
+            raise KnowledgeBaseError(
+                f"knowledge base {self.path} is corrupt ({'; '.join(problems)[:300]}); run `gpubot kb build`"
+            )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def current(self) -> KB:
+        """This knowledge base (a live stand-in returns whichever one is current)."""
+        return self
+
+    def rows(self, sql: str, params: Sequence | dict = ()) -> list[dict]:
+        cursor = self.conn.cursor()
+        cursor.row_factory = None  # plain tuples zipped with the column names: twice as fast as dict(sqlite3.Row)
+        try:
+            cursor.execute(sql, params)
+            columns = [d[0] for d in cursor.description or ()]
+            return [dict(zip(columns, row, strict=True)) for row in cursor]
+        except sqlite3.DatabaseError as exc:
+            self._damaged(exc)
+            raise
+
+    def _damaged(self, exc: sqlite3.DatabaseError) -> None:
+        """A query failed because the file is damaged (not because the SQL is wrong): mark it (`kb.db.damaged`,
+        naming this very file), so that the next `open_kb` or `LiveKB` refresh rebuilds it; KnowledgeBaseError."""
+        text = str(exc).lower()
+        if not any(
+            sign in text
+            for sign in (
+                "malformed",
+                "not a database",
+                "disk i/o",
+                "unable to open",
+                "file is encrypted",
+                "database corrupt",
+            )
+        ):
+            return
+        marked = ""
+        try:
+            if _identity(Path(self.path)) == self._identity:  # still the file we opened, not a newer build
+                damage_marker(Path(self.path)).write_text(f"{self._identity}\n{exc}\n", encoding="utf-8")
+                marked = "; it is rebuilt on next use"
+        except OSError:
+            pass
+        log.error("knowledge base %s is damaged: %s%s", self.path, exc, marked)
+        raise KnowledgeBaseError(
+            f"knowledge base {self.path} is damaged ({exc}){marked or '; run `gpubot kb build`'}"
+        ) from exc
+
+    def _execute(self, sql: str, params: Sequence | dict = ()) -> list[sqlite3.Row]:
+        """Rows of a query (sqlite3.Row), with a damaged file reported as such (see `_damaged`)."""
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            self._damaged(exc)
+            raise
+
+    def meta(self, key: str) -> str | None:
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._damaged(exc)
+            raise
+        return row[0] if row else None
+
+    # --- names -------------------------------------------------------------------------------------------------
+
+    @cached_property
+    def gpu_names(self) -> dict[str, str]:
+        """Every name a GPU family goes by (lower-cased) -> the family's knowledge-base name."""
+        names: dict[str, str] = {}
+        for row in self._execute("SELECT name, aliases, spec_models FROM gpus"):
+            for alias in [row["name"], *json.loads(row["aliases"]), *json.loads(row["spec_models"])]:
+                names.setdefault(alias.lower(), row["name"])
+        for row in self._execute("SELECT DISTINCT accelerator, gpu FROM offers WHERE kind = 'catalog'"):
+            names.setdefault(row["accelerator"].lower(), row["gpu"])
+            names.setdefault(row["gpu"].lower(), row["gpu"])
+        return names
+
+    @cached_property
+    def gpu_kinds(self) -> dict[str, str]:
+        kinds = {row["name"]: row["kind"] for row in self._execute("SELECT name, kind FROM gpus")}
+        for row in self._execute("SELECT DISTINCT gpu, gpu_kind FROM offers"):
+            kinds.setdefault(row["gpu"], row["gpu_kind"])
+        return kinds
+
+    @cached_property
+    def providers(self) -> dict[str, dict]:
+        return {row["id"]: row for row in self.rows("SELECT * FROM providers")}
+
+    @cached_property
+    def provider_names(self) -> dict[str, str]:
+        """alias (lower-cased) -> provider id"""
+        names: dict[str, str] = {}
+        for pid, row in self.providers.items():
+            for alias in [
+                pid,
+                row.get("name_en") or pid,
+                row.get("name_zh") or pid,
+                *json.loads(row["aliases"] or "[]"),
+            ]:
+                names.setdefault(alias.lower(), pid)
+        return names
+
+    @cached_property
+    def regions(self) -> dict[str, set[str]]:
+        """region id -> providers that have offers there"""
+        regions: dict[str, set[str]] = {}
+        for row in self._execute("SELECT DISTINCT region, provider FROM offers WHERE kind != 'article'"):
+            regions.setdefault(row["region"], set()).add(row["provider"])
+        return regions
+
+    @cached_property
+    def instance_types(self) -> dict[str, str]:
+        """instance type (lower-cased) -> its spelling in the knowledge base"""
+        return {
+            row[0].lower(): row[0]
+            for row in self._execute("SELECT DISTINCT instance_type FROM offers WHERE kind != 'article'")
+        }
+
+    # --- offers ------------------------------------------------------------------------------------------------
+
+    def offers(
+        self,
+        *,
+        gpus: Iterable[GpuRef] = (),
+        pricing: str | None = None,
+        providers: Iterable[str] = (),
+        regions: Iterable[str] = (),
+        instance_types: Iterable[str] = (),
+        gpu_count: float | None = None,
+        min_memory_gb: float | None = None,
+        kinds: Iterable[str] = ("catalog", "pricing"),
+        limit: int | None = None,
+        order: str = "price_per_gpu_hour_usd, provider, instance_type, region, zone_label IS NOT NULL, zone",
+        orderable: bool | None = None,
+    ) -> list[dict]:
+        """Offers matching every given filter, cheapest per GPU-hour (USD) first.
+
+        `orderable=True` keeps only offers that can be ordered at their pricing model
+        (`knowledge.catalog.availability`),
+        `False` only those that cannot; `None` (the default) keeps both."""
+        where, params = self._offer_where(
+            gpus=gpus,
+            pricing=pricing,
+            providers=providers,
+            regions=regions,
+            instance_types=instance_types,
+            gpu_count=gpu_count,
+            min_memory_gb=min_memory_gb,
+            kinds=kinds,
+            orderable=orderable,
+        )
+        sql = f"SELECT * FROM offers WHERE {' AND '.join(where)} ORDER BY {order}"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return self.rows(sql, params)
+
+    def excluded(self, **filters) -> list[dict]:
+        """[{"reason", "availability", "count"}]: offers matching `filters` (as for `offers`) that cannot be ordered
+        at their pricing model, plus catalog rows listed without any price, grouped by reason, most first."""
+        from knowledge.catalog.availability import excluded_counts
+
+        filters.pop("orderable", None)
+        where, params = self._offer_where(**filters, orderable=False)
+        rows = self.rows(f"SELECT availability, availability_reason FROM offers WHERE {' AND '.join(where)}", params)
+        unpriced = self._unpriced_rows(filters)
+        return excluded_counts([*rows, *unpriced])
+
+    def split_orderable(self, rows: list[dict], **filters) -> tuple[list[dict], list[dict]]:
+        """(the rows that can be ordered at their pricing model, [{"reason", "availability", "count"}] for the rest
+        plus the catalog rows matching `filters` that are listed without any price)."""
+        from knowledge.catalog.availability import excluded_counts, orderable
+
+        kept = [r for r in rows if orderable(r)]
+        left_out = [r for r in rows if not orderable(r)]
+        return kept, excluded_counts([*left_out, *self._unpriced_rows(filters)])
+
+    def _unpriced_rows(self, filters: dict) -> list[dict]:
+        if "unpriced" not in self.table_names:
+            return []
+        where, params = ["availability IN ('spot_only', 'reservation_only', 'preview')"], []
+        refs = list(filters.get("gpus") or ())
+        if refs:
+            where.append(f"gpu IN ({','.join('?' * len(refs))})")
+            params += [ref.family for ref in refs]
+        for column in ("providers", "regions", "instance_types"):
+            values = list(filters.get(column) or ())
+            if values:
+                where.append(f"{column[:-1]} IN ({','.join('?' * len(values))})")
+                params += values
+        return self.rows(f"SELECT availability, availability_reason FROM unpriced WHERE {' AND '.join(where)}", params)
+
+    @cached_property
+    def table_names(self) -> set[str]:
+        return {row[0] for row in self._execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def _offer_where(
+        self,
+        *,
+        gpus: Iterable[GpuRef] = (),
+        pricing: str | None = None,
+        providers: Iterable[str] = (),
+        regions: Iterable[str] = (),
+        instance_types: Iterable[str] = (),
+        gpu_count: float | None = None,
+        min_memory_gb: float | None = None,
+        kinds: Iterable[str] = ("catalog", "pricing"),
+        orderable: bool | None = None,
+    ) -> tuple[list[str], list]:
+        where, params = ["kind IN ({})".format(",".join("?" * len(kinds := list(kinds))))], list(kinds)
+        if orderable is not None:
+            from knowledge.catalog.availability import NOT_ORDERABLE
+
+            marks = ",".join("?" * len(NOT_ORDERABLE))
+            where.append(f"COALESCE(availability, 'orderable') {'NOT IN' if orderable else 'IN'} ({marks})")
+            params += sorted(NOT_ORDERABLE)
+        gpu_clauses = []
+        for ref in gpus:
+            clause, values = "gpu = ?", [ref.family]
+            if ref.memory_gb:
+                clause, values = clause + " AND ABS(gpu_memory_gb - ?) < 0.6", [*values, ref.memory_gb]
+            if ref.form_factor:
+                clause, values = clause + " AND gpu_form_factor = ?", [*values, ref.form_factor]
+            gpu_clauses.append(f"({clause})")
+            params += values
+        if gpu_clauses:
+            where.append("(" + " OR ".join(gpu_clauses) + ")")
+        for column, values in (("provider", providers), ("region", regions), ("instance_type", instance_types)):
+            values = list(values)
+            if values:
+                where.append(f"{column} IN ({','.join('?' * len(values))})")
+                params += values
+        if pricing:
+            where.append("pricing = ?")
+            params.append(pricing)
+        if gpu_count:
+            where.append("ABS(gpu_count - ?) < 1e-6")
+            params.append(gpu_count)
+        if min_memory_gb:
+            where.append("gpu_memory_gb >= ?")
+            params.append(min_memory_gb)
+        return where, params
+
+    def price_terms(self, instance_type: str, region: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM price_terms WHERE instance_type = ?"
+        params: list = [instance_type]
+        if region:
+            sql += " AND region = ?"
+            params.append(region)
+        return self.rows(sql + " ORDER BY region, term", params)
+
+    def spot_risk(self, instance_type: str, region: str | None = None) -> list[dict]:
+        """Interruption buckets, newest first, for one instance type (optionally one region)."""
+        sql = "SELECT * FROM spot_risk WHERE instance_type = ?"
+        params: list = [instance_type]
+        if region:
+            sql += " AND region = ?"
+            params.append(region)
+        return self.rows(sql + " ORDER BY as_of DESC, region", params)
+
+    def fx(self) -> dict:
+        return self.rows("SELECT * FROM fx LIMIT 1")[0]

@@ -1,0 +1,225 @@
+"""Exactly-once handling of Slack deliveries: leased claims in the shared state, with a per-process fallback.
+
+`claim(key)` says whether this process should handle a delivery (an event, a message, a signed request):
+
+- The claim is a row in `event_claims` with a lease (`GPUBOT_CLAIM_LEASE_SECONDS`, default 60). While this process
+  works on it a heartbeat thread keeps the lease alive; `finish(key)` marks it done, for good. A worker that dies
+  mid-way stops renewing, so once the lease has run out Slack's next retry (at +1 and +5 minutes) takes it over and
+  is answered: nothing claimed is lost, nothing done is answered again.
+- The ack never waits on the database: every call goes through a small thread pool and gives up after
+  `GPUBOT_CLAIM_TIMEOUT` seconds (default 0.5), however long a lock or an unreachable server would hold it. Then
+  the claim is decided in memory (this process remembers what it handled), and a delivery that Slack marks as a
+  retry (`X-Slack-Retry-Num` >= 1) is taken as handled already: a locked state never produces a second reply.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from knowledge.config import config
+from knowledge.state.db import engine, metadata
+
+log = logging.getLogger("gpubot.claims")
+
+event_claims = sa.Table(
+    "event_claims",
+    metadata,
+    sa.Column("claim_key", sa.String(200), primary_key=True),
+    sa.Column("owner", sa.String(64), nullable=False),
+    sa.Column("lease_until", sa.Float, nullable=False),
+    sa.Column("done_at", sa.Float),
+    sa.Column("claimed_at", sa.Float, nullable=False),
+)
+
+OWNER = f"{os.uname().nodename[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+MAX_HOLD_SECONDS = 600.0  # a claim nobody finishes (a no-op event) stops being renewed after this
+KEEP_SECONDS = 6 * 3600.0  # finished claims are kept this long (Slack retries within minutes)
+_MEMORY_SIZE = 20_000
+
+_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gpubot-claims")
+_lock = threading.Lock()
+_pending: set[str] = set()  # keys being claimed right now by a thread of this process
+_held: dict[str, float] = {}  # key -> when this process claimed it (renewed by the heartbeat)
+_seen: OrderedDict[str, None] = OrderedDict()  # keys this process won (in the database or here), newest last
+_heartbeat: threading.Thread | None = None
+_owner_pid = os.getpid()
+
+
+def lease_seconds() -> float:
+    return config().gpubot_claim_lease_seconds
+
+
+def claim_timeout() -> float:
+    return config().gpubot_claim_timeout
+
+
+def claim(key: str, *, retry_num: int = 0, hold: bool = True) -> bool:
+    """True if this process should handle `key` (and now holds it); False if it is handled or being handled.
+
+    `hold=False` records it as handled at once (a signed request seen before is a replay: nothing to finish)."""
+    key = key[:200]
+    _after_fork()
+    with _lock:
+        if key in _seen or key in _pending:
+            return False  # this process has it already (whatever the database says, or cannot say)
+        _pending.add(key)
+    now = time.time()
+    try:
+        try:
+            won = _bounded(_claim_in_db, key, now, lease_seconds(), None if hold else now)
+        except Exception as exc:  # locked, unreachable, too slow: decide here, never make the ack wait
+            if retry_num > 0:
+                log.warning(
+                    "state database unavailable (%s); retry %d of %s taken as handled", _why(exc), retry_num, key
+                )
+                won = False
+            else:
+                log.warning(
+                    "state database unavailable (%s); handling %s on this process's record only", _why(exc), key
+                )
+                won = True
+        with _lock:
+            if won:
+                _remember(key)
+                if hold:
+                    _held[key] = now
+    finally:
+        with _lock:
+            _pending.discard(key)
+    if won and hold:
+        _start_heartbeat()
+    return won
+
+
+def event_key(body: dict) -> str:
+    """What identifies one Slack event across its retries: its `event_id` (else team, channel and ts)."""
+    event = body.get("event") or {}
+    return str(body.get("event_id") or f"{body.get('team_id')}:{event.get('channel')}:{event.get('ts')}")
+
+
+def finish(key: str) -> None:
+    """`key` is handled for good: no retry and no other process handles it again. Best effort, bounded."""
+    key = key[:200]
+    with _lock:
+        _held.pop(key, None)
+    try:
+        _bounded(_finish_in_db, key, time.time())
+    except Exception as exc:
+        log.warning("could not mark %s handled (%s); its lease runs out instead", key, _why(exc))
+
+
+def bounded(function, *args):
+    """`function(*args)`, given up after GPUBOT_CLAIM_TIMEOUT seconds (`concurrent.futures.TimeoutError`): state
+    reads on the way to an ack (a channel's settings) never wait on a locked or unreachable database."""
+    _after_fork()
+    return _pool.submit(function, *args).result(timeout=claim_timeout())
+
+
+_bounded = bounded
+
+
+def _why(exc: BaseException) -> str:
+    return "timed out" if isinstance(exc, FutureTimeout) else f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _claim_in_db(key: str, now: float, lease: float, done_at: float | None) -> bool:
+    try:
+        with engine().begin() as conn:
+            conn.execute(
+                event_claims.insert().values(
+                    claim_key=key, owner=OWNER, lease_until=now + lease, claimed_at=now, done_at=done_at
+                )
+            )
+        return True
+    except IntegrityError:
+        pass
+    with engine().begin() as conn:
+        taken = conn.execute(  # a claim whose holder stopped renewing it (died) is taken over
+            event_claims.update()
+            .where(event_claims.c.claim_key == key, event_claims.c.done_at.is_(None), event_claims.c.lease_until < now)
+            .values(owner=OWNER, lease_until=now + lease, claimed_at=now, done_at=done_at)
+        ).rowcount
+    if taken:
+        log.warning("took over %s: its first handler stopped renewing its claim", key)
+    return bool(taken)
+
+
+def _finish_in_db(key: str, now: float) -> None:
+    with engine().begin() as conn:
+        conn.execute(event_claims.update().where(event_claims.c.claim_key == key).values(done_at=now))
+        if int(now) % 97 == 0:  # occasional cleanup keeps the table small
+            conn.execute(
+                event_claims.delete().where(
+                    sa.or_(event_claims.c.done_at < now - KEEP_SECONDS, event_claims.c.lease_until < now - KEEP_SECONDS)
+                )
+            )
+
+
+def _renew(keys: list[str], now: float) -> None:
+    with engine().begin() as conn:
+        conn.execute(
+            event_claims.update()
+            .where(event_claims.c.claim_key.in_(keys), event_claims.c.owner == OWNER, event_claims.c.done_at.is_(None))
+            .values(lease_until=now + lease_seconds())
+        )
+
+
+def _beat() -> None:
+    renewed = 0.0
+    while True:
+        every = max(0.05, lease_seconds() / 3)  # renewed three times per lease
+        time.sleep(min(every, 1.0))
+        now = time.time()
+        if now - renewed < every:
+            continue
+        with _lock:
+            for key in [k for k, since in _held.items() if now - since > MAX_HOLD_SECONDS]:
+                del _held[key]
+            keys = list(_held)
+        if keys:
+            try:
+                _renew(keys, now)
+                renewed = now
+            except Exception as exc:
+                log.warning("could not renew %d claims (%s)", len(keys), _why(exc))
+
+
+def _start_heartbeat() -> None:
+    global _heartbeat
+    with _lock:
+        if _heartbeat is None or not _heartbeat.is_alive():
+            _heartbeat = threading.Thread(target=_beat, name="gpubot-claims-heartbeat", daemon=True)
+            _heartbeat.start()
+
+
+def _remember(key: str) -> None:
+    _seen[key] = None
+    while len(_seen) > _MEMORY_SIZE:
+        _seen.popitem(last=False)
+
+
+def _after_fork() -> None:
+    """A forked worker starts with its own pool, heartbeat and owner id (threads do not survive a fork)."""
+    global _pool, _heartbeat, _owner_pid, OWNER
+    if os.getpid() != _owner_pid:
+        _owner_pid, _heartbeat = os.getpid(), None
+        _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gpubot-claims")
+        OWNER = f"{os.uname().nodename[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        _held.clear()
+
+
+def forget_local() -> None:
+    """Forget what this process handled (tests: a fresh process on another machine)."""
+    with _lock:
+        _seen.clear()
+        _held.clear()

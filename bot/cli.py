@@ -58,7 +58,8 @@ def _answer_cache_file(text: str, as_json: bool | str):
     import hashlib
 
     from knowledge.config import raw
-    from knowledge.kb.reader import _identity, fingerprint
+    from knowledge.kb.reader import _identity
+    from knowledge.kb.schema import fingerprint
     from knowledge.paths import home, kb_path
 
     if raw("GPUBOT_ANSWER_CACHE") == "0" or not kb_path().exists():

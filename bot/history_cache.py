@@ -50,7 +50,8 @@ def cache_file(argv: list[str]) -> Path | None:
     """Where the output for these arguments is kept now, or None when there is nothing to key it on."""
     from knowledge.code_version import code_version
     from knowledge.config import raw
-    from knowledge.kb.reader import _identity, fingerprint
+    from knowledge.kb.reader import _identity
+    from knowledge.kb.schema import fingerprint
     from knowledge.paths import home, kb_path
 
     if raw("GPUBOT_ANSWER_CACHE") == "0" or not kb_path().exists():

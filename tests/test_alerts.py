@@ -353,7 +353,7 @@ def test_a_cny_threshold_is_converted(slack, kbs):
 @pytest.fixture()
 def app(slack, kb):
     from bot.settings import load_settings
-    from bot.slack_app import build_app
+    from bot.slack.app import build_app
 
     settings = load_settings(
         slack_signing_secret="test-signing-secret", slack_bot_token="xoxb-test", slack_api_url=slack.base_url
@@ -362,7 +362,7 @@ def app(slack, kb):
 
 
 def slash(app, slack, text: str, channel: str = "C0SLASH", team: str = "T0001") -> str:
-    from bot import blocks
+    from bot.slack import blocks
     from tests.test_slack_app import dispatch
 
     hook = f"alert-{uuid.uuid4().hex[:8]}"

@@ -20,10 +20,12 @@ from urllib.parse import urlencode
 import pytest
 from slack_bolt import BoltRequest
 
-from bot import blocks
 from bot.pipeline import answer, answer_query
 from bot.settings import load_settings
-from bot.slack_app import build_app, home_sections_providers, strip_mention
+from bot.slack import blocks
+from bot.slack.app import build_app
+from bot.slack.home import home_sections_providers
+from bot.slack.payloads import strip_mention
 from handlers.i18n import t
 from handlers.models import (
     Answer,
@@ -53,10 +55,14 @@ def slack() -> Iterator[SlackStandIn]:
         yield standin
 
 
+def make_app(slack, kb, **options):
+    settings = load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url)
+    return build_app(settings, kb, **options)
+
+
 @pytest.fixture(scope="module")
 def app(slack, kb):
-    settings = load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url)
-    return build_app(settings, kb)
+    return make_app(slack, kb)
 
 
 @pytest.fixture(autouse=True)
@@ -310,10 +316,9 @@ def test_an_unknown_gpu_offers_did_you_mean_buttons_that_work(app, slack, kb):
     assert set(column(replaced, "pricing")) == {"spot"}
 
 
-def test_a_slow_answer_is_acknowledged_at_once_and_arrives_through_response_url(app, slack, monkeypatch):
+def test_a_slow_answer_is_acknowledged_at_once_and_arrives_through_response_url(slack, kb, monkeypatch):
     """Issue 17: one message per slash command: an empty ack, then the answer posted once via response_url (no
     "Looking that up…" to replace: Slack does not honour replace_original for slash-command replies)."""
-    import bot.slack_app
     import handlers
 
     fast = handlers.INTENTS["cheapest"]
@@ -323,7 +328,7 @@ def test_a_slow_answer_is_acknowledged_at_once_and_arrives_through_response_url(
         return fast(query, kb)
 
     monkeypatch.setitem(handlers.INTENTS, "cheapest", slow)
-    monkeypatch.setattr(bot.slack_app, "ACK_BUDGET_SECONDS", 0.1)
+    app = make_app(slack, kb, ack_budget_seconds=0.1)
     body, hook = command_body(slack, "cheapest A100 spot")
     started = time.monotonic()
     response = dispatch(app, body, "application/x-www-form-urlencoded")

@@ -23,7 +23,7 @@ from knowledge.facts import pricing
 from knowledge.facts.reference import gpu_families
 from knowledge.history import bundled as history_bundled
 from knowledge.kb.schema import SCHEMA_VERSION, fingerprint
-from knowledge.paths import DATA_DIR, kb_path
+from knowledge.paths import CATALOG_DIR, DATA_DIR, PRICING_DIR, kb_path
 
 Parsed = dict[str, tuple[str, Catalog]]  # see `load_catalogs`
 
@@ -174,10 +174,17 @@ def _insert(db, name: str, rows: list[dict]) -> None:
         db.conn.executemany(sql, ([row.get(k) for k in keys] for row in rows))
 
 
-def build(target: Path | None = None, parsed: Parsed | None = None) -> dict:
+def build(
+    target: Path | None = None,
+    parsed: Parsed | None = None,
+    *,
+    catalog_dir: Path = CATALOG_DIR,
+    pricing_dir: Path = PRICING_DIR,
+) -> dict:
     """Build the knowledge base atomically; return a small report (counts, seconds, skipped rows).
 
-    `parsed`: see `load_catalogs`."""
+    `parsed`: see `load_catalogs`. `catalog_dir`, `pricing_dir`: the bundled catalogs (their manifest.csv) and
+    reserved/spot price files; tests build a small knowledge base from a subset of both (tests/data/small_kb/)."""
     import sqlite_utils
 
     started = time.perf_counter()
@@ -185,11 +192,12 @@ def build(target: Path | None = None, parsed: Parsed | None = None) -> dict:
     built_from = fingerprint()
     version = imports_version()  # read before the imports themselves: a later import makes us stale, not wrong
     notes: list[dict] = []
-    offers, raw, skipped = load_catalogs(all_catalogs(), notes, parsed)
-    aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"))
-    gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"))
+    offers, raw, skipped = load_catalogs(all_catalogs(catalog_dir), notes, parsed)
+    aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"), pricing_dir)
+    gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"), pricing_dir)
     risks += pricing.spot_advisor(
-        {o["instance_type"] for o in offers if o["provider"] == "aws"} | {r["instance_type"] for r in risks}
+        {o["instance_type"] for o in offers if o["provider"] == "aws"} | {r["instance_type"] for r in risks},
+        pricing_dir,
     )
     all_offers = offers + aws_offers + gcp_offers
 
@@ -218,6 +226,7 @@ def build(target: Path | None = None, parsed: Parsed | None = None) -> dict:
                     {"key": "fingerprint", "value": built_from},
                     {"key": "imports_version", "value": str(version)},
                     {"key": "built_at", "value": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                    *([] if catalog_dir == CATALOG_DIR else [{"key": "catalog_dir", "value": str(catalog_dir)}]),
                 ],
                 pk="key",
             )

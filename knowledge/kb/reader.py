@@ -16,8 +16,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
-from knowledge.kb.schema import SCHEMA_VERSION, fingerprint  # noqa: F401 - re-exported: bot/cli.py, live.py use them
-
 T = TypeVar("T")
 
 REQUIRED_TABLES = ("meta", "gpus", "gpu_specs", "offers", "providers", "price_terms")  # what every build has

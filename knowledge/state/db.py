@@ -26,7 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from knowledge.paths import home
 from knowledge.state.limits import guard
 from knowledge.state.schema import head_revision
-from knowledge.state.url import database_url  # noqa: F401  (re-exported: where the state lives)
+from knowledge.state.url import database_url
 
 metadata = sa.MetaData()
 

@@ -316,10 +316,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # the last line of defence: a clear message, never a traceback
-        from knowledge.kb.reader import KnowledgeBaseError
+    except Exception as exc:  # the outermost edge of a command: a clear message, never a traceback
+        from knowledge.errors import GpubotError
 
-        if isinstance(exc, (KnowledgeBaseError, ConfigError)):
+        if isinstance(exc, GpubotError):  # raised on purpose: its message says what went wrong (and what to do)
             print(f"gpubot: {exc}", file=sys.stderr)
             return 2
         logging.getLogger("gpubot").debug("unexpected error", exc_info=True)

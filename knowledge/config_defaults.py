@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from knowledge.errors import UserError
+
 __all__ = ["CATALOG_URL_PREFIX", "DEFAULTS", "FREE_TEXT", "NAMES", "ConfigError"]
 
 # every variable of `Config` -> its default (the model's field defaults are these; a test checks the two agree)
@@ -29,5 +31,5 @@ FREE_TEXT = frozenset({"GPUBOT_HOME", "XDG_DATA_HOME", "DATABASE_URL", "GPUBOT_R
 CATALOG_URL_PREFIX = "GPUBOT_CATALOG_URL_"  # + a provider name, upper case: that provider's catalog URL
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """An environment variable holds an invalid value; the message names it and says what is expected."""

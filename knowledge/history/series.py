@@ -26,6 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from knowledge.errors import UserError
 from knowledge.history import bundled as hb
 from knowledge.history.models import PRICINGS, HistoryError, Snapshot
 from knowledge.history.reader import HistoryReader, state_reader
@@ -46,7 +47,7 @@ PRICING_ORDER = {p: n for n, p in enumerate(PRICINGS)}
 GPU_ONLY = "GPU only"  # marker in the instance type of a GPU-only figure (knowledge.catalog.offers.convert)
 
 
-class UnknownGpu(HistoryError):
+class UnknownGpu(UserError, HistoryError):
     """No GPU of that name in the price history or the knowledge base's reviewed names."""
 
     def __init__(self, name: str, suggestions: list[str]):

@@ -16,6 +16,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
+from knowledge.errors import GpubotError
+
 T = TypeVar("T")
 
 REQUIRED_TABLES = ("meta", "gpus", "gpu_specs", "offers", "providers", "price_terms")  # what every build has
@@ -26,8 +28,10 @@ _MEMORY = re.compile(
 _FORMS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL", "oam": "OAM"}
 
 
-class KnowledgeBaseError(RuntimeError):
+class KnowledgeBaseError(GpubotError, RuntimeError):
     """The knowledge base is missing, corrupt or could not be built."""
+
+    phrase = "error.kb"
 
 
 def _identity(path: Path) -> str:

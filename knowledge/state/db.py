@@ -23,6 +23,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
+from knowledge.errors import GpubotError
 from knowledge.paths import home
 from knowledge.state.limits import guard
 from knowledge.state.schema import head_revision
@@ -41,7 +42,7 @@ _init_lock = threading.Lock()
 MIGRATION_LOCK_KEY = 7_227_001  # pg_advisory_lock key for schema migrations
 
 
-class StateBusyError(RuntimeError):
+class StateBusyError(GpubotError, RuntimeError):
     """The SQLite state database stayed locked by another process for longer than the busy timeout.
 
     Nothing of the failed operation was written (its transaction was rolled back); trying again is safe."""

@@ -25,6 +25,7 @@ import logging
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 __all__ = ["AlertReport", "add_alert", "add_arguments", "alert_reply", "check_and_post", "run"]
 
@@ -122,7 +123,7 @@ def _message(due) -> dict:
 
 
 def check_and_post(
-    client_for_team: Callable[[str], object] | None = None,
+    client_for_team: Callable[[str], Any] | None = None,  # team -> its slack_sdk WebClient
     *,
     kb=None,
     now: dt.datetime | None = None,
@@ -190,7 +191,7 @@ def check_and_post(
                 result.status, result.message_ts = "already_sent", earlier
                 result.detail = "found in the channel (posted by an earlier attempt)"
             else:
-                response = client.chat_postMessage(  # type: ignore[attr-defined]
+                response = client.chat_postMessage(
                     channel=alert.channel,
                     unfurl_links=False,
                     unfurl_media=False,

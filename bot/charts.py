@@ -189,7 +189,7 @@ def _money(value: float) -> str:
     return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
 
 
-def _lines(fig, points: Sequence) -> None:
+def _lines(fig, points: Sequence):
     from matplotlib import dates as mdates
 
     groups = _groups(points)

@@ -86,7 +86,7 @@ def _prefs(args: argparse.Namespace, kb) -> dict | None:
 
     raw = {key: getattr(args, key, None) for key in PREF_FLAGS}
     try:
-        return prefs_from(raw, kb)
+        return dict(prefs_from(raw, kb))
     except SettingError as exc:
         hint = f" (did you mean {', '.join(exc.suggestions)}?)" if exc.suggestions else ""
         print(f"gpubot: --{exc.key or 'option'}: {exc}{hint}", file=sys.stderr)

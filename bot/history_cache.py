@@ -14,6 +14,7 @@ import hashlib
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 __all__ = ["cache_file", "keep"]
 
@@ -30,7 +31,7 @@ def _state_version() -> str | None:
             path = Path(url[len("sqlite:///") :]) if url else home() / "state.db"
             if not path.exists():
                 return None
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+            conn: Any = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)  # or psycopg, below
         elif url.startswith(("postgres://", "postgresql://", "postgresql+psycopg://")):
             import psycopg
 

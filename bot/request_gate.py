@@ -24,6 +24,7 @@ import hmac
 import io
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
@@ -169,7 +170,7 @@ _INNER = {
 }
 
 
-def _typed(data: dict, fields: dict[str, tuple[type, ...]]) -> str | None:
+def _typed(data: dict, fields: Mapping[str, tuple[type, ...]]) -> str | None:
     """The first field of `data` that is there with the wrong type (objects: their ids too), or None."""
     for name, types in fields.items():
         value = data.get(name)

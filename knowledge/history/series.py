@@ -152,7 +152,8 @@ def mark_source_changes(points: Iterable[Point]) -> list[Point]:
             p.seq if p.seq is not None else -1,
         ),
     )
-    out, previous = [], {}
+    out: list[Point] = []
+    previous: dict[tuple, Point] = {}
     for p in ordered:
         before = previous.get(p.key)
         if before is not None and before.series != p.series:
@@ -235,9 +236,9 @@ def resolve_gpu(
     if kb is not None:
         for alias, family in kb.gpu_names.items():
             aliases.setdefault(alias, family)
-    family = aliases.get(key) or aliases.get(key.replace("-", " "))
-    if family is not None:
-        return GpuRef(families.get(family.lower(), family), ref.memory_gb)
+    named = aliases.get(key) or aliases.get(key.replace("-", " "))
+    if named is not None:
+        return GpuRef(families.get(named.lower(), named), ref.memory_gb)
     pool = sorted({*families.values(), *aliases.values()})
     close = difflib.get_close_matches(key, [p.lower() for p in pool], n=3, cutoff=0.6)
     spelled = {p.lower(): p for p in pool}

@@ -220,7 +220,7 @@ def build(
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
         with db.conn:
-            db["meta"].insert_all(
+            db.table("meta").insert_all(
                 [
                     {"key": "schema_version", "value": str(SCHEMA_VERSION)},
                     {"key": "fingerprint", "value": built_from},
@@ -230,36 +230,36 @@ def build(
                 ],
                 pk="key",
             )
-            db["gpus"].insert_all(
+            db.table("gpus").insert_all(
                 [
                     {**f.model_dump(), "aliases": json.dumps(f.aliases), "spec_models": json.dumps(f.spec_models)}
                     for f in gpu_families()
                 ],
                 pk="name",
             )
-            db["gpu_specs"].insert_all(_specs(), pk="model")
+            db.table("gpu_specs").insert_all(_specs(), pk="model")
             _insert(db, "catalog_rows", raw)
             _insert(db, "offers", all_offers + extra.pop("article_offers", []))
             _insert(db, "price_terms", terms + gcp_terms)
             _insert(db, "spot_risk", risks)
             for name, rows in extra.items():
                 if rows:
-                    db[name].insert_all(rows, batch_size=2000, alter=True)
+                    db.table(name).insert_all(rows, batch_size=2000, alter=True)
             if db["pitfalls"].exists():  # full-text search; trigrams so that Chinese text matches too
                 db.execute("CREATE VIRTUAL TABLE pitfalls_fts USING fts5(id UNINDEXED, content, tokenize='trigram')")
                 db.execute(
                     "INSERT INTO pitfalls_fts (id, content) SELECT id, title_en || ' ' || title_zh || ' ' || "
                     "body_en || ' ' || body_zh || ' ' || keywords FROM pitfalls"
                 )
-            db["skipped"].insert_all([{"note": s} for s in skipped] or [{"note": ""}])
-            db["catalog_notes"].insert_all(notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
+            db.table("skipped").insert_all([{"note": s} for s in skipped] or [{"note": ""}])
+            db.table("catalog_notes").insert_all(notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
             history_bundled.write(db.conn)  # bundled weekly price history (GCP), replayed into intervals
-            db["offers"].create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
-            db["offers"].create_index(["instance_type"])
-            db["offers"].create_index(["provider", "pricing"])
-            db["price_terms"].create_index(["instance_type", "region"])
-            db["spot_risk"].create_index(["instance_type", "region"])
-            db["catalog_rows"].create_index(["provider", "instance_type"])
+            db.table("offers").create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
+            db.table("offers").create_index(["instance_type"])
+            db.table("offers").create_index(["provider", "pricing"])
+            db.table("price_terms").create_index(["instance_type", "region"])
+            db.table("spot_risk").create_index(["instance_type", "region"])
+            db.table("catalog_rows").create_index(["provider", "instance_type"])
         db.execute("ANALYZE")
         db.close()
         os.replace(tmp, target)

@@ -317,9 +317,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # the last line of defence: a clear message, never a traceback
         from knowledge.kb.reader import KnowledgeBaseError
+        from knowledge.state.presence import state_error_text
 
         if isinstance(exc, (KnowledgeBaseError, ConfigError)):
             print(f"gpubot: {exc}", file=sys.stderr)
+            return 2
+        if state_error_text(exc):  # gone, read-only, full, locked, unreachable: one line, nothing was changed
+            print(f"gpubot: {state_error_text(exc)}", file=sys.stderr)
             return 2
         logging.getLogger("gpubot").debug("unexpected error", exc_info=True)
         print(f"gpubot: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -4,7 +4,8 @@
     gpubot serve --socket
 
 HTTP mode serves every Slack request (slash commands, events, buttons) on `POST /slack/events` with signature
-verification on, `GET /healthz` (JSON: is the knowledge base there and how fresh it is), and 404 elsewhere. In
+verification on, `GET /healthz` (JSON: is the knowledge base there and how fresh it is, and `state`: `ok`,
+`read-only` or `unavailable`; 503 unless both are fine, so a load balancer drains the worker), and 404 elsewhere. In
 OAuth mode (SLACK_CLIENT_ID and SLACK_CLIENT_SECRET set) it also serves `GET /slack/install` (a redirect to
 Slack's consent page carrying the client id, the scopes and a fresh state, which is also set as a cookie) and
 `GET /slack/oauth_redirect` (checks the state, exchanges the code with `oauth.v2.access`, stores the
@@ -155,6 +156,8 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
     from bot import request_gate
     from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
     from knowledge.state import claims
+    from knowledge.state import db as state
+    from knowledge.state.presence import health as state_health
 
     def seen_before(key: str) -> bool:  # bounded in time: a locked state database never holds up the ack
         return not claims.claim(key, hold=False)
@@ -174,6 +177,10 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
             return slack(environ, start_response)
         if path == HEALTH_PATH and method in ("GET", "HEAD"):
             report = health(kb)
+            report["state"] = state_health(
+                state.engine
+            )  # ok | read-only | unavailable: writes cannot be made -> drained
+            report["ok"] = report["ok"] and report["state"] == "ok"
             status = "200 OK" if report["ok"] else "503 Service Unavailable"
             return _reply(start_response, status, json.dumps(report).encode(), "application/json")
         if path in (SLACK_PATH, HEALTH_PATH, *oauth_paths):

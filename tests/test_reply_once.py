@@ -215,6 +215,7 @@ _SKEWED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a subprocess
 def test_a_process_whose_clock_runs_ahead_cannot_take_over_a_live_lease(state_url, monkeypatch):
     from knowledge.state import db as state
 

@@ -113,6 +113,28 @@ def _check_secrets_at_rest(settings) -> None:
         log.warning("state files should be private: %s", warning)
     if settings.oauth_enabled and not settings.secret("gpubot_secret_key"):
         log.warning("GPUBOT_SECRET_KEY is not set: workspaces' bot tokens are stored unencrypted in the state database")
+    if settings.oauth_enabled:
+        _check_tokens_decrypt(log)
+
+
+def _check_tokens_decrypt(log: logging.Logger) -> None:
+    """Say at start how many stored tokens no key of GPUBOT_SECRET_KEY opens (their workspaces would reinstall)."""
+    from bot.installations import undecryptable_tokens
+    from knowledge.state import db as state
+
+    try:
+        bad = undecryptable_tokens(state.engine())
+    except Exception as exc:  # noqa: BLE001 - the state is unreachable now: the first request says so
+        log.warning("could not check the stored tokens: %s", exc)
+        return
+    if bad:
+        log.error(
+            "%d stored token%s do%s not decrypt with GPUBOT_SECRET_KEY: those workspaces would have to reinstall; "
+            "set GPUBOT_SECRET_KEY=new,old with the key they were stored with (then `gpubot db rotate-key`)",
+            bad,
+            "" if bad == 1 else "s",
+            "es" if bad == 1 else "",
+        )
 
 
 def _warm_up(kb) -> None:

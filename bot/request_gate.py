@@ -9,7 +9,8 @@ Nothing reaches the Slack app unless it is a well-formed, correctly signed, fres
     a form request (slash command, button) seen before with the same timestamp and signature (a replay)   401
     form without command/payload, slash command without team/channel/user/response_url, payload not a JSON object,
     JSON body not an object, an event callback without its event, JSON nested too deeply, a field Bolt reads
-    with the wrong type (`actions` not a list of objects, `user` not an object, an event's `text` not a string) 400
+    with the wrong type (`actions` not a list of objects, `user` not an object, an event's `text` not a string),
+    a view submission whose view lacks its type, id or callback_id (or whose state is not an object)       400
 
 The timestamp must be 1 to 12 ASCII digits (not `²`, Arabic-Indic digits or 400 digits).
 
@@ -190,4 +191,11 @@ def _interaction_problem(payload: dict) -> str | None:
     """What makes a signed interaction payload unusable (Bolt would fail on it), or None."""
     if not isinstance(payload.get("type"), str):
         return "payload without a type"
+    if payload["type"] in ("view_submission", "view_closed"):  # Bolt and the form handler read these unchecked
+        view = payload.get("view")
+        if not isinstance(view, dict) or not all(isinstance(view.get(k), str) for k in ("type", "id", "callback_id")):
+            return "a view payload without its view's type, id and callback_id"
+        state = view.get("state")
+        if state is not None and not (isinstance(state, dict) and isinstance(state.get("values", {}), dict)):
+            return "a view whose state is not an object"
     return _typed(payload, _INTERACTION)

@@ -23,7 +23,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import pytest
 import sqlalchemy as sa
@@ -245,6 +245,26 @@ MALFORMED = [  # (id, build(slack) -> (body bytes, headers), expected statuses, 
         lambda s: (b"command=/gpu&text=\xff\xfe", sign_bytes(b"command=/gpu&text=\xff\xfe")),
         {400},
         "500: the WSGI adapter decodes the body as UTF-8 and raises",
+    ),
+    (
+        "view-submission-without-view-type",
+        lambda s: (
+            b := (
+                "payload=" + quote(json.dumps({"type": "view_submission", "view": {"id": "V1", "callback_id": "x"}}))
+            ).encode(),
+            sign_bytes(b),
+        ),
+        {400},
+        "500 with a traceback: the view's type is read unchecked (issue 25)",
+    ),
+    (
+        "view-submission-with-view-a-string",
+        lambda s: (
+            b := ("payload=" + quote(json.dumps({"type": "view_submission", "view": "V1"}))).encode(),
+            sign_bytes(b),
+        ),
+        {400},
+        "500 from Bolt (issue 25)",
     ),
     (
         "block-actions-payload-not-json",

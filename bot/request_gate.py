@@ -6,7 +6,9 @@ Nothing reaches the Slack app unless it is a well-formed, correctly signed, fres
     body shorter than its length         400            not UTF-8                     400
     content type not form or JSON        415            timestamp missing, not a number, more than 5 minutes off,
                                                         signature missing or wrong    401
-    a form request (slash command, button) seen before with the same timestamp and signature (a replay)   401
+    a form request (slash command, button) seen before with the same timestamp and signature (a replay), or
+    one the state database cannot record against replays (PostgreSQL down) that is over
+    UNRECORDED_WINDOW_SECONDS old: no worker could recognise it as a replay                               401
     form without command/payload, slash command without team/channel/user/response_url, payload not a JSON object,
     JSON body not an object, an event callback without its event, JSON nested too deeply, a field Bolt reads
     with the wrong type (`actions` not a list of objects, `user` not an object, an event's `text` not a string),
@@ -30,6 +32,7 @@ from urllib.parse import parse_qs
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_SKEW_SECONDS = 300
+UNRECORDED_WINDOW_SECONDS = 5  # a form request the state cannot record is let in only while this fresh
 FORM, JSON = "application/x-www-form-urlencoded", "application/json"
 
 
@@ -84,7 +87,7 @@ def check(environ: dict, signing_secret: str, *, now: float | None = None, seen_
     if problem:
         return _refuse("400 Bad Request", problem)
     if content_type == FORM and seen_before is not None and seen_before(f"slack-signature:{timestamp}:{signature}"):
-        return _refuse("401 Unauthorized", "replayed request")
+        return _refuse("401 Unauthorized", "replayed request (or one that cannot be recorded against replays now)")
     environ["wsgi.input"] = io.BytesIO(raw)
     environ["CONTENT_LENGTH"] = str(length)
     return None

@@ -28,6 +28,7 @@ import argparse
 import json
 import logging
 import sys
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -182,7 +183,11 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
     from knowledge.state.presence import health as state_health
 
     def seen_before(key: str) -> bool:  # bounded in time: a locked state database never holds up the ack
-        return not claims.claim(key, hold=False)
+        # a request the database cannot record (PostgreSQL down) is let in only while it is seconds old: a replay
+        # of it later, to any worker, is refused (the other workers could not have recognised it)
+        stamp = key.split(":")[1]
+        fresh = stamp.isdigit() and abs(time.time() - int(stamp)) <= request_gate.UNRECORDED_WINDOW_SECONDS
+        return not claims.claim(key, hold=False, if_unrecorded=fresh)
 
     slack = SlackRequestHandler(app, path=SLACK_PATH)
     oauth_paths = (INSTALL_PATH, REDIRECT_PATH) if app.oauth_flow is not None else ()

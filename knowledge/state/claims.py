@@ -71,10 +71,12 @@ def claim_timeout() -> float:
     return config().gpubot_claim_timeout
 
 
-def claim(key: str, *, retry_num: int = 0, hold: bool = True) -> bool:
+def claim(key: str, *, retry_num: int = 0, hold: bool = True, if_unrecorded: bool = True) -> bool:
     """True if this process should handle `key` (and now holds it); False if it is handled or being handled.
 
-    `hold=False` records it as handled at once (a signed request seen before is a replay: nothing to finish)."""
+    `hold=False` records it as handled at once (a signed request seen before is a replay: nothing to finish).
+    `if_unrecorded`: the answer for a first delivery the database cannot record (locked, unreachable), decided on
+    this process's memory alone; False refuses what other workers could not recognise again (replays)."""
     key = key[:200]
     _after_fork()
     with _lock:
@@ -86,9 +88,12 @@ def claim(key: str, *, retry_num: int = 0, hold: bool = True) -> bool:
         try:
             won = _bounded(_claim_in_db, key, lease_seconds(), hold)
         except Exception as exc:  # locked, unreachable, too slow: decide here, never make the ack wait
-            if retry_num > 0:
+            if retry_num > 0 or not if_unrecorded:
                 log.warning(
-                    "state database unavailable (%s); retry %d of %s taken as handled", _why(exc), retry_num, key
+                    "state database unavailable (%s); %s of %s taken as handled",
+                    _why(exc),
+                    f"retry {retry_num}" if retry_num else "a delivery that cannot be recorded",
+                    key,
                 )
                 won = False
             else:

@@ -26,6 +26,7 @@ import hashlib
 import hmac
 import io
 import json
+import re
 import time
 from dataclasses import dataclass
 from urllib.parse import parse_qs
@@ -75,10 +76,9 @@ def check(environ: dict, signing_secret: str, *, now: float | None = None, seen_
 
     timestamp = environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP", "")
     signature = environ.get("HTTP_X_SLACK_SIGNATURE", "")
-    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not signature.startswith("v0="):
-        return _refuse("401 Unauthorized", "missing or malformed signature headers")
-    if abs((now or time.time()) - int(timestamp)) > MAX_SKEW_SECONDS:
-        return _refuse("401 Unauthorized", "stale timestamp")
+    refusal = signature_headers_problem(timestamp, signature, now)
+    if refusal is not None:
+        return refusal
     expected = "v0=" + hmac.new(signing_secret.encode(), f"v0:{timestamp}:{body}".encode(), hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected, signature):
         return _refuse("401 Unauthorized", "invalid signature")
@@ -91,6 +91,32 @@ def check(environ: dict, signing_secret: str, *, now: float | None = None, seen_
     environ["wsgi.input"] = io.BytesIO(raw)
     environ["CONTENT_LENGTH"] = str(length)
     return None
+
+
+_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
+
+
+def signature_headers_problem(timestamp: str, signature: str, now: float | None = None) -> Refusal | None:
+    """What is wrong with the signature headers alone (missing, malformed, stale), or None: checked before the
+    body is read (`headers_refusal`) and again with it (`check`)."""
+    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not _SIGNATURE.fullmatch(
+        signature
+    ):
+        return _refuse("401 Unauthorized", "missing or malformed signature headers")
+    if abs((now or time.time()) - int(timestamp)) > MAX_SKEW_SECONDS:
+        return _refuse("401 Unauthorized", "stale timestamp")
+    return None
+
+
+def headers_refusal(method: str, path: str, headers: dict[str, str], *, slack_path: str) -> tuple[int, str] | None:
+    """(status, reason) refusing a POST to the Slack path from its headers, before its body is read (nothing is
+    buffered for a request that could never be verified), or None."""
+    if method != "POST" or path != slack_path:
+        return None
+    problem = signature_headers_problem(
+        headers.get("x-slack-request-timestamp", ""), headers.get("x-slack-signature", "")
+    )
+    return (int(problem.status.split()[0]), problem.reason) if problem else None
 
 
 def _shape_problem(body: str, content_type: str) -> str | None:

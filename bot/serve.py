@@ -1,6 +1,6 @@
 """serve: run the Slack app, over HTTP (gunicorn) or Socket Mode.
 
-    gpubot serve --http [--port PORT] [--host 0.0.0.0] [--workers N] [--threads 8]
+    gpubot serve --http [--port PORT] [--host 127.0.0.1] [--behind-proxy] [--workers N] [--threads 8]
     gpubot serve --socket
 
 HTTP mode serves every Slack request (slash commands, events, buttons) on `POST /slack/events` with signature
@@ -25,6 +25,7 @@ Heavy imports happen inside `run()` so that `gpubot ask` stays fast.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import sys
@@ -42,7 +43,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--http", action="store_true", help=f"serve Slack's requests on POST {SLACK_PATH} (gunicorn)")
     mode.add_argument("--socket", action="store_true", help="connect to Slack with Socket Mode (no public URL)")
     parser.add_argument("--port", type=int, help="HTTP port (default: $PORT, else 3000)")
-    parser.add_argument("--host", default="0.0.0.0", help="HTTP interface to bind (default: 0.0.0.0)")
+    parser.add_argument(
+        "--host",
+        help="HTTP interface to bind (default: 127.0.0.1, only this machine: put a proxy in front; 0.0.0.0 with "
+        "--behind-proxy)",
+    )
+    parser.add_argument(
+        "--behind-proxy",
+        action="store_true",
+        help="a reverse proxy or load balancer (Heroku's router, nginx on another host) forwards every request: "
+        "bind 0.0.0.0 unless --host says otherwise, and cap connections per worker, not per client address",
+    )
     parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes (default: 1)")
     parser.add_argument("--threads", type=int, default=8, help="threads per HTTP worker (default: 8)")
 
@@ -95,8 +106,9 @@ def run(args: argparse.Namespace) -> int:
     return _serve_http(
         make_wsgi(app, kb, settings.secret("slack_signing_secret")),
         live,
-        host=args.host,
+        host=args.host or ("0.0.0.0" if args.behind_proxy else "127.0.0.1"),
         port=port,
+        behind_proxy=args.behind_proxy,
         workers=args.workers,
         threads=args.threads,
         log_level=settings.log_level,
@@ -222,10 +234,14 @@ def _reply(start_response: Callable, status: str, body: bytes, content_type: str
     return [body]
 
 
-def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int, log_level: str) -> int:
+def _serve_http(
+    wsgi, live, *, host: str, port: int, workers: int, threads: int, log_level: str, behind_proxy: bool = False
+) -> int:
     from gunicorn.app.base import BaseApplication
 
     from bot import http_server, request_gate
+
+    http_server.per_client_cap = not behind_proxy  # behind a proxy every connection comes from the proxy
 
     def post_fork(server, worker) -> None:  # each worker gets its own connections: none may cross a fork
         from knowledge.kb.reader import KB
@@ -265,7 +281,12 @@ def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int,
                     self.cfg.set(key, value)
 
         def load(self):
-            return http_server.wsgi_bridge(wsgi, threads=threads, max_body=request_gate.MAX_BODY_BYTES)
+            return http_server.wsgi_bridge(
+                wsgi,
+                threads=threads,
+                max_body=request_gate.MAX_BODY_BYTES,
+                refuse_early=functools.partial(request_gate.headers_refusal, slack_path=SLACK_PATH),
+            )
 
     logging.getLogger("gpubot").info("gpubot serving Slack on http://%s:%s%s", host, port, SLACK_PATH)
     try:

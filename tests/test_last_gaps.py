@@ -76,3 +76,30 @@ def test_a_330_digit_duration_is_no_internal_error_and_no_infinity(home, capsys)
     json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in ask --json"))
     code, out, _ = run(capsys, "parse", "--json", text)
     assert code == 0 and json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in parse --json"))
+
+
+# --- no growth from repetition ---------------------------------------------------------------------------------------
+
+
+def test_identical_refreshes_record_one_import(home, capsys, tmp_path):
+    import sqlalchemy as sa
+
+    from knowledge.catalog.imports import catalog_imports
+    from knowledge.state import db as state
+
+    catalog = tmp_path / "lambda.csv"
+    catalog.write_text(HEADER + "gpu_1x_h100_sxm5,H100,1,26,225,2.49,us-east-1,,\n", encoding="utf-8")
+
+    def imports() -> int:
+        with state.engine().connect() as conn:
+            return conn.execute(
+                sa.select(sa.func.count()).select_from(catalog_imports).where(catalog_imports.c.provider == "lambda")
+            ).scalar_one()
+
+    for _ in range(3):  # the clock's refresh, run again and again on the same catalog
+        assert main(["prices", "refresh", "--catalog", str(catalog), "--provider", "lambda"]) == 0
+    capsys.readouterr()
+    assert imports() == 1
+    catalog.write_text(HEADER + "gpu_1x_h100_sxm5,H100,1,26,225,2.29,us-east-1,,\n", encoding="utf-8")
+    assert main(["prices", "refresh", "--catalog", str(catalog), "--provider", "lambda"]) == 0
+    assert imports() == 2, "a changed catalog is imported"

@@ -29,6 +29,8 @@ catalog_imports = sa.Table(
     sa.Column("source", sa.Text, nullable=False),
     sa.Column("sha256", sa.String(64), nullable=False),
     sa.Column("imported_at", sa.DateTime(timezone=True), nullable=False),
+    # False: `as_of` is only the day the rows' upstream file was bundled (a live source updated some of its rows)
+    sa.Column("as_of_known", sa.Boolean),
 )
 
 
@@ -43,6 +45,7 @@ class ImportRecord:
     usd_per_unit: float
     as_of: str
     source: str
+    as_of_known: bool | None = None
 
 
 def latest_imports() -> list[ImportRecord]:

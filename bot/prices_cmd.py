@@ -149,9 +149,13 @@ def refresh_azure(
     update_kb: bool = False,
     now: dt.datetime | None = None,
     sleep: Callable[[float], None] | None = None,
+    url: str | None = None,
+    retries: int = 4,
 ) -> dict:
-    """Fetch GPU VM prices from the Azure Retail Prices API and record them as an `azure` snapshot."""
+    """Fetch GPU VM prices from the Azure Retail Prices API (or `url`, e.g. GPUBOT_SOURCE_AZURE_URL) and record them
+    as an `azure` snapshot."""
     from knowledge.catalog.fetchers import azure, new_client
+    from knowledge.config import source_url
     from knowledge.history import snapshots as history
 
     regions = [r.strip().lower() for r in regions if r.strip()]
@@ -160,7 +164,14 @@ def refresh_azure(
     own = client is None
     client = client or new_client()
     try:
-        prices = azure.fetch(client, regions=regions, now=now, sleep=sleep)
+        prices = azure.fetch(
+            client,
+            regions=regions,
+            now=now,
+            sleep=sleep,
+            url=url or source_url("azure") or azure.API_URL,
+            retries=retries,
+        )
     finally:
         if own:
             client.close()

@@ -24,7 +24,8 @@ import httpx
 from knowledge.catalog.fetchers import new_client
 from knowledge.catalog.fetchers.live import LiveSource, live_source
 from knowledge.catalog.fetchers.live_http import Validators, get_bounded
-from knowledge.catalog.fetchers.live_rows import LiveData, to_catalog
+from knowledge.catalog.fetchers.live_rows import LiveData, newest_stamp, restamp, to_catalog
+from knowledge.catalog.freshness import LIVE_SECONDS, parse_time
 from knowledge.clock import utc_now
 from knowledge.state import live_sources as states
 
@@ -102,28 +103,45 @@ def _fetch(src: LiveSource, client: httpx.Client, state, now: dt.datetime) -> tu
     return vast.parse(got.body, fetched_at=now, url=src.url), got.validators
 
 
-def _import(data: LiveData) -> tuple[int, str]:
-    """Import the data as its provider's catalog (merged into the current one for a price/spot update)."""
+def _import_text(provider: str, text: str, source: str, as_of: str, as_of_known: bool, taken_at: dt.datetime) -> str:
     from knowledge.catalog.importer import import_catalog
 
+    with tempfile.TemporaryDirectory(prefix="gpubot-live-") as folder:
+        path = Path(folder) / f"{provider}_vms.csv"
+        path.write_text(text, encoding="utf-8")
+        report = import_catalog(
+            path,
+            provider,
+            source=source,
+            as_of=as_of,
+            as_of_known=as_of_known,
+            snapshot_kind="live",
+            taken_at=taken_at,
+        )
+    return f"updated ({report['offers']} offers for {provider})"
+
+
+def _import(data: LiveData) -> tuple[int, str]:
+    """Import the data as its provider's catalog (merged into the current one for a price/spot update)."""
     with _provider_locks.setdefault(data.provider, threading.Lock()):
         base, base_source, base_as_of, base_known = current_catalog(data.provider)
         text, updated = to_catalog(data, base)
-        replace = data.mode == "replace"
-        source = data.cite if replace else base_source
-        with tempfile.TemporaryDirectory(prefix="gpubot-live-") as folder:
-            path = Path(folder) / f"{data.provider}_vms.csv"
-            path.write_text(text, encoding="utf-8")
-            report = import_catalog(
-                path,
-                data.provider,
-                source=source,
-                as_of=data.fetched_at.date().isoformat() if replace else base_as_of,
-                as_of_known=True if replace else base_known,
-                snapshot_kind="live",
-                taken_at=data.fetched_at,
+        if data.mode == "replace":
+            return updated, _import_text(
+                data.provider, text, data.cite, data.fetched_at.date().isoformat(), True, data.fetched_at
             )
-    return updated, f"updated ({report['offers']} offers for {data.provider})"
+        return updated, _import_text(data.provider, text, base_source, base_as_of, base_known, data.fetched_at)
+
+
+def _confirmed(src: LiveSource, now: dt.datetime) -> str | None:
+    """After a 304: mark the figures we hold as read now, when their stamp is over an hour old (else leave them)."""
+    with _provider_locks.setdefault(src.provider, threading.Lock()):
+        text, source, as_of, known = current_catalog(src.provider)
+        newest = newest_stamp(text or "", src.url)
+        if text is None or newest is None or (now - utc_now(parse_time(newest))).total_seconds() < LIVE_SECONDS:
+            return None
+        stamped = restamp(text, src.url, now.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        return _import_text(src.provider, stamped, source, as_of, known, now)
 
 
 def refresh_source(
@@ -145,8 +163,9 @@ def refresh_source(
             return _azure(src, client, now, started, next_run)
         data, validators = _fetch(src, client, state, now)
         if data is None:  # 304: the data we hold is current
-            states.record(src.name, checked_at=now, seconds=time.monotonic() - started)
-            return {"source": src.name, "not_modified": True, "checked_at": now.isoformat()}
+            kb = _confirmed(src, now)
+            states.record(src.name, checked_at=now, error=None, seconds=time.monotonic() - started)
+            return {"source": src.name, "not_modified": True, "checked_at": now.isoformat(), "kb": kb}
         rows, kb = _import(data)
     except Exception as exc:
         states.record(src.name, error=f"{type(exc).__name__}: {exc}"[:2000], error_at=now)
@@ -171,10 +190,10 @@ def refresh_source(
 def _azure(src: LiveSource, client: httpx.Client, now: dt.datetime, started: float, next_run: dt.datetime) -> dict:
     from bot.prices_cmd import refresh_azure
 
-    report = refresh_azure(update_kb=True, client=client, now=now, url=src.url, retries=0)
+    report = refresh_azure(update_kb=True, client=client, url=src.url, retries=2)
     rows = int(report.get("fetch", {}).get("prices", 0))
     states.record(src.name, checked_at=now, succeeded_at=now, rows=rows, error=None, seconds=time.monotonic() - started)
-    return {"source": "azure", "rows": rows, "kb": report.get("kb"), "next_run_at": next_run.isoformat()}
+    return {**report, "source": "azure", "rows": rows, "next_run_at": next_run.isoformat()}
 
 
 def refresh_many(names: Iterable[str], *, client: httpx.Client | None = None) -> dict[str, dict | str]:

@@ -3,6 +3,8 @@
     gpubot prices refresh --catalog PATH_OR_URL --provider NAME [--hosts PATH_OR_URL] [--currency CNY
                           --usd-per-unit 0.138] [--source TEXT] [--as-of DATE] [--taken-at ISO] [--no-kb]
     gpubot prices refresh --azure [--region eastus ...] [--kb]
+    gpubot prices refresh --source NAME [--json]   (a live source, or one bundled cloud's catalog)
+    gpubot prices sources [--json]
     gpubot prices snapshots [--provider NAME] [--json]
 
 Every refresh validates and converts the whole source first and then records one snapshot in one transaction
@@ -207,14 +209,18 @@ def refresh_azure(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="prices_command", required=True)
     refresh = sub.add_parser("refresh", help="fetch prices and record a snapshot")
-    what = refresh.add_mutually_exclusive_group(required=True)
+    what = refresh.add_mutually_exclusive_group()
     what.add_argument("--catalog", help="catalog in SkyPilot's format: a path or an http(s) URL")
     what.add_argument("--azure", action="store_true", help="the live Azure Retail Prices API (GPU VM sizes)")
     refresh.add_argument("--provider", help="provider id for --catalog, e.g. aws or gcp")
     refresh.add_argument("--hosts", help="host-VM rows priced separately (GCP; default: the bundled file)")
     refresh.add_argument("--currency", help="vendor currency the USD prices were converted from (e.g. CNY)")
     refresh.add_argument("--usd-per-unit", type=float, help="USD per unit of --currency used in the conversion")
-    refresh.add_argument("--source", help="where the prices came from (shown with every figure)")
+    refresh.add_argument(
+        "--source",
+        help="alone: refresh one source by name (a live source: aws_spot, aws_price_list, azure, oci, runpod, vast; "
+        "or a bundled cloud's catalog, e.g. gcp); with --catalog: where the prices came from (shown with every figure)",
+    )
     refresh.add_argument("--as-of", help="date of the prices (default: today)")
     refresh.add_argument("--taken-at", type=dt.datetime.fromisoformat, help="snapshot time (default: now)")
     refresh.add_argument("--region", action="append", default=[], help="--azure: only this region (repeatable)")
@@ -225,6 +231,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also import into the knowledge base (default: yes for --catalog, no for --azure)",
     )
     refresh.add_argument("--json", action="store_true", help="print the report as JSON")
+    sources = sub.add_parser("sources", help="every price source: last success, age, rows, last error, next run")
+    sources.add_argument("--json", action="store_true")
     snaps = sub.add_parser("snapshots", help="list recorded snapshots")
     snaps.add_argument("--provider", help="only this provider")
     snaps.add_argument("--json", action="store_true")
@@ -237,6 +245,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.prices_command == "snapshots":
         return _snapshots(args)
+    if args.prices_command == "sources":
+        from bot.sources_cmd import run_sources
+
+        return run_sources(args.json)
+    if not args.catalog and not args.azure:
+        return _refresh_named(args)
     try:
         if args.azure:
             report = refresh_azure(args.region, update_kb=bool(args.kb))
@@ -277,6 +291,28 @@ def run(args: argparse.Namespace) -> int:
     print(line)
     if "kb" in report:
         print(f"knowledge base: {report['kb']}")
+    return 0
+
+
+def _refresh_named(args: argparse.Namespace) -> int:
+    """`gpubot prices refresh --source NAME`: one live source, or one bundled cloud's catalog, now."""
+    from bot.clock import refresh_one
+
+    if not args.source:
+        print("gpubot: give --catalog PATH_OR_URL, --azure or --source NAME", file=sys.stderr)
+        return 2
+    report = refresh_one(args.source.strip().lower())
+    if isinstance(report, str):
+        print(f"gpubot: refresh of {args.source} failed: {report}\nIts last good data keeps serving.", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n")
+    elif report.get("not_modified"):
+        print(f"{args.source}: not modified since the last fetch (checked {report['checked_at'][:19]} UTC)")
+    else:
+        print(
+            f"{args.source}: {report.get('rows', report.get('offers', '?'))} rows; knowledge base: {report.get('kb')}"
+        )
     return 0
 
 

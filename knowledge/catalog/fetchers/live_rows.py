@@ -21,7 +21,7 @@ import datetime as dt
 import io
 from dataclasses import dataclass, field
 
-__all__ = ["LIVE_COLUMNS", "STOCK_VALUES", "LiveData", "LiveRow", "to_catalog"]
+__all__ = ["LIVE_COLUMNS", "STOCK_VALUES", "LiveData", "LiveRow", "newest_stamp", "restamp", "to_catalog"]
 
 LIVE_COLUMNS = ("PriceSource", "PriceFetchedAt", "SpotSource", "SpotFetchedAt", "Stock", "StockReadAt")
 STOCK_VALUES = ("in_stock", "low", "out_of_stock")
@@ -138,3 +138,38 @@ def to_catalog(data: LiveData, base_text: str | None = None) -> tuple[str, int]:
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue(), updated
+
+
+_STAMPS = (("PriceSource", "PriceFetchedAt"), ("SpotSource", "SpotFetchedAt"))
+
+
+def newest_stamp(text: str, url: str) -> str | None:
+    """The newest time a figure of the source at `url` was read, in a catalog (None: it holds none)."""
+    stamps = [
+        record[when]
+        for record in csv.DictReader(io.StringIO(text))
+        for source, when in _STAMPS
+        if url in (record.get(source) or "") and record.get(when)
+    ]
+    return max(stamps) if stamps else None
+
+
+def restamp(text: str, url: str, stamp: str) -> str:
+    """The catalog with every figure (and stock) of the source at `url` marked as read at `stamp`: a 304 said that
+    what we hold is what the source serves now."""
+    reader = csv.DictReader(io.StringIO(text))
+    header = list(reader.fieldnames or [])
+    rows = []
+    for record in reader:
+        cited = False
+        for source, when in _STAMPS:
+            if url in (record.get(source) or ""):
+                record[when], cited = stamp, True
+        if cited and record.get("StockReadAt"):
+            record["StockReadAt"] = stamp
+        rows.append(record)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=header, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()

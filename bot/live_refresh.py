@@ -173,6 +173,7 @@ def refresh_source(
     finally:
         if own:
             client.close()
+    history = _backfill(src, data, client if not own else None)
     seconds = time.monotonic() - started
     states.record(
         src.name,
@@ -184,7 +185,36 @@ def refresh_source(
         error=None,
         seconds=seconds,
     )
-    return {"source": src.name, "rows": rows, "skipped": data.skipped, "kb": kb, "seconds": round(seconds, 3)}
+    report = {"source": src.name, "rows": rows, "skipped": data.skipped, "kb": kb, "seconds": round(seconds, 3)}
+    return {**report, **history}
+
+
+def _backfill(src: LiveSource, data: LiveData, client: httpx.Client | None) -> dict:
+    """AWS: the newest list-price versions not yet in the history, as dated snapshots (a failure is reported)."""
+    from knowledge.catalog.fetchers.aws_history import backfill
+
+    if not data.history_url:
+        return {}
+    base, *_ = current_catalog("aws")
+    own = client is None
+    client = client or new_client()
+    try:
+        _types, families, _regions = _accelerator_types(base)
+        done = backfill(
+            client,
+            data.history_url,
+            base_text=base or "",
+            families=families,
+            max_bytes=src.max_bytes,
+            seconds=src.timeout,
+        )
+        return {"history": done}
+    except Exception as exc:  # noqa: BLE001 - history is extra: the prices are already in
+        log.warning("AWS history back-fill failed: %s", exc)
+        return {"history_error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        if own:
+            client.close()
 
 
 def _azure(src: LiveSource, client: httpx.Client, now: dt.datetime, started: float, next_run: dt.datetime) -> dict:

@@ -24,6 +24,7 @@ LIVE = Path(__file__).parent / "data" / "live"
 ALL = ("aws_spot", "aws_price_list", "oci", "runpod", "vast")
 SUBSET = ("aws", "oci", "runpod")
 V = "/offers/v1.0/aws/AmazonEC2/20250523232744"
+VERSIONS = {"20261001000000": "aws_offers_us-east-1_v1.csv", "20261101000000": "aws_offers_us-east-1.csv"}
 EMPTY_OFFERS = "\n".join((LIVE / "aws_offers_us-west-2.csv").read_text().splitlines()[:6]) + "\n"  # header only
 
 
@@ -40,6 +41,10 @@ def serve_all(standin: LiveStandin) -> None:
     standin.route(f"{V}/us-east-1/index.csv", body("aws_offers_us-east-1.csv"))
     standin.route(f"{V}/us-west-2/index.csv", body("aws_offers_us-west-2.csv"))
     standin.fallback, standin.fallback_prefix = EMPTY_OFFERS.encode(), V  # other regions: no GPU rows
+    standin.route("/offers/v1.0/aws/AmazonEC2/index.json", body("aws_version_index.json"))  # versionIndexUrl
+    for version, name in VERSIONS.items():
+        standin.route(f"/offers/v1.0/aws/AmazonEC2/{version}/us-east-1/index.csv", body(name))
+        standin.route(f"/offers/v1.0/aws/AmazonEC2/{version}/us-west-2/index.csv", EMPTY_OFFERS.encode())
     standin.route("/oci/products/", body("oci.json"))
     standin.route("/graphql", body("runpod.json"))
     standin.route("/bundles/", body("vast.json"))
@@ -223,6 +228,23 @@ def test_both_aws_sources_landed_in_one_catalog(refreshed):
     assert p4d["spot"]["price_per_hour_usd"] == pytest.approx(6.4)
     assert p4d["on_demand"]["price_per_hour_usd"] == pytest.approx(30.1234)
     assert "spot price feed" in p4d["spot"]["source"] and "Price List" in p4d["on_demand"]["source"]
+
+
+def test_aws_versions_back_fill_two_dated_history_points(refreshed):
+    from knowledge.history.series import series
+
+    results, _ = refreshed
+    assert [h["created"] for h in results["aws_price_list"]["history"]] == [True, True]
+    index = json.loads(body("aws_version_index.json"))["versions"]
+    expected = []
+    for version, name in sorted(VERSIONS.items()):
+        rows = csv.DictReader((LIVE / name).read_text().splitlines()[5:])
+        p4d = [float(r["PricePerUnit"]) for r in rows if r["Instance Type"] == "p4d.24xlarge"
+               and (r["TermType"], r["Operating System"], r["Tenancy"], r["Pre Installed S/W"], r["CapacityStatus"])
+               == ("OnDemand", "Linux", "Shared", "NA", "Used")]  # fmt: skip
+        expected.append((index[version]["versionEffectiveBeginDate"][:10], min(p4d) / 8))
+    points = series("A100", provider="aws_price_list", pricing="on_demand", bundled=False)
+    assert [(p.taken_at.date().isoformat(), pytest.approx(p.min_price_per_gpu_hour)) for p in points] == expected
 
 
 # --- changes, 304, failures -----------------------------------------------------------------------------------

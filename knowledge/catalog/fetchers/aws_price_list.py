@@ -171,7 +171,8 @@ def fetch(
     if not data.rows:
         raise FetchError("no accelerator on-demand price in any region; nothing to record", url=url)
     version_index = ec2.get("versionIndexUrl")
-    return data, got.validators, str(base.join(version_index)) if isinstance(version_index, str) else None
+    data.history_url = str(base.join(version_index)) if isinstance(version_index, str) else None
+    return data, got.validators, data.history_url
 
 
 def stream_region(client: httpx.Client, url: str, families: set[str], budget: Budget) -> dict[str, float]:

@@ -61,6 +61,7 @@ class LiveData:
     fetched_at: dt.datetime
     rows: list[LiveRow] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
+    history_url: str | None = None  # where past versions are listed (the AWS Price List's version index)
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1

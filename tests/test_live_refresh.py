@@ -342,6 +342,11 @@ def test_a_malformed_body_is_refused_the_last_good_kept_and_reported(tmp_path_fa
         assert main(["prices", "sources"]) == 0
         text = capsys.readouterr().out
         assert "runpod (feeds runpod): last success" in text and "last error" in text
+        from bot.slack.commands import parse_command
+        from bot.slack.settings_cmd import CommandContext, command_reply
+
+        message, kind = command_reply(parse_command("sources"), CommandContext(None, None, "T1", "C1", "U1", "en"))
+        assert kind == "ephemeral" and "runpod (feeds runpod)" in message["text"] and "not JSON" in message["text"]
     finally:
         standin.route("/graphql", body("runpod.json"))
         patch.undo()

@@ -352,6 +352,30 @@ def test_a_malformed_body_is_refused_the_last_good_kept_and_reported(tmp_path_fa
         patch.undo()
 
 
+def test_the_digest_reports_stock_changes(tmp_path_factory, standin):
+    from bot.live_refresh import refresh_source
+    from handlers.digest import handle
+    from handlers.models import Query
+    from knowledge.kb import build
+
+    patch = live_home(tmp_path_factory, standin, "live-digest", providers=("runpod",))
+    try:
+        with pytest.MonkeyPatch.context() as no_build:
+            no_build.setattr(build, "build", lambda *a, **k: {"offers": 0})
+            refresh_source("runpod")  # US-TX-3: High
+            gone = json.loads(body("runpod.json"))
+            gone["data"]["gpuTypes"][0]["dc_US_TX_3"]["stockStatus"] = None
+            standin.route("/graphql", json.dumps(gone).encode())
+            refresh_source("runpod")
+        reply = handle(Query(intent="digest", providers=["runpod"]))
+        stock = reply.lines[reply.lines.index("Stock changes:") + 1 :]
+        assert [line.strip() for line in stock] == ["• runpod 1x_H100-SXM_SECURE in US: in stock → out of stock"]
+        assert reply.extra["digest"]["stock"] == 2  # the on-demand and the spot offer
+    finally:
+        standin.route("/graphql", body("runpod.json"))
+        patch.undo()
+
+
 def test_cli_refreshes_one_source_by_name(tmp_path_factory, standin, capsys):
     from bot.cli import main
 

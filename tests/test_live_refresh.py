@@ -396,6 +396,8 @@ def p99(values: list[float]) -> float:
 
 
 def test_answers_over_http_keep_their_latency_while_a_source_hangs(tmp_path_factory, standin, kb):
+    """p99 of the ack of `/gpu cheapest H100` over HTTP: quiet; while vast hangs (4 s); while vast hangs and runpod
+    is fetched, imported and swapped into the server. Figures in BENCHMARKS.md (issue 28)."""
     import os
 
     from bot.live_refresh import refresh_many
@@ -409,24 +411,24 @@ def test_answers_over_http_keep_their_latency_while_a_source_hangs(tmp_path_fact
     (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
     standin.hang("/bundles/")
     env = {"GPUBOT_KB_REFRESH_SECONDS": "1", "DATABASE_URL": os.environ["DATABASE_URL"]}
+    hang = {"vast": SOURCES["vast"].limited(timeout=4.0)}
+    phases: dict[str, list[float]] = {}
     try:
         with SlackStandIn() as slack, running_server(home, slack, "--workers", "1", **env) as port:
             _ask(port, slack, "cheapest H100")  # warm
-            quiet = [_ask(port, slack, "cheapest H100")[0] for _ in range(20)]
-            hanging = threading.Thread(
-                target=refresh_many,
-                args=(["vast", "runpod"],),
-                kwargs={"sources": {"vast": SOURCES["vast"].limited(timeout=4.0)}},
-            )
-            hanging.start()
-            during = []
-            while hanging.is_alive() and len(during) < 60:
-                during.append(_ask(port, slack, "cheapest H100")[0])
-            hanging.join()
-        quiet_ms, during_ms = p99(quiet) * 1000, p99(during) * 1000
-        print(f"\np99 ack: {quiet_ms:.0f} ms quiet, {during_ms:.0f} ms while vast hangs ({len(during)} asks)")
-        assert len(during) >= 10
-        assert p99(during) < max(3 * p99(quiet), p99(quiet) + 0.5), (quiet, during)
+            phases["quiet"] = [_ask(port, slack, "cheapest H100")[0] for _ in range(40)]
+            for phase, names in (("vast hangs", ["vast"]), ("vast hangs, runpod swapped in", ["vast", "runpod"])):
+                worker = threading.Thread(target=refresh_many, args=(names,), kwargs={"sources": hang})
+                worker.start()
+                phases[phase] = []
+                while worker.is_alive() and len(phases[phase]) < 300:
+                    phases[phase].append(_ask(port, slack, "cheapest H100")[0])
+                worker.join()
+        print("\n" + "; ".join(f"{k}: p99 {p99(v) * 1000:.0f} ms over {len(v)} asks" for k, v in phases.items()))
+        quiet = p99(phases["quiet"])
+        assert len(phases["vast hangs"]) >= 20
+        assert p99(phases["vast hangs"]) < max(2 * quiet, quiet + 0.1), phases
+        assert p99(phases["vast hangs, runpod swapped in"]) < 3.0, phases  # the ack limit of issue 19
     finally:
         serve_all(standin)
         patch.undo()

@@ -182,6 +182,13 @@ def test_runpod_cheapest_equals_the_oracle_and_ranks_out_of_stock_last(refreshed
     from bot.render import render_text
 
     assert "out of stock, read" in render_text(reply) and "in stock, read" in render_text(reply)
+    from bot.slack.blocks import answer_message
+    from bot.slack.tables import tables_of
+
+    [table] = tables_of(answer_message(reply))
+    pricing = [row[5]["text"] for row in table["rows"][1:]]
+    assert pricing[0] == "on-demand just now · in stock, read just now", pricing
+    assert "out of stock" in pricing[-1]
 
 
 def test_vast_cheapest_equals_the_oracle(refreshed):

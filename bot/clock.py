@@ -25,7 +25,7 @@ import contextlib
 import datetime as dt
 import logging
 
-from knowledge.config import catalog_url, config
+from knowledge.config import config
 
 __all__ = [
     "add_arguments",
@@ -35,39 +35,17 @@ __all__ = [
     "post_due",
     "refresh_all",
     "refresh_live",
-    "refresh_one",
     "run",
 ]
 
 log = logging.getLogger("gpubot.clock")
-
-SKYPILOT_CATALOG = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/{}/vms.csv"
-
-
-def refresh_one(name: str, client=None, *, prefer_live: bool = True) -> dict | str:
-    """Refresh one source by name; its report, or the error text. A name that is both a live source and a bundled
-    cloud (oci, runpod) is the live source unless `prefer_live` is False (the daily job's default list)."""
-    from bot.live_refresh import refresh_source
-    from bot.prices_cmd import refresh_catalog
-    from knowledge.catalog.fetchers.live import live_source
-    from knowledge.catalog.fetchers.sources import refresh_sources
-
-    try:
-        row = refresh_sources().get(name)
-        if live_source(name) is not None and (row is None or prefer_live or row.kind == "azure_api"):
-            return refresh_source(name, client=client)
-        url = catalog_url(name) or (row.url if row else None) or SKYPILOT_CATALOG.format(name)
-        source = f"{row.source} ({url}, refreshed {dt.date.today().isoformat()})" if row and url == row.url else None
-        return refresh_catalog(url, name, source=source, client=client)
-    except Exception as exc:  # one source down must not stop the others
-        log.exception("refresh of %s failed; its previous snapshot keeps serving", name)
-        return f"{type(exc).__name__}: {exc}"
 
 
 def refresh_all(client=None) -> dict[str, dict | str]:
     """Refresh every configured daily source; returns source -> report (or the error text).
 
     `client`: an `httpx.Client` for every download and API call (tests pass one over recorded files)."""
+    from bot.prices_cmd import refresh_one
     from knowledge.catalog.fetchers.live import live_source
     from knowledge.catalog.fetchers.sources import default_names
 
@@ -76,7 +54,7 @@ def refresh_all(client=None) -> dict[str, dict | str]:
     for name in [s.strip().lower() for s in (named or default_names()).split(",")]:
         if not name or (named and name != "azure" and live_source(name) is not None):
             continue  # a live source named: its own job on its own cadence (live_names)
-        results[name] = refresh_one(name, client, prefer_live=False)
+        results[name] = refresh_one(name, client, prefer_live=False)  # bot.prices_cmd
         log.info("refreshed %s: %s", name, results[name])
     return results
 

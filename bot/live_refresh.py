@@ -29,7 +29,7 @@ from knowledge.catalog.freshness import LIVE_SECONDS, parse_time
 from knowledge.clock import utc_now
 from knowledge.state import live_sources as states
 
-__all__ = ["current_catalog", "refresh_many", "refresh_source"]
+__all__ = ["current_catalog", "recorded", "refresh_many", "refresh_source"]
 
 log = logging.getLogger("gpubot.live")
 _provider_locks: dict[str, threading.Lock] = {p: threading.Lock() for p in ("aws", "oci", "runpod", "vast")}
@@ -158,9 +158,9 @@ def refresh_source(
     states.record(src.name, attempted_at=now, next_run_at=next_run)
     own = client is None
     client = client or new_client()
+    if src.name == "azure":
+        raise ValueError("azure is refreshed by `gpubot prices refresh --azure` (bot.prices_cmd.refresh_one)")
     try:
-        if src.name == "azure":
-            return _azure(src, client, now, started, next_run)
         data, validators = _fetch(src, client, state, now)
         if data is None:  # 304: the data we hold is current
             kb = _confirmed(src, now)
@@ -217,13 +217,19 @@ def _backfill(src: LiveSource, data: LiveData, client: httpx.Client | None) -> d
             client.close()
 
 
-def _azure(src: LiveSource, client: httpx.Client, now: dt.datetime, started: float, next_run: dt.datetime) -> dict:
-    from bot.prices_cmd import refresh_azure
-
-    report = refresh_azure(update_kb=True, client=client, url=src.url, retries=2)
-    rows = int(report.get("fetch", {}).get("prices", 0))
-    states.record(src.name, checked_at=now, succeeded_at=now, rows=rows, error=None, seconds=time.monotonic() - started)
-    return {**report, "source": "azure", "rows": rows, "next_run_at": next_run.isoformat()}
+def recorded(name: str, refresh) -> dict:
+    """Run `refresh()` (a source refreshed by other code: the Azure API) and record its outcome like a live source."""
+    now = utc_now()
+    started = time.monotonic()
+    states.record(name, attempted_at=now)
+    try:
+        report = refresh()
+    except Exception as exc:
+        states.record(name, error=f"{type(exc).__name__}: {exc}"[:2000], error_at=now)
+        raise
+    rows = int((report.get("fetch") or {}).get("prices", report.get("offers", 0)) or 0)
+    states.record(name, checked_at=now, succeeded_at=now, rows=rows, error=None, seconds=time.monotonic() - started)
+    return report
 
 
 def refresh_many(

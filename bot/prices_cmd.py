@@ -27,7 +27,9 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["add_arguments", "refresh_azure", "refresh_catalog", "run"]
+__all__ = ["SKYPILOT_CATALOG", "add_arguments", "refresh_azure", "refresh_catalog", "refresh_one", "run"]
+
+SKYPILOT_CATALOG = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/{}/vms.csv"
 
 
 def _is_url(location: str) -> bool:
@@ -294,10 +296,33 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def refresh_one(name: str, client=None, *, prefer_live: bool = True) -> dict | str:
+    """Refresh one source by name; its report, or the error text. A name that is both a live source and a bundled
+    cloud (oci, runpod) is the live source unless `prefer_live` is False (the daily job's default list). Used by
+    `--source NAME` and by the clock."""
+    import logging
+
+    from bot.live_refresh import recorded, refresh_source
+    from knowledge.catalog.fetchers.live import live_source
+    from knowledge.catalog.fetchers.sources import refresh_sources
+    from knowledge.config import catalog_url
+
+    try:
+        row = refresh_sources().get(name)
+        if name == "azure" or (row is not None and row.kind == "azure_api"):
+            return recorded("azure", lambda: refresh_azure(update_kb=True, client=client, retries=2))
+        if live_source(name) is not None and (row is None or prefer_live):
+            return refresh_source(name, client=client)
+        url = catalog_url(name) or (row.url if row else None) or SKYPILOT_CATALOG.format(name)
+        source = f"{row.source} ({url}, refreshed {dt.date.today().isoformat()})" if row and url == row.url else None
+        return refresh_catalog(url, name, source=source, client=client)
+    except Exception as exc:  # one source down must not stop the others
+        logging.getLogger("gpubot.clock").exception("refresh of %s failed; its previous snapshot keeps serving", name)
+        return f"{type(exc).__name__}: {exc}"
+
+
 def _refresh_named(args: argparse.Namespace) -> int:
     """`gpubot prices refresh --source NAME`: one live source, or one bundled cloud's catalog, now."""
-    from bot.clock import refresh_one
-
     if not args.source:
         print("gpubot: give --catalog PATH_OR_URL, --azure or --source NAME", file=sys.stderr)
         return 2

@@ -105,6 +105,7 @@ def _fetch(src: LiveSource, client: httpx.Client, state, now: dt.datetime) -> tu
 
 def _import_text(provider: str, text: str, source: str, as_of: str, as_of_known: bool, taken_at: dt.datetime) -> str:
     from knowledge.catalog.importer import import_catalog
+    from knowledge.catalog.imports import prune_imports
 
     with tempfile.TemporaryDirectory(prefix="gpubot-live-") as folder:
         path = Path(folder) / f"{provider}_vms.csv"
@@ -118,6 +119,7 @@ def _import_text(provider: str, text: str, source: str, as_of: str, as_of_known:
             snapshot_kind="live",
             taken_at=taken_at,
         )
+    prune_imports(provider)  # only the newest serves; keep two before it, not one per fetch
     return f"updated ({report['offers']} offers for {provider})"
 
 

@@ -383,6 +383,29 @@ def test_the_digest_reports_stock_changes(tmp_path_factory, standin):
         patch.undo()
 
 
+def test_repeated_refreshes_keep_three_imports_per_provider(tmp_path_factory, standin):
+    from bot.live_refresh import refresh_source
+    from knowledge.catalog.imports import catalog_imports
+    from knowledge.kb import build
+    from knowledge.state.db import engine
+
+    patch = live_home(tmp_path_factory, standin, "live-prune", providers=("runpod",))
+    try:
+        with pytest.MonkeyPatch.context() as no_build:
+            no_build.setattr(build, "build", lambda *a, **k: {"offers": 0})
+            for minutes in (50, 40, 30, 20, 10):  # a new body each time (the same one would be a 304)
+                listings = json.loads(body("vast.json"))
+                listings["offers"][0]["dph_total"] = 0.5 + minutes / 100
+                standin.route("/bundles/", json.dumps(listings).encode())
+                refresh_source("vast", now=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=minutes))
+        with engine().connect() as conn:
+            stored = conn.execute(catalog_imports.select().where(catalog_imports.c.provider == "vast")).all()
+        assert len(stored) == 3
+    finally:
+        standin.route("/bundles/", body("vast.json"))
+        patch.undo()
+
+
 def test_cli_refreshes_one_source_by_name(tmp_path_factory, standin, capsys):
     from bot.cli import main
 

@@ -57,6 +57,25 @@ def latest_imports() -> list[ImportRecord]:
     return [ImportRecord(*row) for row in rows]
 
 
+def prune_imports(provider: str, keep: int = 3) -> int:
+    """Delete a provider's imports older than its newest `keep` (only the newest serves); how many were deleted.
+
+    The live sources import a provider every few minutes (issue 28): without this the state would keep every copy.
+    """
+    newest = (
+        sa.select(catalog_imports.c.id)
+        .where(catalog_imports.c.provider == provider)
+        .order_by(catalog_imports.c.id.desc())
+        .limit(keep)
+    )
+    with engine().begin() as conn:
+        kept = [row[0] for row in conn.execute(newest)]
+        if len(kept) < keep:
+            return 0
+        old = catalog_imports.delete().where(catalog_imports.c.provider == provider, catalog_imports.c.id < min(kept))
+        return conn.execute(old).rowcount
+
+
 def imports_version() -> str:
     """A token of every stored import's identity and content: it changes with every import, cancellation or
     replacement and never comes back for different imports (a reused id with other content is another token).

@@ -406,6 +406,37 @@ def test_repeated_refreshes_keep_three_imports_per_provider(tmp_path_factory, st
         patch.undo()
 
 
+def test_azure_is_refreshed_from_its_url_override(tmp_path_factory, standin, capsys):
+    """The recorded Azure pages, chained through the stand-in (their NextPageLink points the next page at it)."""
+    from bot.cli import main
+    from knowledge.kb.opener import open_kb
+    from knowledge.paths import kb_path
+
+    recorded = Path(__file__).parent / "data" / "recorded"
+    names = ["2022-06-06_page810", "2022-06-06_page811", "eastus_d2s_v3_preview"]
+    for n, name in enumerate(names):
+        page = json.loads((recorded / f"azure_retail_prices_{name}.json").read_bytes())
+        if page["NextPageLink"]:
+            page["NextPageLink"] = standin.url(f"/azure/{n + 1}")
+        standin.route(f"/azure/{n}", json.dumps(page).encode())
+    patch = live_home(tmp_path_factory, standin, "live-azure", providers=("lambda",))
+    patch.setenv("GPUBOT_SOURCE_AZURE_URL", standin.url("/azure/0"))
+    try:
+        assert main(["prices", "refresh", "--source", "azure"]) == 0
+        kb = open_kb(kb_path())
+        first = ask(kb, "cheapest A100 on azure in usgovvirginia").offers[0]
+        kb.close()
+        assert (first.instance_type, first.price_per_hour_usd) == ("Standard_ND96asr_v4", 34.003)  # README table
+        capsys.readouterr()
+        assert main(["prices", "sources", "--json"]) == 0
+        row = next(r for r in json.loads(capsys.readouterr().out)["sources"] if r["name"] == "azure")
+        assert (
+            row["succeeded_at"] and row["url"] == standin.url("/azure/0") and row["verified"] == "recorded real bodies"
+        )
+    finally:
+        patch.undo()
+
+
 def test_cli_refreshes_one_source_by_name(tmp_path_factory, standin, capsys):
     from bot.cli import main
 

@@ -221,3 +221,30 @@ def test_bounded_get_cuts_a_body_over_the_cap_even_without_a_length():
 
     with httpx.Client(transport=httpx.MockTransport(answer)) as client, pytest.raises(FetchError, match="cap"):
         get_bounded(client, "http://s/x", timeout=1, max_bytes=10_000)
+
+
+def test_mixed_tiers_and_a_day_silent_source_are_said():
+    from handlers.freshness import answer_notes
+    from handlers.models import Offer
+
+    def item(**kw):
+        base = dict(
+            provider="p", instance_type="i", gpu="H100", gpu_count=1, region="r", pricing="on_demand",
+            price_per_hour=1, price_per_gpu_hour=1, currency="USD", price_per_hour_usd=1, price_per_gpu_hour_usd=1,
+            source="bundled file", as_of="2026-12-01", as_of_known=False,
+        )  # fmt: skip
+        return Offer.model_validate({**base, **kw})
+
+    now = dt.datetime.now(dt.UTC)  # the tier is computed when the offer is made, against the clock
+
+    def at(hours: float) -> str:
+        return (now - dt.timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    live = item(source="A https://a", as_of=at(0.2)[:10], as_of_known=True, fetched_at=at(0.2))
+    old = item(source="B https://b", as_of=at(59)[:10], as_of_known=True, fetched_at=at(59))
+    notes = answer_notes([live, old, item()], "en", now)
+    assert notes == [
+        "Prices here are of different ages: 1 live (< 1 h), 1 stale (> 24 h), 1 bundled, date unknown.",
+        "B https://b has not answered for a day (last good answer 2 d ago): its prices here are from that answer.",
+    ]
+    assert answer_notes([live, live], "en", now) == []  # one tier, nobody silent: nothing to say

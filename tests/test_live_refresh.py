@@ -335,13 +335,19 @@ def test_a_malformed_body_is_refused_the_last_good_kept_and_reported(tmp_path_fa
 
     patch = live_home(tmp_path_factory, standin, "live-malformed", providers=("runpod",))
     try:
-        refresh_source("runpod")
+        refresh_source("runpod", now=dt.datetime.now(dt.UTC) - dt.timedelta(hours=26))  # the last good answer
         standin.route("/graphql", b'{"data": {"gpuTypes": [{"displayName": "H100 SXM", "dc_US_TX_3": {"uninter')
         with pytest.raises(FetchError):
             refresh_source("runpod")
-        kb = open_kb(kb_path())  # the last good import still serves
-        assert ask(kb, "cheapest H100 on runpod").offers[0].price_per_gpu_hour_usd == pytest.approx(2.99)
+        kb = open_kb(kb_path())  # the last good import still serves, and the answer names the silent source
+        reply = ask(kb, "cheapest H100 on runpod")
         kb.close()
+        assert reply.offers[0].price_per_gpu_hour_usd == pytest.approx(2.99) and reply.offers[0].freshness == "stale"
+        silent = [n for n in reply.notes if "has not answered for a day" in n]
+        assert silent == [
+            f"RunPod GraphQL API {standin.url('/graphql')} (gpuTypes.lowestPrice) has not answered for a day "
+            "(last good answer 26 h ago): its prices here are from that answer."
+        ]
         capsys.readouterr()
         assert main(["prices", "sources", "--json"]) == 0
         row = next(r for r in json.loads(capsys.readouterr().out)["sources"] if r["name"] == "runpod")

@@ -1,7 +1,7 @@
 """the clock process: refresh prices daily, post digests to channels whose hour has come (APScheduler)
 
     gpubot clock            run forever (Procfile: `clock: gpubot clock`)
-    gpubot clock --once     refresh and post now, then exit (for platform cron jobs and smoke tests)
+    gpubot clock --once     refresh (daily and live sources) and post now, then exit (platform cron jobs, smoke tests)
 
 Jobs (UTC cron, a BlockingScheduler with coalescing and one instance per job):
 - refresh: daily at GPUBOT_REFRESH_HOUR (default 5): each source in GPUBOT_REFRESH_SOURCES (default: every
@@ -155,7 +155,9 @@ def run(args: argparse.Namespace) -> int:
         level=config().gpubot_log_level or "INFO", format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )
     if args.once:
-        results = refresh_all()
+        from bot.live_refresh import refresh_many
+
+        results = {**refresh_all(), **refresh_many(live_names())}  # the live sources too, each in its own thread
         check_alerts()
         post_due()
         return 1 if any(isinstance(r, str) for r in results.values()) else 0

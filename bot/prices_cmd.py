@@ -85,6 +85,7 @@ def refresh_catalog(
     as_of = as_of or dt.date.today().isoformat()
     with tempfile.TemporaryDirectory(prefix="gpubot-refresh-") as folder:
         path = _local(location, Path(folder), f"{provider}.csv", client)
+        path = _carry_live(path, provider, Path(folder))
         hosts_path = (
             _local(hosts, Path(folder), f"{provider}-hosts.csv", client)
             if hosts
@@ -112,6 +113,24 @@ def refresh_catalog(
         if kb is not None:
             report["kb"] = kb
     return report
+
+
+def _carry_live(path: Path, provider: str, folder: Path) -> Path:
+    """The file to import: `path`, or a copy in `folder` keeping the figures live sources priced in the provider's
+    current catalog on the same rows (a daily file must not undo a newer live price; the given file is not
+    touched)."""
+    from bot.live_refresh import current_catalog
+    from knowledge.catalog.fetchers.live_rows import carry
+
+    current, *_ = current_catalog(provider)
+    if not current or "FetchedAt" not in current.split("\n", 1)[0]:
+        return path
+    text, carried = carry(path.read_text(encoding="utf-8-sig"), current)
+    if not carried:
+        return path
+    kept = folder / f"{provider}-with-live.csv"
+    kept.write_text(text, encoding="utf-8")
+    return kept
 
 
 def _import_into_kb(
@@ -311,14 +330,31 @@ def refresh_one(name: str, client=None, *, prefer_live: bool = True) -> dict | s
         row = refresh_sources().get(name)
         if name == "azure" or (row is not None and row.kind == "azure_api"):
             return recorded("azure", lambda: refresh_azure(update_kb=True, client=client, retries=2))
-        if live_source(name) is not None and (row is None or prefer_live):
+        live = live_source(name)
+        if live is not None and (row is None or prefer_live):
             return refresh_source(name, client=client)
+        if live is not None and live.provider == name and _live_serves(name):
+            return {"provider": name, "created": False, "skipped": f"the live source {name} answered within a day"}
         url = catalog_url(name) or (row.url if row else None) or SKYPILOT_CATALOG.format(name)
         source = f"{row.source} ({url}, refreshed {dt.date.today().isoformat()})" if row and url == row.url else None
         return refresh_catalog(url, name, source=source, client=client)
     except Exception as exc:  # one source down must not stop the others
         logging.getLogger("gpubot.clock").exception("refresh of %s failed; its previous snapshot keeps serving", name)
         return f"{type(exc).__name__}: {exc}"
+
+
+def _live_serves(name: str) -> bool:
+    """Whether a live source that replaces a whole catalog (runpod) succeeded within a day: the daily file of the
+    same provider then stands aside, rather than replacing live offers with older ones until the next live run."""
+    from knowledge.catalog.fetchers.live import live_source
+    from knowledge.clock import utc_now
+    from knowledge.state.live_sources import read_one
+
+    src = live_source(name)
+    if src is None or not src.replaces:
+        return False
+    done = read_one(src.name).succeeded_at
+    return done is not None and (utc_now() - done).total_seconds() < 24 * 3600
 
 
 def _refresh_named(args: argparse.Namespace) -> int:

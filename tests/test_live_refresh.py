@@ -443,6 +443,43 @@ def test_azure_is_refreshed_from_its_url_override(tmp_path_factory, standin, cap
         patch.undo()
 
 
+def test_the_daily_catalog_refresh_keeps_newer_live_figures(tmp_path_factory, standin):
+    from bot.live_refresh import current_catalog, refresh_source
+    from bot.prices_cmd import refresh_catalog
+    from knowledge.kb import build
+
+    patch = live_home(tmp_path_factory, standin, "live-carry", providers=("aws",))
+    try:
+        with pytest.MonkeyPatch.context() as no_build:
+            no_build.setattr(build, "build", lambda *a, **k: {"offers": 0})
+            refresh_source("aws_spot")
+            refresh_catalog(CATALOG_DIR / "aws_vms.csv", "aws", as_of="2026-12-02")  # the daily file, again
+        rows = list(csv.DictReader(current_catalog("aws")[0].splitlines()))
+        p4d = [r for r in rows if (r["InstanceType"], r["Region"]) == ("p4d.24xlarge", "us-east-1")]
+        assert p4d and {(r["SpotPrice"], bool(r["SpotFetchedAt"])) for r in p4d} == {("6.4", True)}
+        other = [r for r in rows if r["Region"] == "eu-west-1" and r["InstanceType"] == "p4d.24xlarge"]
+        assert other and not any(r["SpotFetchedAt"] for r in other)  # the feed did not price it: the file's figure
+    finally:
+        patch.undo()
+
+
+def test_the_daily_runpod_file_stands_aside_while_the_live_source_answers(tmp_path_factory, standin):
+    from bot.live_refresh import refresh_source
+    from bot.prices_cmd import refresh_one
+    from knowledge.kb import build
+
+    patch = live_home(tmp_path_factory, standin, "live-aside", providers=("runpod",))
+    patch.setenv("GPUBOT_CATALOG_URL_RUNPOD", str(CATALOG_DIR / "runpod_vms.csv"))
+    try:
+        with pytest.MonkeyPatch.context() as no_build:
+            no_build.setattr(build, "build", lambda *a, **k: {"offers": 0})
+            assert refresh_one("runpod", prefer_live=False)["created"]  # no live answer yet: the daily file
+            refresh_source("runpod")
+            assert "answered within a day" in refresh_one("runpod", prefer_live=False)["skipped"]
+    finally:
+        patch.undo()
+
+
 def test_cli_refreshes_one_source_by_name(tmp_path_factory, standin, capsys):
     from bot.cli import main
 

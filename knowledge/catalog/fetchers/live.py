@@ -36,6 +36,7 @@ class LiveSource:
     timeout: float
     max_bytes: int
     verified: str  # "recorded real bodies" or "vendor documentation" (README, `prices sources`)
+    replaces: bool = False  # the source lists every offer: its result is the provider's whole catalog
 
     @property
     def url(self) -> str:
@@ -69,8 +70,8 @@ SOURCES: dict[str, LiveSource] = {
             "recorded real bodies",
         ),
         LiveSource("oci", "oci", oci.URL, DAY, 60.0, 32 * MB, "vendor documentation"),
-        LiveSource("runpod", "runpod", runpod.URL, 15, 30.0, 8 * MB, "vendor documentation"),
-        LiveSource("vast", "vast", vast.URL, 10, 30.0, 32 * MB, "vendor documentation"),
+        LiveSource("runpod", "runpod", runpod.URL, 15, 30.0, 8 * MB, "vendor documentation", replaces=True),
+        LiveSource("vast", "vast", vast.URL, 10, 30.0, 32 * MB, "vendor documentation", replaces=True),
     )
 }
 

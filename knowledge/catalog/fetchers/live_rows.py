@@ -21,7 +21,7 @@ import datetime as dt
 import io
 from dataclasses import dataclass, field
 
-__all__ = ["LIVE_COLUMNS", "STOCK_VALUES", "LiveData", "LiveRow", "newest_stamp", "restamp", "to_catalog"]
+__all__ = ["LIVE_COLUMNS", "STOCK_VALUES", "LiveData", "LiveRow", "carry", "newest_stamp", "restamp", "to_catalog"]
 
 LIVE_COLUMNS = ("PriceSource", "PriceFetchedAt", "SpotSource", "SpotFetchedAt", "Stock", "StockReadAt")
 STOCK_VALUES = ("in_stock", "low", "out_of_stock")
@@ -174,3 +174,39 @@ def restamp(text: str, url: str, stamp: str) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
+
+
+_CARRIED = (("Price", "PriceSource", "PriceFetchedAt"), ("SpotPrice", "SpotSource", "SpotFetchedAt"))
+
+
+def carry(new_text: str, old_text: str) -> tuple[str, int]:
+    """(the new catalog with the live figures of the old one carried onto the same rows, rows carried).
+
+    A daily catalog refresh replaces a provider's whole catalog; where a live source had priced a row (same
+    instance type, region and zone) its figure, source and time stay, so that the daily file never turns a
+    live price back into an older one until that source's next run."""
+    key = ("InstanceType", "Region", "AvailabilityZone")
+    live: dict[tuple, dict] = {}
+    for record in csv.DictReader(io.StringIO(old_text)):
+        if any(record.get(when) for _, _, when in _CARRIED):
+            live[tuple(record.get(k, "") for k in key)] = record
+    if not live:
+        return new_text, 0
+    reader = csv.DictReader(io.StringIO(new_text))
+    header = list(reader.fieldnames or [])
+    header += [c for c in ("SpotPrice", *LIVE_COLUMNS) if c not in header]
+    rows, carried = [], 0
+    for record in reader:
+        old = live.get(tuple(record.get(k, "") for k in key))
+        if old is not None and record.get("AcceleratorName"):
+            for columns in _CARRIED:
+                if old.get(columns[2]):
+                    record.update({c: old.get(c, "") for c in columns})
+            record.update({c: old.get(c, "") for c in ("Stock", "StockReadAt")})
+            carried += 1
+        rows.append(record)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=header, lineterminator="\n", restval="")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue(), carried

@@ -70,7 +70,7 @@ def _fetch(src: LiveSource, client: httpx.Client, state, now: dt.datetime) -> tu
     base, *_ = current_catalog(src.provider)
     if src.name == "aws_price_list":
         _types, families, regions = _accelerator_types(base)
-        data, found, _versions = aws_price_list.fetch(
+        data, found = aws_price_list.fetch(
             client,
             url=src.url,
             regions=sorted(regions),
@@ -166,7 +166,7 @@ def refresh_source(
         data, validators = _fetch(src, client, state, now)
         if data is None:  # 304: the data we hold is current
             kb = _confirmed(src, now)
-            states.record(src.name, checked_at=now, error=None, seconds=time.monotonic() - started)
+            states.record(src.name, checked_at=now, seconds=time.monotonic() - started)
             return {"source": src.name, "not_modified": True, "checked_at": now.isoformat(), "kb": kb}
         rows, kb = _import(data)
     except Exception as exc:
@@ -184,10 +184,12 @@ def refresh_source(
         checked_at=now,
         succeeded_at=now,
         rows=rows,
-        error=None,
         seconds=seconds,
-    )
+        **({"error": ("partial: " + "; ".join(data.warnings))[:2000], "error_at": now} if data.warnings else {}),
+    )  # the last error stays, with its time, until another one replaces it
     report = {"source": src.name, "rows": rows, "skipped": data.skipped, "kb": kb, "seconds": round(seconds, 3)}
+    if data.warnings:
+        report["warnings"] = data.warnings
     return {**report, **history}
 
 
@@ -230,7 +232,7 @@ def recorded(name: str, refresh) -> dict:
         states.record(name, error=f"{type(exc).__name__}: {exc}"[:2000], error_at=now)
         raise
     rows = int((report.get("fetch") or {}).get("prices", report.get("offers", 0)) or 0)
-    states.record(name, checked_at=now, succeeded_at=now, rows=rows, error=None, seconds=time.monotonic() - started)
+    states.record(name, checked_at=now, succeeded_at=now, rows=rows, seconds=time.monotonic() - started)
     return report
 
 

@@ -248,3 +248,33 @@ def test_mixed_tiers_and_a_day_silent_source_are_said():
         "B https://b has not answered for a day (last good answer 2 d ago): its prices here are from that answer.",
     ]
     assert answer_notes([live, live], "en", now) == []  # one tier, nobody silent: nothing to say
+
+
+def test_an_aws_region_over_its_budget_is_left_out_and_said():
+    v = "/offers/v1.0/aws/AmazonEC2/20250523232744"
+    m5 = next(line for line in body("aws_offers_us-east-1.csv").splitlines() if b'"m5.large"' in line)
+    huge = body("aws_offers_us-east-1.csv") + (m5 + b"\n") * 5_000  # non-GPU rows, > 1 MB: over the region budget
+    routes = {
+        "/offers/v1.0/aws/index.json": body("offers_index_2026-04-27.json"),
+        "/offers/v1.0/aws/AmazonEC2/current/region_index.json": body("AmazonEC2_region_index_2025-05-23.json"),
+        f"{v}/us-east-1/index.csv": huge,
+        f"{v}/us-west-2/index.csv": body("aws_offers_us-west-2.csv"),
+    }
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        found = routes.get(request.url.path)
+        return httpx.Response(200, content=found) if found else httpx.Response(404)
+
+    with httpx.Client(transport=httpx.MockTransport(answer)) as client:
+        data, _ = aws_price_list.fetch(
+            client,
+            url="http://pricing.test/offers/v1.0/aws/index.json",
+            regions=["us-east-1", "us-west-2"],
+            families={"p4d", "g5"},
+            max_bytes=1024 * 1024,
+            seconds=10,
+            fetched_at=NOW,
+        )
+    assert data is not None and {r.region for r in data.rows} == {"us-west-2"}
+    assert len(data.warnings) == 1 and data.warnings[0].startswith("us-east-1: ") and "byte budget" in data.warnings[0]
+    assert data.history_url == "http://pricing.test/offers/v1.0/aws/AmazonEC2/index.json"

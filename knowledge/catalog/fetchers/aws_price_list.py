@@ -10,11 +10,12 @@ and EC2 region index of 2025-05-23):
 3. each region's offer file, as CSV: five metadata lines, then a header (`SKU`, `TermType`, `Unit`,
    `PricePerUnit`, `Currency`, `Instance Type`, `Tenancy`, `Operating System`, `Pre Installed S/W`,
    `CapacityStatus`, `License Model`, ...). The file is hundreds of MB: it is streamed line by line and only rows
-   of the accelerator families the AWS catalog holds are kept, within a byte and a time budget for all regions.
+   of the accelerator families the AWS catalog holds are kept, within a byte and a time budget per region.
 
 Kept: `TermType` OnDemand, `Unit` Hrs, `Currency` USD, shared tenancy, Linux, no pre-installed software,
-`CapacityStatus` Used, positive price. A region that breaks the budget fails the whole fetch (nothing is kept
-half-way). `versions` lists every past version for the history back-fill.
+`CapacityStatus` Used, positive price. A region that breaks its budget is left out whole (never half-read) and
+named in the warnings; its rows keep their last good figures. `versions` lists every past version for the
+history back-fill.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = ["URL", "Budget", "offer_url", "parse_offer_csv", "region_urls", "vers
 
 URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/index.json"
 METADATA_LINES = 5
+INDEX_BYTES, INDEX_SECONDS = 32 * 1024 * 1024, 120.0  # the service and region indexes (88 KB and 18 KB recorded)
 WANTED = {
     "TermType": "OnDemand",
     "Unit": "Hrs",
@@ -154,25 +156,32 @@ def fetch(
     seconds: float,
     fetched_at: dt.datetime,
     validators: Validators | None = None,
-) -> tuple[LiveData | None, Validators, str | None]:
-    """(on-demand rows or None when the service index is unchanged, its validators, the version index URL)."""
-    budget = Budget(max_bytes, seconds)
+) -> tuple[LiveData | None, Validators]:
+    """(on-demand rows or None when the service index is unchanged, its validators).
+
+    `max_bytes` and `seconds` are each region's budget (the indexes have their own, small one). A region that
+    breaks its budget or fails is left out and said in `data.warnings`: its rows keep their last good figures."""
+    budget = Budget(INDEX_BYTES, min(seconds, INDEX_SECONDS))
     got, index = _json(client, url, budget, validators)
     if got.not_modified:
-        return None, got.validators, None
+        return None, got.validators
     ec2 = _ec2(index, url)
     base = httpx.URL(url)
     region_index_url = str(base.join(ec2["currentRegionIndexUrl"]))
     _, region_index = _json(client, region_index_url, budget)
     data = LiveData("aws_price_list", "aws", "price", f"AWS Price List bulk API {url} (AmazonEC2)", fetched_at)
     for region, path in sorted(region_urls(region_index, region_index_url, regions).items()):
-        prices = stream_region(client, str(base.join(path)), families, budget)
+        try:
+            prices = stream_region(client, str(base.join(path)), families, Budget(max_bytes, seconds))
+        except FetchError as exc:
+            data.warnings.append(f"{region}: {exc}")
+            continue
         data.rows += [LiveRow(instance, region, price=price) for instance, price in sorted(prices.items())]
     if not data.rows:
-        raise FetchError("no accelerator on-demand price in any region; nothing to record", url=url)
+        raise FetchError(f"no accelerator on-demand price in any region ({'; '.join(data.warnings)[:500]})", url=url)
     version_index = ec2.get("versionIndexUrl")
     data.history_url = str(base.join(version_index)) if isinstance(version_index, str) else None
-    return data, got.validators, data.history_url
+    return data, got.validators
 
 
 def stream_region(client: httpx.Client, url: str, families: set[str], budget: Budget) -> dict[str, float]:

@@ -62,6 +62,7 @@ class LiveData:
     rows: list[LiveRow] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     history_url: str | None = None  # where past versions are listed (the AWS Price List's version index)
+    warnings: list[str] = field(default_factory=list)  # parts left out (an AWS region over its budget)
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1

@@ -57,7 +57,7 @@ SOURCES: dict[str, LiveSource] = {
             aws_price_list.URL,
             DAY,
             900.0,
-            4096 * MB,
+            8192 * MB,  # per region (us-east-1 is several GB as CSV); streamed, never held
             "recorded real bodies (service and region index); offer file from documentation",
         ),
         LiveSource(

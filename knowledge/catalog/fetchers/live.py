@@ -57,7 +57,7 @@ SOURCES: dict[str, LiveSource] = {
             aws_price_list.URL,
             DAY,
             900.0,
-            8192 * MB,  # per region (us-east-1 is several GB as CSV); streamed, never held
+            8192 * MB,  # per region (hundreds of MB and more each); streamed line by line, never held
             "recorded real bodies (service and region index); offer file from documentation",
         ),
         LiveSource(

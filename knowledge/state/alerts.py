@@ -312,14 +312,7 @@ def create_alert(
         raise AlertError(f"unknown pricing model {spec.pricing!r}")
     if not threshold_usd > 0 and not spec.stock:
         raise AlertError("the threshold must be a positive price per GPU-hour")
-    offer = best_offer(kb, spec)
-    if spec.stock and offer is None and not stock_known(kb, spec):
-        raise AlertError("no source reports stock for the offers this alert matches, so there is no stock to watch")
-    if offer is None and spec.stock:
-        offer = best_offer(kb, replace(spec, stock=None))  # the price, while out of stock
-        in_stock = False
-    else:
-        in_stock = True
+    offer, in_stock = _watched(kb, spec)
     if offer is None:
         raise AlertError("no offer matches this alert, so there is no price to watch")
     now = utc_now(now)
@@ -347,6 +340,16 @@ def create_alert(
     found = get_alert(inserted[0])
     assert found is not None
     return found, offer
+
+
+def _watched(kb, spec: AlertSpec) -> tuple[dict | None, bool]:
+    """(the offer an alert watches now, whether it is in stock); a stock alert with no stock data is refused."""
+    offer = best_offer(kb, spec)
+    if not spec.stock or offer is not None:
+        return offer, True
+    if not stock_known(kb, spec):
+        raise AlertError("no source reports stock for the offers this alert matches, so there is no stock to watch")
+    return best_offer(kb, replace(spec, stock=None)), False  # the price, while out of stock
 
 
 def get_alert(alert_id: int) -> Alert | None:

@@ -244,6 +244,10 @@ def list_text(alerts, lang: str) -> str:
             if a.last_price is not None and a.last_checked_at
             else "—"
         )
+        if a.spec.stock:  # a stock alert: no threshold; waiting for stock, or for it to run out and return
+            state = phrase("stock_armed" if a.armed else "stock_disarmed", lang)
+            lines.append("• " + phrase("stock_list_line", lang, id=a.id, what=what_text(a.spec, lang), state=state))
+            continue
         lines.append(
             "• "
             + phrase(

@@ -97,6 +97,11 @@ def test_a_stock_alert_posts_once_when_stock_returns(slack, kbs):
     assert [r.status for r in check(slack, kbs["in"], 5).results] == ["posted"]  # back again: once more
     assert len(slack.messages("C0STOCK")) == 2
     assert [f["generation"] for f in alerts.firings_of(alert.id)] == [1, 2]
+    from handlers.alerts import list_text
+
+    assert list_text(alerts.list_alerts(), "en").splitlines()[1:] == [
+        f"• #{alert.id} H100 on-demand on runpod back in stock; in stock now: waiting for it to run out and return"
+    ]
 
 
 def test_a_stock_alert_set_while_in_stock_waits_for_the_next_return(slack, kbs):

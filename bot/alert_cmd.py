@@ -96,6 +96,7 @@ def add_alert(
         tuple(query.providers),
         tuple(query.regions),
         parsed.allow_vgpu,
+        parsed.stock,
     )
     return alerts.create_alert(
         team or "default",

@@ -124,7 +124,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     )
     sys.stdout.write(output)
     kept = _answer_cache_file(key_text, mode)  # the knowledge base may have been (re)built just now
-    if kept is not None and result.query.intent in CACHEABLE and not result.title.startswith(_APOLOGIES):
+    live = any(o.fetched_at for o in result.offers)  # "spot 12 min ago" is true only now: never printed again
+    if kept is not None and result.query.intent in CACHEABLE and not result.title.startswith(_APOLOGIES) and not live:
         disk_cache.keep(kept, output)  # a cache is an optimisation: never fails a question
     return 0
 

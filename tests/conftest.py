@@ -118,16 +118,24 @@ SLOW_MODULES = frozenset(
         "test_import_serving",
         "test_import_faults",  # real CLI processes, a server rebuilding in a child process
         "test_hostile",  # real servers, slow-client sockets, nginx
+        "test_live_refresh",  # a stand-in HTTP server for the live price sources, a real server answering
+        "test_stock_alerts",  # the live-source stand-in server builds its knowledge bases
     }
 )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: starts servers, subprocesses or PostgreSQL (left out by -m 'not slow')")
+    config.addinivalue_line(
+        "markers", "live: fetches the real vendor endpoints (internet); runs only with GPUBOT_LIVE_TESTS=1 -m live"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    live = os.environ.get("GPUBOT_LIVE_TESTS") == "1"
     for item in items:
+        if item.get_closest_marker("live") is not None and not live:
+            item.add_marker(pytest.mark.skip(reason="fetches real endpoints: set GPUBOT_LIVE_TESTS=1 and run -m live"))
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         callspec = getattr(item, "callspec", None)
         on_postgres = "postgres" in item.fixturenames or (callspec and callspec.params.get("state_url") == "postgresql")

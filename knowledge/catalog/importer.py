@@ -50,6 +50,7 @@ def import_catalog(
     as_of: str | None = None,
     taken_at: dt.datetime | None = None,
     snapshot_kind: str = "catalog",
+    as_of_known: bool = True,
 ) -> dict:
     """Validate, store and load one catalog for `provider`; return a report. Raises CatalogError/ValueError.
 
@@ -75,6 +76,7 @@ def import_catalog(
         currency=src.currency_info(),
         source=source,
         as_of=as_of,
+        as_of_known=as_of_known,
     )
     if not result.offers:
         raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
@@ -91,6 +93,7 @@ def import_catalog(
         "source": source,
         "sha256": hashlib.sha256(content.encode()).hexdigest(),
         "imported_at": dt.datetime.now(dt.UTC),
+        "as_of_known": as_of_known,
     }
     new_id, snapshot = _store(record, result.offers, taken_at, snapshot_kind)
     try:

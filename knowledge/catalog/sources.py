@@ -84,6 +84,7 @@ def imported_catalogs() -> list[CatalogSource]:
             source=r.source,
             text=r.content,
             hosts_text=r.hosts_content,
+            as_of_known=r.as_of_known is not False,
         )
         for r in latest_imports()
     ]

@@ -110,6 +110,7 @@ snapshot_offers = sa.Table(
     sa.Column("price_per_hour", sa.Float, nullable=False),
     sa.Column("currency", sa.String(8), nullable=False),
     sa.Column("vgpu", sa.Boolean, nullable=False, default=False),
+    sa.Column("stock", sa.String(16), nullable=True),  # migration 0006
     sa.UniqueConstraint("snapshot_id", "instance_type", "region", "pricing", name="uq_snapshot_offers_key"),
     sa.Index("ix_snapshot_offers_gpu", "provider", "gpu", "pricing"),
 )
@@ -156,6 +157,7 @@ def _offer_rows(provider: str, offers: Iterable[Mapping]) -> list[dict]:
             "price_per_hour": native,
             "currency": str(offer.get("currency") or "USD"),
             "vgpu": bool(offer.get("vgpu")),
+            "stock": offer.get("stock") or None,
         }
         if not row["instance_type"] or not row["region"]:
             raise HistoryError(f"an offer without instance type or region: {what}")
@@ -178,6 +180,7 @@ def content_hash(rows: Iterable[Mapping]) -> str:
                 f"{r['price_per_hour_usd']:.9f}",
                 f"{r['price_per_hour']:.9f}",
                 r["currency"],
+                *([r["stock"]] if r.get("stock") else []),  # stock only where reported: older hashes unchanged
             ]
         )
         for r in rows

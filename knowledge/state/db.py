@@ -191,6 +191,7 @@ def load_table_owners() -> None:
         "knowledge.state.settings_store",
         "knowledge.state.claims",
         "knowledge.state.grid_members",
+        "knowledge.state.live_sources",
     ):
         try:
             importlib.import_module(module)

@@ -58,7 +58,8 @@ def _answer_cache_file(text: str, as_json: bool | str):
     import hashlib
 
     from knowledge.config import raw
-    from knowledge.kb.reader import _identity, fingerprint
+    from knowledge.kb.reader import _identity
+    from knowledge.kb.schema import fingerprint
     from knowledge.paths import home, kb_path
 
     if raw("GPUBOT_ANSWER_CACHE") == "0" or not kb_path().exists():
@@ -85,7 +86,7 @@ def _prefs(args: argparse.Namespace, kb) -> dict | None:
 
     raw = {key: getattr(args, key, None) for key in PREF_FLAGS}
     try:
-        return prefs_from(raw, kb)
+        return dict(prefs_from(raw, kb))
     except SettingError as exc:
         hint = f" (did you mean {', '.join(exc.suggestions)}?)" if exc.suggestions else ""
         print(f"gpubot: --{exc.key or 'option'}: {exc}{hint}", file=sys.stderr)
@@ -312,11 +313,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # the last line of defence: a clear message, never a traceback
-        from knowledge.kb.reader import KnowledgeBaseError
+    except Exception as exc:  # the outermost edge of a command: a clear message, never a traceback
+        from knowledge.errors import GpubotError
         from knowledge.state.presence import state_error_text
 
-        if isinstance(exc, (KnowledgeBaseError, ConfigError)):
+        if isinstance(exc, GpubotError):  # raised on purpose: its message says what went wrong (and what to do)
             print(f"gpubot: {exc}", file=sys.stderr)
             return 2
         if state_error_text(exc):  # gone, read-only, full, locked, unreachable: one line, nothing was changed

@@ -32,12 +32,14 @@ from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 
+from knowledge.errors import UserError
+
 log = logging.getLogger("gpubot.oauth")
 PREFIX = "fernet:"
 TOKEN_FIELDS = ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token")
 
 
-class SecretKeyError(ValueError):
+class SecretKeyError(UserError, ValueError):
     """GPUBOT_SECRET_KEY is set but is not a Fernet key."""
 
 

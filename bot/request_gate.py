@@ -28,6 +28,7 @@ import io
 import json
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
@@ -199,7 +200,7 @@ _INNER = {
 }
 
 
-def _typed(data: dict, fields: dict[str, tuple[type, ...]]) -> str | None:
+def _typed(data: dict, fields: Mapping[str, tuple[type, ...]]) -> str | None:
     """The first field of `data` that is there with the wrong type (objects: their ids too), or None."""
     for name, types in fields.items():
         value = data.get(name)

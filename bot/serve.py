@@ -31,7 +31,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 SLACK_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     _check_secrets_at_rest(settings)
     from knowledge.kb.live import CurrentKB, LiveKB
+    from knowledge.kb.reader import KB
 
     live = LiveKB(tolerate_missing=True)  # builds it when missing or stale: once, before any worker starts
     try:
@@ -89,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     from bot.slack.app import build_app
 
     try:
-        app = build_app(settings, kb, oauth=settings.oauth_enabled and mode == "http")
+        kb_view = cast(KB, kb)  # CurrentKB stands in for a KB, attribute for attribute
+        app = build_app(settings, kb_view, oauth=settings.oauth_enabled and mode == "http")
     except (RuntimeError, SQLAlchemyError) as exc:  # OAuth stores unavailable: a missing dependency, no database
         print(f"gpubot serve: OAuth mode cannot start: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
@@ -104,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     port = args.port or settings.port
     return _serve_http(
-        make_wsgi(app, kb, settings.secret("slack_signing_secret")),
+        make_wsgi(app, kb, settings.secret("slack_signing_secret") or ""),  # empty: every request refused
         live,
         host=args.host or ("0.0.0.0" if args.behind_proxy else "127.0.0.1"),
         port=port,

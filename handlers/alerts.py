@@ -19,6 +19,7 @@ from handlers.common import as_of_text, money, pricing_label
 from handlers.i18n import scoped
 from handlers.language import has_chinese
 from handlers.models import Query
+from knowledge.errors import UserError
 
 __all__ = [
     "AlertParseError",
@@ -56,7 +57,7 @@ _CNY = {"¥", "￥", "CNY", "RMB", "人民币", "元", "块", "cny", "rmb", "yua
 _ZH_ALERT = re.compile(r"(?:提醒|通知).{0,6}$|^(?:提醒我|通知我)")
 
 
-class AlertParseError(ValueError):
+class AlertParseError(UserError, ValueError):
     """The text is not an alert that can be watched; the message says what is missing, with an example."""
 
 

@@ -54,7 +54,7 @@ def _fresh(slack):
 def app(slack, kb):
     """The real app; its client has the production retry policy with the waits between 5xx retries shortened."""
     from bot.settings import load_settings
-    from bot.slack_app import build_app
+    from bot.slack.app import build_app
 
     settings = load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url)
     client = WebClient(

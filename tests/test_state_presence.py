@@ -16,8 +16,8 @@ from urllib.parse import urlencode
 import pytest
 import sqlalchemy as sa
 
-from bot import blocks
 from bot.cli import main
+from bot.slack import blocks
 from knowledge.state import db as state
 from knowledge.state import settings_store
 from knowledge.state.presence import StateUnavailableError, health
@@ -108,7 +108,7 @@ def slack():
 @pytest.fixture
 def app(slack, kb):
     from bot.settings import load_settings
-    from bot.slack_app import build_app
+    from bot.slack.app import build_app
 
     settings = load_settings(
         slack_signing_secret="test-signing-secret", slack_bot_token="xoxb-test", slack_api_url=slack.base_url

@@ -117,7 +117,7 @@ _stores_cache: dict[tuple[str, str, int], _Stores] = {}
 
 
 def _stores(settings: Settings) -> _Stores:
-    from knowledge.state.db import database_url
+    from knowledge.state.url import database_url
 
     key = (settings.slack_client_id or "", database_url(), settings.slack_state_expiration_seconds)
     if key not in _stores_cache:

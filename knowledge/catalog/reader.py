@@ -22,6 +22,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from knowledge.errors import UserError
 from knowledge.numbers import NotFiniteError, decimal
 
 REQUIRED = ("AcceleratorName", "AcceleratorCount", "Price", "Region")
@@ -44,7 +45,7 @@ UNKNOWN_REGION = "unknown"
 DEFAULT_MAX_ROWS = 100_000
 
 
-class CatalogError(ValueError):
+class CatalogError(UserError, ValueError):
     """A catalog file that cannot be imported; the message names file, line and column."""
 
     def __init__(self, path: str | Path, message: str, line: int | None = None, column: str | None = None):

@@ -27,7 +27,7 @@ from knowledge.paths import home
 from knowledge.state.limits import guard
 from knowledge.state.presence import StateError, StateUnavailableError, watch  # noqa: F401  (re-exported)
 from knowledge.state.schema import head_revision
-from knowledge.state.url import database_url  # noqa: F401  (re-exported: where the state lives)
+from knowledge.state.url import database_url
 
 metadata = sa.MetaData()
 

@@ -21,8 +21,11 @@ import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import ClassVar
 
 import sqlalchemy as sa
+
+from knowledge.errors import GpubotError
 
 __all__ = ["StateError", "StateUnavailableError", "health", "state_error_text", "watch"]
 
@@ -34,8 +37,10 @@ _SQLITE_REFUSALS = (
 )
 
 
-class StateError(RuntimeError):
+class StateError(GpubotError, RuntimeError):
     """The state database cannot do what was asked right now; nothing of it was written (safe to try again)."""
+
+    phrase: ClassVar[str] = "state.unavailable"
 
 
 class StateUnavailableError(StateError):

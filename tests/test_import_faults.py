@@ -108,7 +108,7 @@ def test_an_import_with_an_infinite_exchange_rate_is_refused(machine, tmp_path, 
     assert (
         main(["kb", "import", str(path), "--provider", "yuancloud", "--currency", "CNY", "--usd-per-unit", "inf"]) == 2
     )
-    assert "--usd-per-unit must be a positive number" in capsys.readouterr().err
+    assert "--usd-per-unit must be a number from 0.000001 to 1000" in capsys.readouterr().err
 
 
 def _store_import(price: str, provider: str = "testcloud") -> int:

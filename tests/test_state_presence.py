@@ -6,6 +6,7 @@ process reconnects once the file is back.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sqlite3
@@ -37,14 +38,12 @@ def state_file(tmp_path, monkeypatch) -> Path:
 
 def stored(path: Path, channel: str) -> str | None:
     """What a fresh process (a restart, the CLI) reads for `channel`'s providers: straight from the file."""
-    with sqlite3.connect(path) as conn:
-        rows = conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name LIKE '%setting%'").fetchall()
-        assert rows, "the settings table is in the file"
-    state._engine_for.cache_clear()  # a new process: its own engine
-    try:
-        return json.dumps(settings_store.get_settings(TEAM, channel).get("providers"))
-    finally:
-        state._engine_for.cache_clear()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        row = conn.execute(
+            "SELECT value FROM channel_settings WHERE team_id = ? AND channel_id = ? AND key = 'providers'",
+            (TEAM, channel),
+        ).fetchone()
+    return json.dumps(json.loads(row[0])) if row else "null"
 
 
 def delete(path: Path) -> None:
@@ -77,14 +76,19 @@ def test_a_replaced_state_refuses_once_then_writes_to_the_file_that_is_there(sta
 def test_a_full_state_refuses_with_a_clear_message(state_file):
     eng = state.engine()
     eng.pool.dispose()
-    sa.event.listen(eng, "connect", lambda conn, _record: conn.execute("PRAGMA max_page_count=1"))
+
+    def full(conn, _record) -> None:
+        conn.execute("PRAGMA max_page_count=1")
+
+    sa.event.listen(eng, "connect", full)
     try:
         with pytest.raises(StateUnavailableError, match="refused the write"), eng.begin() as conn:
             settings_store.set_setting(TEAM, "C3", "providers", "aws")
             conn.execute(sa.text("CREATE TABLE filler (x BLOB)"))  # the write that finds the disk full
             conn.execute(sa.text("INSERT INTO filler VALUES (randomblob(1000000))"))
     finally:
-        state._engine_for.cache_clear()
+        sa.event.remove(eng, "connect", full)
+        eng.pool.dispose()
     assert stored(state_file, "C3") == json.dumps(["aws"]), "the write before the full disk was confirmed and kept"
 
 

@@ -21,6 +21,7 @@ import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import ClassVar
 
 import sqlalchemy as sa
 
@@ -38,6 +39,8 @@ _SQLITE_REFUSALS = (
 
 class StateError(GpubotError, RuntimeError):
     """The state database cannot do what was asked right now; nothing of it was written (safe to try again)."""
+
+    phrase: ClassVar[str] = "state.unavailable"
 
 
 class StateUnavailableError(StateError):

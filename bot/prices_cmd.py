@@ -206,7 +206,7 @@ def refresh_azure(
     if update_kb:  # first: the import and its snapshot are one unit
         with tempfile.TemporaryDirectory(prefix="gpubot-azure-") as folder:
             path = Path(folder) / "azure_retail_prices.csv"
-            path.write_text(prices.catalog_csv(), encoding="utf-8")
+            path.write_text(prices.catalog_csv(fetched_at=now or dt.datetime.now(dt.UTC)), encoding="utf-8")
             kb = _import_into_kb(path, "azure", None, "USD", 1.0, prices.source, prices.as_of, now, "api")
     result = history.record_snapshot("azure", offers, prices.source, now, kind="api")
     if not result.created and (previous is None or result.snapshot.id != previous.id):

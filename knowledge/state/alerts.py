@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, replace
 import sqlalchemy as sa
 
 from knowledge.clock import utc_now
+from knowledge.errors import UserError
 from knowledge.state import db as state
 from knowledge.state import post_once
 from knowledge.state.db import metadata
@@ -106,7 +107,7 @@ firings = sa.Table(
 )
 
 
-class AlertError(ValueError):
+class AlertError(UserError, ValueError):
     """An alert that cannot be created or changed (the message says why, for the user)."""
 
 

@@ -117,6 +117,24 @@ def refresh_catalog(
     return report
 
 
+def _carry_live(path: Path, provider: str, folder: Path) -> Path:
+    """The file to import: `path`, or a copy in `folder` keeping the figures live sources priced in the provider's
+    current catalog on the same rows (a daily file must not undo a newer live price; the given file is not
+    touched)."""
+    from bot.live_refresh import current_catalog
+    from knowledge.catalog.fetchers.live_rows import carry
+
+    current, *_ = current_catalog(provider)
+    if not current or "FetchedAt" not in current.split("\n", 1)[0]:
+        return path
+    text, carried = carry(path.read_text(encoding="utf-8-sig"), current)
+    if not carried:
+        return path
+    kept = folder / f"{provider}-with-live.csv"
+    kept.write_text(text, encoding="utf-8")
+    return kept
+
+
 def _imported_already(
     provider: str, path: Path, hosts: Path | None, currency: str, usd_per_unit: float, as_of: str
 ) -> bool:
@@ -137,24 +155,6 @@ def _imported_already(
         )
     except Exception:  # noqa: BLE001 - cannot tell: import as before
         return False
-
-
-def _carry_live(path: Path, provider: str, folder: Path) -> Path:
-    """The file to import: `path`, or a copy in `folder` keeping the figures live sources priced in the provider's
-    current catalog on the same rows (a daily file must not undo a newer live price; the given file is not
-    touched)."""
-    from bot.live_refresh import current_catalog
-    from knowledge.catalog.fetchers.live_rows import carry
-
-    current, *_ = current_catalog(provider)
-    if not current or "FetchedAt" not in current.split("\n", 1)[0]:
-        return path
-    text, carried = carry(path.read_text(encoding="utf-8-sig"), current)
-    if not carried:
-        return path
-    kept = folder / f"{provider}-with-live.csv"
-    kept.write_text(text, encoding="utf-8")
-    return kept
 
 
 def _import_into_kb(
@@ -230,7 +230,7 @@ def refresh_azure(
     if update_kb:  # first: the import and its snapshot are one unit
         with tempfile.TemporaryDirectory(prefix="gpubot-azure-") as folder:
             path = Path(folder) / "azure_retail_prices.csv"
-            path.write_text(prices.catalog_csv(), encoding="utf-8")
+            path.write_text(prices.catalog_csv(fetched_at=now or dt.datetime.now(dt.UTC)), encoding="utf-8")
             kb = _import_into_kb(path, "azure", None, "USD", 1.0, prices.source, prices.as_of, now, "api")
     result = history.record_snapshot("azure", offers, prices.source, now, kind="api")
     if not result.created and (previous is None or result.snapshot.id != previous.id):

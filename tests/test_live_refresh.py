@@ -433,6 +433,7 @@ def test_azure_is_refreshed_from_its_url_override(tmp_path_factory, standin, cap
         first = ask(kb, "cheapest A100 on azure in usgovvirginia").offers[0]
         kb.close()
         assert (first.instance_type, first.price_per_hour_usd) == ("Standard_ND96asr_v4", 34.003)  # README table
+        assert first.freshness == "live" and first.fetched_at and "Azure Retail Prices API" in first.source
         capsys.readouterr()
         assert main(["prices", "sources", "--json"]) == 0
         row = next(r for r in json.loads(capsys.readouterr().out)["sources"] if r["name"] == "azure")

@@ -264,8 +264,27 @@ class AzurePrices:
         writer.writerows(rows)
         return out.getvalue()
 
-    def catalog_csv(self) -> str:
-        return self.to_csv(self.rows)
+    def catalog_csv(self, fetched_at: dt.datetime | None = None) -> str:
+        """The catalog; with `fetched_at`, each price also says where and when it was read (issue 28)."""
+        if fetched_at is None:
+            return self.to_csv(self.rows)
+        stamp = fetched_at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        rows = [
+            {
+                **row,
+                "PriceSource": self.source if row["Price"] else "",
+                "PriceFetchedAt": stamp if row["Price"] else "",
+                "SpotSource": self.source if row["SpotPrice"] else "",
+                "SpotFetchedAt": stamp if row["SpotPrice"] else "",
+            }
+            for row in self.rows
+        ]
+        out = io.StringIO()
+        live = ("PriceSource", "PriceFetchedAt", "SpotSource", "SpotFetchedAt")
+        writer = csv.DictWriter(out, fieldnames=(*CATALOG_HEADER, *live), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue()
 
     def offers(self) -> list[dict]:
         """Region-level offers through the same importer and `convert` as every catalog, plus reserved offers."""

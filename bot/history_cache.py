@@ -11,7 +11,6 @@ here (it writes a file). `GPUBOT_ANSWER_CACHE=0` turns it off.
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -70,10 +69,6 @@ def keep(argv: list[str], output: str) -> None:
     path = cache_file(argv)
     if path is None:
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(output, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:  # a cache is an optimisation: never fail a question for it
-        pass
+    from bot import disk_cache
+
+    disk_cache.keep(path, output)  # bounded, least recently used out; never fails a question

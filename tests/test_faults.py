@@ -151,31 +151,36 @@ def test_a_rate_limited_reply_waits_for_retry_after_and_is_posted_once(app, slac
     assert check_message(posted[0]) == (None, []) and "A100" in posted[0]["text"]
 
 
-def test_a_reply_rate_limited_past_the_retries_is_given_up_and_logged_not_duplicated(app, slack, caplog):
-    slack.rate_limit("chat.postMessage", retry_after=0, times=10)
-    body, _ = mention_body("price of p4d.24xlarge")
+def test_a_reply_rate_limited_past_the_retries_is_answered_by_slacks_retry_of_the_event(app, slack, caplog):
+    from bot.slack.reply_once import RATE_LIMIT_RETRIES
+
+    attempts = RATE_LIMIT_RETRIES + 1
+    slack.rate_limit("chat.postMessage", retry_after=0, times=attempts)
+    body, event = mention_body("price of p4d.24xlarge")
     with caplog.at_level(logging.WARNING):
         assert dispatch(app, body).status == 200
-        slack.wait_for("chat.postMessage", 3, timeout=10)
+        slack.wait_for("chat.postMessage", attempts, timeout=20)
         settle(slack)
-    # what the user sees: no reply (Slack kept refusing); the operator sees why; a retry of the event changes nothing
-    assert [c.status for c in slack.calls("chat.postMessage")] == [429, 429, 429]
+    # the first delivery: no reply (Slack kept refusing), the operator sees why, the claim is released
+    assert [c.status for c in slack.calls("chat.postMessage")] == [429] * attempts
     assert any("ratelimited" in r.getMessage() for r in caplog.records)
     assert dispatch(app, body, x_slack_retry_num="1", x_slack_retry_reason="http_timeout").status == 200
+    slack.wait_for("chat.postMessage", attempts + 1, timeout=10)
     settle(slack)
-    assert len(slack.calls("chat.postMessage")) == 3 and not slack.messages("C0FAULT")
+    posted = slack.messages("C0FAULT")
+    assert len(posted) == 1 and posted[0]["thread_ts"] == event["ts"]
 
 
-def test_a_500_on_a_reply_is_logged_with_context_and_never_posted_twice(app, slack, caplog):
-    """A 5xx may come after Slack stored the message: replies are at most once, so it is logged, not retried."""
+def test_a_500_on_a_reply_is_retried_and_posted_once(app, slack):
+    """Slack documents 5xx as retryable: the client's ServerErrorRetryHandler posts it again, once."""
     slack.server_error("chat.postMessage", 500, times=1)
-    body, _ = mention_body("cheapest L4 spot")
-    with caplog.at_level(logging.WARNING, logger="gpubot.slack"):
-        assert dispatch(app, body).status == 200
-        slack.wait_for("chat.postMessage")
-        settle(slack)
-    assert len([c for c in slack.calls("chat.postMessage") if c.ok]) <= 1
-    assert any("C0FAULT" in r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
+    body, event = mention_body("cheapest L4 spot")
+    assert dispatch(app, body).status == 200
+    slack.wait_for("chat.postMessage", 2, timeout=10)
+    settle(slack)
+    assert [c.status for c in slack.calls("chat.postMessage")] == [500, 200]
+    posted = slack.messages("C0FAULT")
+    assert len(posted) == 1 and posted[0]["thread_ts"] == event["ts"]
 
 
 def test_a_reply_that_times_out_is_not_posted_twice(app, slack, caplog):

@@ -413,3 +413,54 @@ def test_slash_command_with_odd_but_signed_fields_is_answered(app, body):
     response = app.dispatch(BoltRequest(body=encoded, headers=signed(encoded, "application/x-www-form-urlencoded")))
     assert response.status == 200
     assert_reply(json.loads(response.body), body.get("text", ""))
+
+
+# --- the numeric grammar: no Infinity or NaN in any JSON output (issue 25) -----------------------------------------
+
+_DIGITS = st.one_of(
+    st.integers(min_value=0, max_value=10**400).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.builds(lambda m, e: f"{m}e{e}", st.integers(0, 99), st.integers(-400, 400)),
+    st.sampled_from(["1e309", "1e-320", "NaN", "inf", "-0", "0.0000001", "9" * 330, "1,5", "2e1", "1E400"]),
+)
+_NUMERIC_FRAMES = [
+    "tco of 8x H100 for {n} hours",
+    "cheapest {n}x A100 spot",
+    "H100 for {n} months with {n} TB storage and {n} GB egress",
+    "{n}B model inference cheapest",
+    "top {n} cheapest L4",
+    "GPU with {n} GB memory",
+    "H100 spot below {n}",
+    "H100竞价低于每卡每小时{n}美元时提醒我",
+    "A100 训练 {n} 小时 多少钱",
+]
+
+
+def _no_infinity(data, where: str) -> None:
+    try:
+        json.dumps(data, allow_nan=False)
+    except ValueError:
+        pytest.fail(f"Infinity or NaN in the JSON of {where}")
+
+
+@settings(max_examples=200, **FAST)
+@given(frame=st.sampled_from(_NUMERIC_FRAMES), n=_DIGITS)
+@example(frame="tco of H100 for {n} hours", n="9" * 330)
+@example(frame="H100 spot below {n}", n="1e309")
+def test_the_numeric_grammar_never_gives_infinity_or_nan(kb, vocab, frame, n):
+    from bot.pipeline import understand
+    from handlers.alerts import AlertParseError, parse_alert
+    from knowledge.numbers import finite
+
+    text = frame.format(n=n)
+    _no_infinity(understand(text, kb).model_dump(mode="json"), f"parse --json {text!r}")
+    result = answer(text, kb)
+    assert result.title not in APOLOGIES, text
+    _no_infinity(finite(answer_json(result, False)), f"ask --json {text!r}")
+    try:
+        alert = parse_alert(text, vocab)
+    except AlertParseError:
+        return
+    assert 0.0001 <= alert.amount <= 100_000, text
+    if n in ("2e1",):
+        assert alert.amount == 20.0, "exponent notation read right"

@@ -111,6 +111,6 @@ def catalog_terms(provider: str, currency: str | None, usd_per_unit: float | Non
         usd_per_unit = bundled.usd_per_unit if bundled and bundled.currency == currency else 1.0
     if currency != "USD" and usd_per_unit == 1.0:
         raise ValueError(f"give --usd-per-unit for a {currency} catalog (the rate its USD prices were converted at)")
-    if not (math.isfinite(usd_per_unit) and 0 < usd_per_unit <= 1000):
-        raise ValueError("--usd-per-unit must be a positive number of at most 1000 (USD per unit of the currency)")
+    if not (math.isfinite(usd_per_unit) and 1e-6 <= usd_per_unit <= 1000):  # 1e-320 would make prices infinite
+        raise ValueError("--usd-per-unit must be a number from 0.000001 to 1000 (USD per unit of the currency)")
     return provider, bundled, currency, usd_per_unit

@@ -174,6 +174,32 @@ def _insert(db, name: str, rows: list[dict]) -> None:
         db.conn.executemany(sql, ([row.get(k) for k in keys] for row in rows))
 
 
+def remove_leftovers(folder: Path) -> list[Path]:
+    """Remove the half-built knowledge bases (`.kb-<pid>-*.db`) of builds that were killed: their process is gone
+    (or they are over an hour old). Returns what was removed."""
+    removed = []
+    for leftover in folder.glob(".kb-*.db*"):
+        pid = leftover.name.removeprefix(".kb-").split("-", 1)[0]
+        try:
+            alive = pid.isdigit() and _alive(int(pid)) and time.time() - leftover.stat().st_mtime < 3600
+            if not alive:
+                leftover.unlink()
+                removed.append(leftover)
+        except OSError:
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def build(
     target: Path | None = None,
     parsed: Parsed | None = None,
@@ -213,7 +239,8 @@ def build(
 
     extra |= benchmarks.tables()  # measured LLM inference, for $ per 1M tokens (knowledge/facts/benchmarks.py)
 
-    fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".db", dir=target.parent)
+    remove_leftovers(target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".kb-{os.getpid()}-", suffix=".db", dir=target.parent)
     os.close(fd)
     try:
         db = sqlite_utils.Database(tmp)

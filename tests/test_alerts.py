@@ -302,7 +302,7 @@ def test_two_workers_post_once(slack, kbs, state_url, tmp_path):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("GPUBOT_HOME", str(home))
         import_catalog(
-            Path(kbs["low"].path).parent.parent / "aws_low.csv",
+            Path(kbs["low"].path).parent / "catalogs" / "aws_vms.csv",  # the "low" level's AWS rows
             "aws",
             source="aws catalog, H100 spot x0.5",
             as_of="2026-12-02",

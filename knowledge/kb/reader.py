@@ -20,7 +20,7 @@ from knowledge.errors import GpubotError
 
 T = TypeVar("T")
 
-REQUIRED_TABLES = ("meta", "gpus", "gpu_specs", "offers", "providers", "price_terms")  # what every build has
+REQUIRED_TABLES = ("meta", "gpus", "gpu_specs", "offers", "providers", "fx", "price_terms")  # every build has them
 log = logging.getLogger("gpubot.kb")
 _MEMORY = re.compile(
     r"^(?P<family>.+?)(?:\s+(?P<form>SXM|PCIe|NVL|OAM))?(?:\s+(?P<memory>\d+(?:\.\d+)?)\s*GB)?$", re.IGNORECASE

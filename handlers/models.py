@@ -89,6 +89,13 @@ class Query(Model):
     gpu_variants: list[str] = Field(default_factory=list)  # form factors named: "H100 PCIe" (issue 14)
     budget: Budget | None = None
     machines: int | None = None  # "2 nodes of 8 H100": machines, with `gpu_count` GPUs each
+    # what the question rules out ("except gcp", "not spot", "outside China", "不要竞价"): handlers/parse/polarity.py
+    exclude_providers: list[str] = Field(default_factory=list)
+    exclude_pricing: list[Pricing] = Field(default_factory=list)
+    exclude_regions: list[str] = Field(default_factory=list)
+    exclude_gpus: list[str] = Field(default_factory=list)
+    exclude_region_names: list[str] = Field(default_factory=list)  # the excluded places as said ("China")
+    unapplied: list[str] = Field(default_factory=list)  # constraints said that gpubot cannot apply, as said
     # the "work" intent ($ per 1M tokens): benchmarked model, benchmark workload and step (handlers/parse_work.py)
     model: str | None = None
     bench_workload: BenchWorkload | None = None

@@ -76,6 +76,7 @@ def handle(query: Query, kb) -> Answer:
         gpus=query.gpus,
         instance_types=query.instance_types,
     )
+    _honour_exclusions(found, query)
     shown = workload if step != "single_stream" else work.SINGLE_STREAM_WORKLOAD
     labels = {"workload": shown, "step": t(f"work.step.{step}", lang), "pricing": t(f"pricing.{pricing}", lang)}
     name = model.name if model else f"{size:g}B"
@@ -91,6 +92,7 @@ def handle(query: Query, kb) -> Answer:
             providers=query.providers,
             regions=query.regions,
         )
+        _honour_exclusions(estimated, query)
         if estimated.rows:
             found.rows, found.details, by_datasheet = estimated.rows, estimated.details, True
     if not found.rows:
@@ -164,6 +166,15 @@ def handle(query: Query, kb) -> Answer:
         sources=sources,
         extra={"work": found.rows, "work_details": found.details, "excluded": found.excluded},
     )
+
+
+def _honour_exclusions(found, query: Query) -> None:
+    """Leave out the rows of what the question ruled out ("except gcp": handlers.constraints)."""
+    from handlers.constraints import excludes, kept
+
+    if excludes(query):
+        pairs = [(r, d) for r, d in zip(found.rows, found.details, strict=True) if kept(r, query)]
+        found.rows, found.details = [r for r, _ in pairs], [d for _, d in pairs]
 
 
 def _not_orderable(excluded: list[dict], pricing: str, lang: str) -> str | None:

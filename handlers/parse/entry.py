@@ -13,6 +13,7 @@ from handlers.parse.ids import find_ids
 from handlers.parse.intent import choose, pricing_of, topic_of
 from handlers.parse.leftovers import find_leftovers
 from handlers.parse.numbers import find_numbers
+from handlers.parse.polarity import find_exclusions
 from handlers.parse.state import State
 from handlers.parse.words import find_cjk, find_words
 from knowledge.kb.vocabulary import Vocabulary
@@ -23,7 +24,7 @@ _ASCII_WORD = re.compile(r"[a-z0-9]")
 
 # In this order: each blanks what it consumed, so later ones never read it twice.
 _EXTRACTORS: tuple[Callable[[State, Vocabulary], None], ...] = (
-    find_ids, find_numbers, find_words, find_cjk, find_leftovers,
+    find_ids, find_numbers, find_words, find_cjk, find_leftovers, lambda st, _: find_exclusions(st),
 )  # fmt: skip
 
 
@@ -85,6 +86,12 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         gpu_variants=st.gpu_variants,
         budget=budget,
         machines=machines,
+        exclude_providers=st.excluded.get("providers", []),
+        exclude_pricing=st.excluded.get("pricing", []),
+        exclude_regions=st.excluded.get("regions", []),
+        exclude_gpus=st.excluded.get("gpus", []),
+        exclude_region_names=st.excluded.get("region_names", []),
+        unapplied=st.excluded.get("unapplied", []),
     )
     from handlers.parse_work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
 

@@ -63,6 +63,22 @@ class Budget(Model):
     text: str = ""  # the words it was read from
 
 
+class Usage(Model):
+    """How much a machine is used ("at 50% utilisation", "12 hours a day", "weekdays 9-5", "使用率50%").
+
+    `utilisation` is the share of all hours it runs, in (0, 1]; `basis` how it was said; `duration_hours` how long
+    it is needed ("for a year", the Query's `duration_hours`). A stated usage is never replaced by 100 %."""
+
+    utilisation: float
+    basis: Literal["utilisation", "per_day", "per_week", "per_month", "schedule", "always"] = "utilisation"
+    text: str = ""  # the words it was read from
+    duration_hours: float | None = None
+
+    @property
+    def hours_per_month(self) -> float:
+        return self.utilisation * 730.0
+
+
 class Query(Model):
     """One question, parsed once. Handlers never see raw text."""
 
@@ -89,6 +105,7 @@ class Query(Model):
     gpu_variants: list[str] = Field(default_factory=list)  # form factors named: "H100 PCIe" (issue 14)
     budget: Budget | None = None
     machines: int | None = None  # "2 nodes of 8 H100": machines, with `gpu_count` GPUs each
+    usage: Usage | None = None  # "at 50% utilisation", "12 hours a day" (handlers/parse/usage.py)
     # what the question rules out ("except gcp", "not spot", "outside China", "不要竞价"): handlers/parse/polarity.py
     exclude_providers: list[str] = Field(default_factory=list)
     exclude_pricing: list[Pricing] = Field(default_factory=list)

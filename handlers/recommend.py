@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from handlers import brief, run_cost
-from handlers.break_even import saving_facts
+from handlers.break_even import saving_facts, usage_verdict
 from handlers.common import money, name_notes, offer, pricing_label, sources
 from handlers.i18n_rules import provider_name, provider_notes, rule_hits, t
 from handlers.models import Answer, Query, Recommendation
@@ -99,6 +99,8 @@ def handle(query: Query, kb: KB) -> Answer:
     fired = R.evaluate(facts, lang)
     recs = [_recommendation(o, required, pricing, lang, kb) for o in options[: query.top_n or TOP]]
     lines = _provider_lines(kb, fired, providers, lang) + errata_lines(errata, lang)
+    if top and (said := usage_verdict(kb, query, top["instance_type"], top["region"])):
+        lines.insert(0, said)  # "200 hours a month": on-demand or reserved for that usage
     if by_run:
         n_tokens, said = run_cost.tokens(query)
         lines.insert(

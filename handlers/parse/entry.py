@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 from handlers import parse_budget, parse_cluster, routing
 from handlers.language import has_chinese
-from handlers.models import Query
+from handlers.models import Intent, Query
+from handlers.parse import usage as usage_words
 from handlers.parse.ids import find_ids
 from handlers.parse.intent import choose, pricing_of, topic_of
 from handlers.parse.leftovers import find_leftovers
@@ -53,6 +54,9 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     machines, machines_span = parse_cluster.find(st.low)  # "2 nodes of 8 H100": 2 machines, 8 GPUs each
     if machines_span:
         st.take(*machines_span)
+    usage, usage_spans = usage_words.find(st.low)  # "12 hours a day": how much it runs, never a 12-hour job
+    for span in usage_spans:
+        st.take(*span)
     for extract in _EXTRACTORS:
         extract(st, vocab)
     chinese = has_chinese(body)
@@ -62,6 +66,9 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         st.durations.remove(term_years * 8760.0)  # "3-year reserved": a pricing term, not how long it runs
     chosen = choose(st, empty)
     duration = st.durations[0] if st.durations else (term_years * 8760.0 if term_years and chosen == "tco" else None)
+    if usage is not None:
+        usage = usage.model_copy(update={"duration_hours": duration or (term_years * 8760.0 if term_years else None)})
+    chosen, topic = _usage_intent(chosen, usage, pricing, st)
     query = Query(
         text=typed,
         intent=chosen,
@@ -81,11 +88,12 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         currency=st.currency,
         top_n=st.top_n,
         language="zh" if chinese else "en",
-        topic=topic_of(st) if chosen in {"pitfalls", "checklist"} else None,
+        topic=topic or (topic_of(st) if chosen in {"pitfalls", "checklist"} else None),
         issues=st.issues,
         gpu_variants=st.gpu_variants,
         budget=budget,
         machines=machines,
+        usage=usage,
         exclude_providers=st.excluded.get("providers", []),
         exclude_pricing=st.excluded.get("pricing", []),
         exclude_regions=st.excluded.get("regions", []),
@@ -96,3 +104,17 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     from handlers.parse_work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
 
     return routing.reroute(refine(query, body))  # routing: break-even, spot-or-on-demand and off-topic questions
+
+
+def _usage_intent(chosen: Intent, usage: object, pricing: str | None, st: State) -> tuple[Intent, str | None]:
+    """ "reserve g5.xlarge for a year if I use it 12 hours a day": a usage with a reservation is a break-even
+    question (the verdict follows from the usage)."""
+    reserved = (pricing or "").startswith("reserved") or "reserved" in st.pricings
+    if (
+        usage is not None
+        and reserved
+        and st.instance_types
+        and chosen in ("tco", "price", "cheapest", "compare", "recommend")
+    ):
+        return "tco", "break_even"
+    return chosen, None

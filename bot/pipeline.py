@@ -35,10 +35,12 @@ def answer_query(query: Query, kb: KB, reader: HistoryReader | None = None) -> A
     """Answer an already-parsed query; never raises. History and digest questions read the price history through
     `reader` (default: the state database's), after the edge's one write: baselines still missing are recorded."""
     from handlers import READS_HISTORY, route
-    from handlers.constraints import annotate, narrowed
+    from handlers.constraints import annotate, narrowed, unknown_names
     from handlers.i18n import t
 
     try:
+        if (said := unknown_names(query, kb)) is not None:  # "on coreweave": said back, never the global answer
+            return said
         seen = narrowed(kb, query)  # what the question excluded is not there for any handler
         if query.intent in READS_HISTORY:
             result = route(query)(query, seen, _history_reader(query, reader))

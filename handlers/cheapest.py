@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from handlers import brief
+from handlers import brief, nearest
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
@@ -55,7 +55,8 @@ def handle(query: Query, kb: KB) -> Answer:
             notes.insert(1, t("brief.budget_cheapest", lang, offer=offer_phrase(kb, offer(before[0]), lang)))
     ranked, context = _with_articles(kb, query, refs, pricing, whole, notes, details)
     if not ranked:
-        notes.insert(0, t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)))
+        notes[:0] = [t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)),
+                     *nearest.alternatives(kb, query, refs, pricing)]  # fmt: skip
     # every region when the question is about regions, else one line per provider + instance type (best region)
     picked = [(item, 0) for item in ranked] if brief.asks_regions(query) else brief.distinct(ranked)
     shown = [_as_offer(item).model_copy(update={"other_regions": n}) for item, n in picked[:top]]
@@ -80,6 +81,9 @@ def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) 
     asked = t("cheapest.what", lang, what=what, pricing=pricing_label(pricing, lang))
     if not shown and query.budget and query.budget.per != "total":
         return t("verdict.none_within", lang, asked=asked, cap=brief.budget_label(query.budget, lang))
+    if not shown and query.regions:  # "cheapest A100 spot in Osaka": say there is none there (alternatives below)
+        where = ", ".join(query.regions[:4]) + (" …" if len(query.regions) > 4 else "")
+        return t("cheapest.none_in", lang, what=what, pricing=pricing_label(pricing, lang), where=where)
     if not shown:
         return t("cheapest.title", lang, what=what, pricing=pricing_label(pricing, lang))
     best = shown[0]
@@ -121,7 +125,7 @@ def _with_articles(
         for r in kb.offers(gpus=refs, pricing=pricing, providers=query.providers, kinds=("article",))
         if r.get("servable") and (not query.gpu_count or abs(r["gpu_count"] - query.gpu_count) < 1e-6)
     ]
-    if not articles or not refs:
+    if not articles or not refs or query.regions:  # an article figure has no region: not for a region question
         return ranked, []
     catalog_providers = {pid for pid, row in kb.providers.items() if row.get("has_catalog")}
     asked = set(query.providers)

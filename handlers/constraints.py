@@ -94,3 +94,30 @@ def excluding_line(query: Query, kb: Any) -> str:
     ]
     parts = [p for p in parts if p]
     return t("constraints.excluding", lang, what="; ".join(parts)) if parts else ""
+
+
+_OFFER_INTENTS = frozenset({"cheapest", "price", "compare", "tco", "recommend", "work", "history"})
+
+
+def unknown_names(query: Query, kb: Any) -> Answer | None:
+    """The answer to a question about a cloud, region or GPU the knowledge base does not know: it is named back with
+    what is known and did-you-mean, never answered with offers from elsewhere. None when nothing is unknown."""
+    if query.intent not in _OFFER_INTENTS:
+        return None
+    lang = query.language
+    for issue in query.issues:
+        if issue.status != "unknown":
+            continue
+        hints = {"suggestions": issue.candidates} if issue.candidates else {}
+        mean = t("names.did_you_mean", lang, candidates=t("word.or", lang).join(issue.candidates)) if hints else ""
+        if issue.kind == "provider" and not query.providers:
+            clouds = sorted(p for p, row in (getattr(kb, "providers", {}) or {}).items() if row.get("has_catalog"))
+            title = t("names.no_provider", lang, name=issue.text, n=len(clouds), clouds=", ".join(clouds))
+        elif issue.kind == "region" and not query.regions:
+            title = t("names.no_region", lang, name=issue.text)
+        elif issue.kind == "gpu" and not (query.gpus or query.instance_types or query.min_gpu_memory_gb):
+            title = t("names.unknown", lang, kind=t("kind.gpu", lang), text=issue.text)
+        else:
+            continue
+        return Answer(query=query, title=" ".join(p for p in (title, mean) if p), **hints)
+    return None

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from handlers import parse_budget, parse_cluster, routing
 from handlers.language import has_chinese
 from handlers.models import Intent, Query
-from handlers.parse import usage as usage_words
+from handlers.parse.usage import find as find_usage
 from handlers.parse.ids import find_ids
 from handlers.parse.intent import choose, pricing_of, topic_of
 from handlers.parse.leftovers import find_leftovers
@@ -54,7 +54,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     machines, machines_span = parse_cluster.find(st.low)  # "2 nodes of 8 H100": 2 machines, 8 GPUs each
     if machines_span:
         st.take(*machines_span)
-    usage, usage_spans = usage_words.find(st.low)  # "12 hours a day": how much it runs, never a 12-hour job
+    usage, usage_spans = find_usage(st.low)  # "12 hours a day": how much it runs, never a 12-hour job
     for span in usage_spans:
         st.take(*span)
     for extract in _EXTRACTORS:

@@ -9,13 +9,13 @@ from collections.abc import Callable
 from handlers import parse_budget, parse_cluster, routing
 from handlers.language import has_chinese
 from handlers.models import Intent, Query
-from handlers.parse.usage import find as find_usage
 from handlers.parse.ids import find_ids
 from handlers.parse.intent import choose, pricing_of, topic_of
 from handlers.parse.leftovers import find_leftovers
 from handlers.parse.numbers import find_numbers
 from handlers.parse.polarity import find_exclusions
 from handlers.parse.state import State
+from handlers.parse.usage import find as find_usage
 from handlers.parse.words import find_cjk, find_words
 from knowledge.kb.vocabulary import Vocabulary
 

@@ -17,12 +17,16 @@ def handle(query: Query, kb: KB) -> Answer:
     lang = query.language
     pricing = query.pricing or "on_demand"
     notes, suggestions = name_notes(query)
-    if not query.gpus and not query.min_gpu_memory_gb:
+    if not query.gpus and not query.min_gpu_memory_gb and not _any_gpu(query):
         return Answer(query=query, title=t("cheapest.which_gpu", lang), notes=notes, suggestions=suggestions)
     refs = gpu_refs(query.gpus, query.gpu_variants)  # "cheapest H100 PCIe": only that form factor
-    what = " / ".join(map(str, refs)) or f">= {query.min_gpu_memory_gb:g} GB"
+    what = " / ".join(map(str, refs)) or (
+        f">= {query.min_gpu_memory_gb:g} GB" if query.min_gpu_memory_gb else t("kind.gpu", lang)
+    )
     if query.gpu_count:
         what = f"{query.gpu_count:g}x {what}"
+    if query.machines and query.machines > 1:  # "2 nodes of 8 H100": two machines of that
+        what = f"{query.machines}x {what}"
     top = query.top_n or DEFAULT_TOP
     filters = dict(
         gpus=refs,
@@ -75,6 +79,20 @@ def handle(query: Query, kb: KB) -> Answer:
     )
 
 
+def _any_gpu(query: Query) -> bool:
+    """ "cheapest GPU in asia under $0.5/GPU-h": no GPU named, but the question narrows what it wants."""
+    narrowed = (query.regions, query.providers, query.pricing, query.budget, query.gpu_count, query.exclude_gpus)
+    return query.any_gpu or any(narrowed)
+
+
+def machines_line(query: Query, item: Offer) -> str:
+    """ "; 2 machines: $XX.XX/h" for a question about several machines, else ""."""
+    if not query.machines or query.machines < 2:
+        return ""
+    total = f"{money(item.price_per_hour * query.machines, item.currency)}{t('unit.per_hour', query.language)}"
+    return t("cheapest.machines", query.language, n=query.machines, total=total)
+
+
 def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) -> str:
     """Line one: what to rent, where, at what price."""
     lang = query.language
@@ -87,7 +105,7 @@ def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) 
     if not shown:
         return t("cheapest.title", lang, what=what, pricing=pricing_label(pricing, lang))
     best = shown[0]
-    return t("verdict.cheapest", lang, asked=asked, offer=offer_phrase(kb, best, lang))
+    return t("verdict.cheapest", lang, asked=asked, offer=offer_phrase(kb, best, lang)) + machines_line(query, best)
 
 
 def offer_phrase(kb: KB, item: Offer, lang: str) -> str:

@@ -105,6 +105,7 @@ class Query(Model):
     gpu_variants: list[str] = Field(default_factory=list)  # form factors named: "H100 PCIe" (issue 14)
     budget: Budget | None = None
     machines: int | None = None  # "2 nodes of 8 H100": machines, with `gpu_count` GPUs each
+    any_gpu: bool = False  # "cheapest GPU in asia": any GPU, ranked across all of them (no GPU named)
     usage: Usage | None = None  # "at 50% utilisation", "12 hours a day" (handlers/parse/usage.py)
     # what the question rules out ("except gcp", "not spot", "outside China", "不要竞价"): handlers/parse/polarity.py
     exclude_providers: list[str] = Field(default_factory=list)

@@ -56,9 +56,6 @@ def off_topic(query: Query) -> bool:
 
 def reroute(query: Query) -> Query:
     """The query with its intent (and topic) corrected for the three kinds of question above."""
-    from handlers.parse_cluster import machines_of_instance
-
-    query = machines_of_instance(query)  # "3 x p4d.24xlarge": three instances
     text = (query.text or "")[:2000].lower()
     if off_topic(query):
         return query.model_copy(update={"intent": "help", "topic": "off_topic"})

@@ -22,6 +22,7 @@ from knowledge.kb.vocabulary import Vocabulary
 MAX_CHARS = 2000  # a question longer than this is read up to here (the Query keeps the whole text)
 _MENTION = re.compile(r"^\s*(?:<@[^>]+>|@[\w.\-]+|/gpu\b|/gpubot\b)[\s,:，：]*", re.IGNORECASE)
 _ASCII_WORD = re.compile(r"[a-z0-9]")
+_ANY_GPU = re.compile(r"\bgpus?\b|\bcards?\b|\baccelerators?\b|显卡|gpu|算力|加速卡")  # "cheapest GPU in asia"
 
 # In this order: each blanks what it consumed, so later ones never read it twice.
 _EXTRACTORS: tuple[Callable[[State, Vocabulary], None], ...] = (
@@ -94,6 +95,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         budget=budget,
         machines=machines,
         usage=usage,
+        any_gpu=not st.gpus and not st.instance_types and bool(_ANY_GPU.search(body.lower())),
         exclude_providers=st.excluded.get("providers", []),
         exclude_pricing=st.excluded.get("pricing", []),
         exclude_regions=st.excluded.get("regions", []),
@@ -103,6 +105,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     )
     from handlers.parse_work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
 
+    query = parse_cluster.machines_of_instance(query, _lower(body))  # "3 x p4d.24xlarge": three instances
     return routing.reroute(refine(query, body))  # routing: break-even, spot-or-on-demand and off-topic questions
 
 

@@ -133,7 +133,10 @@ def shown_offers(answer: Answer) -> list[Offer]:
 
 
 def caveat(answer: Answer) -> Pitfall | None:
-    """The one pitfall that changes the decision: the most severe one about the offers shown."""
+    """The one pitfall that changes the decision: the most severe one about the offers shown (none for a pitfalls
+    question: its pitfalls are the answer's lines)."""
+    if answer.query.intent == "pitfalls":
+        return None
     offers = shown_offers(answer)
     relevant = [p for p in answer.pitfalls if concerns(p, offers, answer.query)]
     order = {"high": 0, "medium": 1, "low": 2}
@@ -176,7 +179,8 @@ def hidden_count(answer: Answer, shown: Pitfall | None) -> int:
     """How many pitfalls, rules and details the short answer leaves behind the button."""
     details = answer.extra.get("details") or []
     more_picks = max(0, len(answer.recommendations) - BRIEF_RECOMMENDATIONS)
-    return len([p for p in answer.pitfalls if p is not shown]) + len(answer.rules) + len(details) + more_picks
+    pitfalls = 0 if answer.query.intent == "pitfalls" else len([p for p in answer.pitfalls if p is not shown])
+    return pitfalls + len(answer.rules) + len(details) + more_picks
 
 
 def view(answer: Answer) -> dict[str, Any]:

@@ -18,8 +18,6 @@ from handlers.common import money
 from handlers.i18n import t
 from handlers.models import Answer, Budget, Offer, Pitfall, Query
 
-_REGION_WORDS = re.compile(r"\bregions?\b|\bwhere\b|\bzones?\b|地域|区域|哪个地区|哪些地区|哪里|可用区")
-
 
 def _get(item: dict | Offer, key: str) -> Any:
     return item[key] if isinstance(item, dict) else getattr(item, key)
@@ -27,7 +25,7 @@ def _get(item: dict | Offer, key: str) -> Any:
 
 def asks_regions(query: Query) -> bool:
     """A question about regions (or about one instance type) lists every region, not one line per instance type."""
-    return bool(_REGION_WORDS.search((query.text or "")[:2000].lower())) or len(query.instance_types) == 1
+    return "regions_asked" in query.flags or len(query.instance_types) == 1
 
 
 def distinct(items: Sequence[dict | Offer]) -> list[tuple[dict | Offer, int]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Intent = Literal[
     "cheapest",
@@ -105,6 +105,10 @@ class Query(Model):
     gpu_variants: list[str] = Field(default_factory=list)  # form factors named: "H100 PCIe" (issue 14)
     budget: Budget | None = None
     machines: int | None = None  # "2 nodes of 8 H100": machines, with `gpu_count` GPUs each
+    # what the words say beyond names and numbers (handlers/parse/flags.py): handlers test flags, never the text
+    flags: list[str] = Field(default_factory=list)
+    precisions: list[str] = Field(default_factory=list)  # "FP16 TFLOPS of H100": the precisions asked about
+    train_tokens: float | None = None  # "train on 2T tokens"
     any_gpu: bool = False  # "cheapest GPU in asia": any GPU, ranked across all of them (no GPU named)
     usage: Usage | None = None  # "at 50% utilisation", "12 hours a day" (handlers/parse/usage.py)
     # what the question rules out ("except gcp", "not spot", "outside China", "不要竞价"): handlers/parse/polarity.py
@@ -114,10 +118,22 @@ class Query(Model):
     exclude_gpus: list[str] = Field(default_factory=list)
     exclude_region_names: list[str] = Field(default_factory=list)  # the excluded places as said ("China")
     unapplied: list[str] = Field(default_factory=list)  # constraints said that gpubot cannot apply, as said
-    # the "work" intent ($ per 1M tokens): benchmarked model, benchmark workload and step (handlers/parse_work.py)
+    # the "work" intent ($ per 1M tokens): benchmarked model, benchmark workload and step (handlers/parse/work.py)
     model: str | None = None
     bench_workload: BenchWorkload | None = None
     bench_step: BenchStep | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _words_of_the_text(cls, data: Any) -> Any:
+        """A Query built without the parser (a test, a button's stored question) gets the flags its text raises, by
+        the parser's own reader (`handlers/parse/flags.py`); the parser passes them itself."""
+        if isinstance(data, dict) and data.get("text") and "flags" not in data:
+            from handlers.parse.flags import find_flags
+
+            flags, precisions, tokens = find_flags(str(data["text"])[:2000].lower())
+            data = {"precisions": precisions, "train_tokens": tokens, **data, "flags": flags}
+        return data
 
 
 class Offer(Model):

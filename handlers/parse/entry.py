@@ -6,14 +6,18 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from handlers import parse_budget, parse_cluster, routing
 from handlers.language import has_chinese
 from handlers.models import Intent, Query
+from handlers.parse.budget import find as find_budget
+from handlers.parse.cluster import find as find_machines
+from handlers.parse.cluster import machines_of_instance
+from handlers.parse.flags import find_flags
 from handlers.parse.ids import find_ids
 from handlers.parse.intent import choose, pricing_of, topic_of
 from handlers.parse.leftovers import find_leftovers
 from handlers.parse.numbers import find_numbers
 from handlers.parse.polarity import find_exclusions
+from handlers.parse.reroute import reroute
 from handlers.parse.state import State
 from handlers.parse.usage import find as find_usage
 from handlers.parse.words import find_cjk, find_words
@@ -48,11 +52,11 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     body = _MENTION.sub("", text, count=1).strip()
     body = _MENTION.sub("", body, count=1).strip()[:MAX_CHARS]  # "@gpubot /gpu ..."
     st = State(text=body, low=_lower(body))
-    budget, budget_span = parse_budget.find(st.low)  # "under $2/GPU-h": read first, so "$2" is no count or size
+    budget, budget_span = find_budget(st.low)  # "under $2/GPU-h": read first, so "$2" is no count or size
     if budget is not None and budget_span:
         st.take(*budget_span)
         st.currency = budget.currency  # "$2/GPU-h" still says the question is in dollars
-    machines, machines_span = parse_cluster.find(st.low)  # "2 nodes of 8 H100": 2 machines, 8 GPUs each
+    machines, machines_span = find_machines(st.low)  # "2 nodes of 8 H100": 2 machines, 8 GPUs each
     if machines_span:
         st.take(*machines_span)
     usage, usage_spans = find_usage(st.low)  # "12 hours a day": how much it runs, never a 12-hour job
@@ -70,8 +74,12 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     if usage is not None:
         usage = usage.model_copy(update={"duration_hours": duration or (term_years * 8760.0 if term_years else None)})
     chosen, topic = _usage_intent(chosen, usage, pricing, st)
+    flags, precisions, tokens = find_flags(_lower(body))
     query = Query(
         text=typed,
+        flags=flags,
+        precisions=precisions,
+        train_tokens=tokens,
         intent=chosen,
         gpus=st.ordered("gpus"),
         gpu_count=st.gpu_count,
@@ -103,10 +111,10 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         exclude_region_names=st.excluded.get("region_names", []),
         unapplied=st.excluded.get("unapplied", []),
     )
-    from handlers.parse_work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
+    from handlers.parse.work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
 
-    query = parse_cluster.machines_of_instance(query, _lower(body))  # "3 x p4d.24xlarge": three instances
-    return routing.reroute(refine(query, body))  # routing: break-even, spot-or-on-demand and off-topic questions
+    query = machines_of_instance(query, _lower(body))  # "3 x p4d.24xlarge": three instances
+    return reroute(refine(query, body))  # break-even, spot-or-on-demand, off-topic questions
 
 
 def _usage_intent(chosen: Intent, usage: object, pricing: str | None, st: State) -> tuple[Intent, str | None]:

@@ -80,7 +80,7 @@ _IN = re.compile(r"\b(?:in|near)\s+$")  # "in Osaka"
 def _unknown_place(st: State, vocab: Vocabulary, raw: str, pos: int) -> None:
     """A word nobody knows where a cloud or a place is named ("on coreweave", "in Jakarta") is said back, never
     dropped: a `NameIssue` with the closest names, so the answer does not pass the global one off as its own."""
-    from handlers.parse_work import is_model_family
+    from handlers.parse.work import is_model_family
 
     before = st.text[max(0, pos - 12) : pos].lower()
     if is_model_family(raw.lower()):

@@ -31,7 +31,6 @@ from knowledge.facts.question_facts import (  # noqa: F401 - re-exported: handle
     SHORT_PROJECT_HOURS,
     in_mainland_china,
     query_facts,
-    text_flags,
 )
 from knowledge.paths import DATA_DIR
 

@@ -37,8 +37,10 @@ def answer_query(query: Query, kb: KB, reader: HistoryReader | None = None) -> A
     from handlers import READS_HISTORY, route
     from handlers.constraints import annotate, narrowed, unknown_names
     from handlers.i18n import t
+    from handlers.parse.reroute import settle
 
     try:
+        query = settle(query, kb)  # the intent, final, where the knowledge base decides it; no handler re-decides
         if (said := unknown_names(query, kb)) is not None:  # "on coreweave": said back, never the global answer
             return said
         seen = narrowed(kb, query)  # what the question excluded is not there for any handler

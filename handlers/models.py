@@ -106,9 +106,10 @@ class Query(Model):
     budget: Budget | None = None
     machines: int | None = None  # "2 nodes of 8 H100": machines, with `gpu_count` GPUs each
     # what the words say beyond names and numbers (handlers/parse/flags.py): handlers test flags, never the text
-    flags: list[str] = Field(default_factory=list)
-    precisions: list[str] = Field(default_factory=list)  # "FP16 TFLOPS of H100": the precisions asked about
-    train_tokens: float | None = None  # "train on 2T tokens"
+    # derived from `text`, so not dumped (a stored question gets them again from its text when rebuilt)
+    flags: list[str] = Field(default_factory=list, exclude=True)
+    precisions: list[str] = Field(default_factory=list, exclude=True)  # "FP16 TFLOPS of H100": precisions asked about
+    train_tokens: float | None = Field(default=None, exclude=True)  # "train on 2T tokens"
     any_gpu: bool = False  # "cheapest GPU in asia": any GPU, ranked across all of them (no GPU named)
     usage: Usage | None = None  # "at 50% utilisation", "12 hours a day" (handlers/parse/usage.py)
     # what the question rules out ("except gcp", "not spot", "outside China", "不要竞价"): handlers/parse/polarity.py

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from handlers import brief
 from handlers.common import name_notes, scan_text
 from handlers.i18n import scoped
 from handlers.models import Answer, Offer, Pitfall, Query
@@ -91,17 +90,6 @@ def handle(query: Query, kb: KB) -> Answer:
     return Answer(
         query=query,
         title=_p("title", lang, about=about if about.strip(": ") else ""),
-        lines=[
-            _p(
-                "line",
-                lang,
-                severity=brief.severity_label(p.severity, lang),
-                title=p.title,
-                body=p.body,
-                source=p.source,
-            )
-            for p in shown
-        ],  # fmt: skip
         pitfalls=shown,
         notes=notes,
         suggestions=suggestions,

@@ -22,12 +22,6 @@ TOP = 5
 def handle(query: Query, kb: KB) -> Answer:
     """recommend <workload> [model size] [budget|performance|ecosystem|compliance]: ranked GPUs, decision path"""
     lang = query.language
-    if not (query.workload or query.model_size_b or query.priority or query.gpu_count) and (
-        query.instance_types or match_errata(query, kb)
-    ):
-        from handlers import spec  # "which GPU is in Azure NCv3?": a fact question, not a recommendation
-
-        return spec.handle(query.model_copy(update={"intent": "spec"}), kb)
     notes, suggestions = name_notes(query)
     facts = R.query_facts(query)
     fired = R.evaluate(facts, lang)

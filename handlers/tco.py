@@ -129,9 +129,5 @@ def price_or_tco(query: Query, kb: KB) -> Answer:
     """price <instance type | gpu> [spot|on-demand|reserved] [region]: every known price of an instance type"""
     from handlers import price, spec
 
-    topic = R.query_facts(query)["topic"]
-    if topic and query.instance_types:  # "how often is X interrupted", "break-even utilisation of X"
-        return handle(query, kb)
-    if (query.instance_types or query.gpus) and spec.is_fact_question(query, kb):
-        return spec.handle(query.model_copy(update={"intent": "spec"}), kb)
+    # the intent is final here (handlers/parse/reroute.py `settle`): fact and break-even questions never arrive
     return spec.with_errata(price.handle(query, kb), query, kb)

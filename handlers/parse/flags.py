@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from handlers.language import has_chinese
+
 # flag -> pattern over the question's lower-case text (first 2,000 characters, like the parser)
 FLAGS: dict[str, str] = {
     # the rules' facts (knowledge.facts.question_facts)
@@ -66,6 +68,8 @@ _TOKEN_UNIT = {"t": 1e12, "trillion": 1e12, "万亿": 1e12, "b": 1e9, "billion":
 def find_flags(low: str) -> tuple[list[str], list[str], float | None]:
     """(flags raised, precisions asked about, training tokens said) for a question's lower-case text."""
     flags = [name for name, pattern in _COMPILED.items() if pattern.search(low)]
+    if has_chinese(low):
+        flags.append("chinese")  # written in Chinese: answered in Chinese whatever a channel prefers
     precisions = [p for p in PRECISIONS if re.search(rf"(?<![a-z0-9]){p}(?![0-9])", low)]
     precisions += [p for word, p in _PRECISION_WORDS.items() if word in low and p not in precisions]
     m = _TOKENS.search(low)

@@ -10,6 +10,8 @@ flags read once (`handlers/parse/flags.py`), never the text again.
 
 from __future__ import annotations
 
+from typing import Any
+
 from handlers.models import Query
 
 _ANSWERING = ("recommend", "price", "cheapest", "tco")  # intents that would recommend or price something
@@ -55,4 +57,26 @@ def reroute(query: Query) -> Query:
         return query.model_copy(update={"intent": "tco", "topic": "break_even", "pricing": pricing})
     if spot and on_demand and either and not reserved and (query.duration_hours or "job" in flags):
         return query.model_copy(update={"intent": "tco", "topic": "spot_vs_on_demand", "pricing": None})
+    return query
+
+
+def settle(query: Query, kb: Any) -> Query:
+    """The intent, final, where the knowledge base decides it (the pipeline's route step, before any handler):
+
+    "how often is p4d.24xlarge interrupted", "break-even utilisation of g5.xlarge"   price -> tco (its topic)
+    "what is the memory bandwidth of p4d.24xlarge", a seed erratum's own question    price/recommend -> spec
+    """
+    from handlers import spec
+
+    if query.intent == "price":
+        topic = (
+            "interruption" if "interruption" in query.flags else "break_even" if "break_even" in query.flags else None
+        )
+        if query.instance_types and (query.topic in ("interruption", "break_even") or topic):
+            return query.model_copy(update={"intent": "tco", "topic": query.topic or topic})
+        if (query.instance_types or query.gpus) and spec.is_fact_question(query, kb):
+            return query.model_copy(update={"intent": "spec"})
+    advice = query.workload or query.model_size_b or query.priority or query.gpu_count
+    if query.intent == "recommend" and not advice and (query.instance_types or spec.match_errata(query, kb)):
+        return query.model_copy(update={"intent": "spec"})  # "which GPU is in Azure NCv3?": a fact question
     return query

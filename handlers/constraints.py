@@ -108,8 +108,7 @@ def unknown_names(query: Query, kb: Any) -> Answer | None:
     for issue in query.issues:
         if issue.status != "unknown":
             continue
-        hints = {"suggestions": issue.candidates} if issue.candidates else {}
-        mean = t("names.did_you_mean", lang, candidates=t("word.or", lang).join(issue.candidates)) if hints else ""
+        hints = {"suggestions": issue.candidates} if issue.candidates else {}  # did-you-mean, shown once
         if issue.kind == "provider" and not query.providers:
             clouds = sorted(p for p, row in (getattr(kb, "providers", {}) or {}).items() if row.get("has_catalog"))
             title = t("names.no_provider", lang, name=issue.text, n=len(clouds), clouds=", ".join(clouds))
@@ -119,5 +118,5 @@ def unknown_names(query: Query, kb: Any) -> Answer | None:
             title = t("names.unknown", lang, kind=t("kind.gpu", lang), text=issue.text)
         else:
             continue
-        return Answer(query=query, title=" ".join(p for p in (title, mean) if p), **hints)
+        return Answer(query=query, title=title, **hints)
     return None

@@ -169,3 +169,19 @@ def test_an_exclusion_of_a_whole_group_is_said_as_written(kb):
 def test_an_instance_type_cannot_be_excluded_and_that_is_said(kb):
     got = pipeline.answer("cheapest A100 except p4d.24xlarge", kb)
     assert got.query.unapplied and any("p4d.24xlarge" in n for n in got.extra["settings_notes"])
+
+
+@pytest.mark.parametrize("text", ["H100 spot price history except gcp", "H100 价格历史，不要谷歌云"])
+def test_history_honours_an_excluded_provider(kb, text):
+    got = pipeline.answer(text, kb)
+    assert got.query.intent == "history" and got.query.exclude_providers == ["gcp"]
+    rows = got.extra["history"]
+    assert rows and all(r["provider"] != "gcp" for r in rows)
+
+
+@pytest.mark.parametrize("text", ["A100 except aws below 1.2 per GPU-hour", "A100 不要竞价 低于2美元时提醒我"])
+def test_an_alert_cannot_exclude_and_says_so(vocab, text):
+    from handlers.alerts import AlertParseError, parse_alert
+
+    with pytest.raises(AlertParseError, match="aws|竞价|spot"):
+        parse_alert(text, vocab)

@@ -100,7 +100,7 @@ def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) 
     if not shown and query.budget and query.budget.per != "total":
         return t("verdict.none_within", lang, asked=asked, cap=brief.budget_label(query.budget, lang))
     if not shown and query.regions:  # "cheapest A100 spot in Osaka": say there is none there (alternatives below)
-        where = ", ".join(query.regions[:4]) + (" …" if len(query.regions) > 4 else "")
+        where = ", ".join(query.region_names) or ", ".join(query.regions[:4]) + (" …" if len(query.regions) > 4 else "")
         return t("cheapest.none_in", lang, what=what, pricing=pricing_label(pricing, lang), where=where)
     if not shown:
         return t("cheapest.title", lang, what=what, pricing=pricing_label(pricing, lang))

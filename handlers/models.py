@@ -118,6 +118,7 @@ class Query(Model):
     exclude_regions: list[str] = Field(default_factory=list)
     exclude_gpus: list[str] = Field(default_factory=list)
     exclude_region_names: list[str] = Field(default_factory=list)  # the excluded places as said ("China")
+    region_names: list[str] = Field(default_factory=list)  # the places asked for as said ("华东", "Osaka")
     unapplied: list[str] = Field(default_factory=list)  # constraints said that gpubot cannot apply, as said
     # the "work" intent ($ per 1M tokens): benchmarked model, benchmark workload and step (handlers/parse/work.py)
     model: str | None = None

@@ -109,6 +109,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         exclude_regions=st.excluded.get("regions", []),
         exclude_gpus=st.excluded.get("gpus", []),
         exclude_region_names=st.excluded.get("region_names", []),
+        region_names=[st.said[pos] for pos in sorted(st.said)],
         unapplied=st.excluded.get("unapplied", []),
     )
     from handlers.parse.work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model

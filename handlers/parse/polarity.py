@@ -98,6 +98,6 @@ def _rule_out(st: State, pos: int, kind: str, values: list[str]) -> None:
         bucket += [v for v in out if v not in bucket]
     if kind == "regions":
         st.mentions["regions"] = max(0, st.mentions.get("regions", 1) - 1)
-        st.excluded.setdefault("region_names", []).append(st.said.get(pos) or ", ".join(values))
+        st.excluded.setdefault("region_names", []).append(st.said.pop(pos, "") or ", ".join(values))
     elif kind == "providers" or kind == "gpus":
         st.mentions[kind] = max(0, st.mentions.get(kind, 1) - 1)

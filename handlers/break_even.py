@@ -4,7 +4,8 @@ data), what reserving and spot save, and the one-figure answer "when does reserv
 from __future__ import annotations
 
 from handlers.common import as_of_text, money, pricing_label
-from handlers.i18n_rules import rule_hits, t
+from handlers.i18n import t
+from handlers.i18n_rules import rule_hits
 from handlers.models import Answer, Query, Source
 from handlers.tco_model import TERMS
 from knowledge.facts import rules as R

@@ -17,13 +17,15 @@ from handlers.break_even import (
     usage_verdict,
 )
 from handlers.common import money, name_notes
-from handlers.i18n_rules import rule_hits, t
+from handlers.i18n import t
+from handlers.i18n_rules import rule_hits
 from handlers.interruptions import interruptions
 from handlers.models import PRICINGS, Answer, Query
 from handlers.spec import errata_json, errata_lines, match_errata
 from handlers.tco_model import DEFAULT_HOURS, TERMS, best_option, sources, spot_estimate, subjects
 from handlers.tco_terms import budget_hours, budget_line, fits, no_interruptions
 from knowledge.facts import rules as R
+from knowledge.facts.question_facts import query_facts
 from knowledge.kb.reader import KB
 
 __all__ = [  # the cost model and the one-figure answers live in their own modules; named here as before
@@ -41,7 +43,7 @@ __all__ = [  # the cost model and the one-figure answers live in their own modul
 
 def handle(query: Query, kb: KB) -> Answer:
     """tco <instance type | gpu> [xN] [hours] [pricing] [storage/egress GB] [CNY]: cost breakdown, break-even"""
-    facts = R.query_facts(query)
+    facts = query_facts(query)
     if no_interruptions(query):  # "the job cannot be interrupted": a constraint, not a question about interruptions
         facts["topic"] = None
     if facts["topic"] == "interruption":

@@ -4,7 +4,7 @@ than a reservation's term (which options can run it)."""
 from __future__ import annotations
 
 from handlers.common import money
-from handlers.i18n_rules import t
+from handlers.i18n import t
 from handlers.models import Query, Tco
 from handlers.tco_model import TERMS, convert
 from knowledge.facts import rules as R

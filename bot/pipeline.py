@@ -35,16 +35,22 @@ def answer_query(query: Query, kb: KB, reader: HistoryReader | None = None) -> A
     """Answer an already-parsed query; never raises. History and digest questions read the price history through
     `reader` (default: the state database's), after the edge's one write: baselines still missing are recorded."""
     from handlers import READS_HISTORY, route
+    from handlers.constraints import annotate, narrowed, unknown_names
     from handlers.i18n import t
+    from handlers.parse.reroute import settle
 
     try:
+        query = settle(query, kb)  # the intent, final, where the knowledge base decides it; no handler re-decides
+        if (said := unknown_names(query, kb)) is not None:  # "on coreweave": said back, never the global answer
+            return said
+        seen = narrowed(kb, query)  # what the question excluded is not there for any handler
         if query.intent in READS_HISTORY:
-            result = route(query)(query, kb, _history_reader(query, reader))
+            result = route(query)(query, seen, _history_reader(query, reader))
         else:
-            result = route(query)(query, kb)
+            result = route(query)(query, seen)
         if query.intent in WITH_PITFALLS and not result.pitfalls:
             result = _with_pitfalls(result, kb)
-        return result
+        return annotate(result, kb)
     except KnowledgeBaseError as exc:
         log.error("knowledge base unavailable: %s", exc)
         return Answer(query=query, title=t("error.kb", query.language, detail=type(exc).__name__))
@@ -104,7 +110,7 @@ def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
         notes += more_notes
     extra = dict(result.extra)
     if notes:
-        extra["settings_notes"] = notes
+        extra["settings_notes"] = [*(extra.get("settings_notes") or []), *notes]
     filled = defaults.defaulted_fields(query, applied)
     if filled:
         extra["defaulted"] = filled

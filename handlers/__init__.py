@@ -68,7 +68,7 @@ class _Registry(MutableMapping[str, Handler]):
 INTENTS: MutableMapping[str, Handler] = _Registry(dict(HANDLERS))
 
 
-# (intent, topic) -> "module:function": a topic that routing gave its own handler (handlers.routing)
+# (intent, topic) -> "module:function": a topic that routing gave its own handler (handlers/parse/reroute.py)
 TOPIC_HANDLERS: dict[tuple[str, str], str] = {
     ("tco", "spot_vs_on_demand"): "handlers.spot_choice:handle",  # "spot or on-demand for a 3-day job"
 }

@@ -104,6 +104,9 @@ def parse_alert(text: str, vocab) -> ParsedAlert:
         raise AlertParseError(phrase("no_gpu", lang, text=text[:200]) + "\n" + phrase("usage", lang))
     if len(query.gpus) > 1:
         raise AlertParseError(phrase("several_gpus", lang, gpus=", ".join(query.gpus)))
+    if excluded := [*query.exclude_providers, *query.exclude_pricing, *query.exclude_region_names, *query.exclude_gpus]:
+        # an alert watches what it names; "except aws" cannot be stored: said, never silently dropped
+        raise AlertParseError(phrase("no_exclusions", lang, what=", ".join(excluded)) + "\n" + phrase("usage", lang))
     return ParsedAlert(query, amount, currency, bool(_VGPU.search(text)))
 
 

@@ -3,8 +3,6 @@ data), what reserving and spot save, and the one-figure answer "when does reserv
 
 from __future__ import annotations
 
-import re
-
 from handlers.common import as_of_text, money, pricing_label
 from handlers.i18n import t
 from handlers.i18n_rules import rule_hits
@@ -85,9 +83,6 @@ def _exact(value: float) -> str:
     return f"${value:.8g}"
 
 
-_PER_MONTH = re.compile(r"a month|per month|/\s*mo(nth)?\b|monthly|每月|每个月|一个月")
-
-
 def _break_even_verdict(query: Query, be: dict, term: str, instance_type: str, region: str) -> str:
     """Line one: where the reservation starts to pay, and which option is cheaper for the usage asked about."""
     lang = query.language
@@ -103,20 +98,56 @@ def _break_even_verdict(query: Query, be: dict, term: str, instance_type: str, r
     )
     if pct >= 100:
         return head + t("verdict.be_never", lang)
-    hours = query.duration_hours
-    if not hours:
+    used = used_share(query)
+    if used is None:
         return head
-    monthly = hours if _PER_MONTH.search((query.text or "").lower()) or hours <= R.HOURS_PER_MONTH else None
-    used = (
-        (monthly / R.HOURS_PER_MONTH)
-        if monthly
-        else hours / (TERMS[query.pricing if query.pricing in TERMS else "reserved_1y"][1] * R.HOURS_PER_YEAR)
-    )
-    used = min(used, 1.0)
     reserved_month = be["reserved_rate"] * R.HOURS_PER_MONTH
     od_month = be["on_demand_rate"] * R.HOURS_PER_MONTH * used
     cheaper = "verdict.be_reserved" if used * 100 > pct else "verdict.be_on_demand"
     return head + t(cheaper, lang, used=used * 100, reserved=money(reserved_month), on_demand=money(od_month))
+
+
+def used_share(query: Query) -> float | None:
+    """The share of the hours the machine runs: the usage said ("at 50%", "12 hours a day"), else the hours asked
+    for within a month, else those hours over the reserved term; None when the question says nothing of it."""
+    if query.usage is not None:
+        return query.usage.utilisation
+    hours = query.duration_hours
+    if not hours:
+        return None
+    if hours <= R.HOURS_PER_MONTH:
+        return hours / R.HOURS_PER_MONTH
+    return min(1.0, hours / (TERMS[query.pricing if query.pricing in TERMS else "reserved_1y"][1] * R.HOURS_PER_YEAR))
+
+
+def usage_line(query: Query) -> str | None:
+    """ "Usage: 50% of the hours (12 hours a day)": the usage a verdict used, as said."""
+    if query.usage is None:
+        return None
+    return t("usage.line", query.language, pct=query.usage.utilisation * 100, said=query.usage.text)
+
+
+def usage_verdict(kb: KB, query: Query, instance_type: str, region: str) -> str | None:
+    """ "At your 27% (200 hours a month): on-demand $200.86 a month; 1-year reserved $462.66 (pays off above 63.0%)":
+    which of the two is cheaper for the usage said, for one instance type; None without a usage or a reserved rate."""
+    if query.usage is None:
+        return None
+    be = break_even(kb, instance_type, region, "reserved_1y")
+    used = query.usage.utilisation
+    lang = query.language
+    if be is None:
+        return usage_line(query)
+    key = "usage.reserved_cheaper" if used * 100 > be["utilisation_pct"] else "usage.on_demand_cheaper"
+    return t(
+        key,
+        lang,
+        pct=used * 100,
+        said=query.usage.text,
+        instance=instance_type,
+        on_demand=money(be["on_demand_rate"] * R.HOURS_PER_MONTH * used),
+        reserved=money(be["reserved_rate"] * R.HOURS_PER_MONTH),
+        be=be["utilisation_pct"],
+    )
 
 
 def break_even_line(be: dict, lang: str) -> str:
@@ -140,7 +171,8 @@ def break_even_answer(query: Query, kb: KB, facts: dict) -> Answer:
     if not query.instance_types:
         return Answer(query=query, title=t("tco.be.which", lang), rules=rule_hits(R.evaluate(facts, lang)))
     instance_type = query.instance_types[0]
-    three = re.search(r"3[- ]?(year|yr)|three[- ]year|3年|三年", (query.text or "").lower())
+    asked_hours = query.duration_hours or (query.usage.duration_hours if query.usage else None) or 0
+    three = query.pricing == "reserved_3y" or asked_hours >= 3 * R.HOURS_PER_YEAR
     pricing = query.pricing if query.pricing in TERMS else "reserved_3y" if three else "reserved_1y"
     rows = kb.offers(instance_types=[instance_type], regions=query.regions, pricing="on_demand")
     region = (
@@ -159,6 +191,8 @@ def break_even_answer(query: Query, kb: KB, facts: dict) -> Answer:
         if r["term"].startswith(prefix) and (not main or r["term"] != main["term"])
     ]
     lines = [break_even_line(main, lang)] if main else []
+    if said := usage_line(query):
+        lines.insert(0, said)
     if main:
         title = _break_even_verdict(query, main, term_label, instance_type, region)
     if any(others):

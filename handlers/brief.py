@@ -18,8 +18,6 @@ from handlers.common import money
 from handlers.i18n import t
 from handlers.models import Answer, Budget, Offer, Pitfall, Query
 
-_REGION_WORDS = re.compile(r"\bregions?\b|\bwhere\b|\bzones?\b|地域|区域|哪个地区|哪些地区|哪里|可用区")
-
 
 def _get(item: dict | Offer, key: str) -> Any:
     return item[key] if isinstance(item, dict) else getattr(item, key)
@@ -27,7 +25,7 @@ def _get(item: dict | Offer, key: str) -> Any:
 
 def asks_regions(query: Query) -> bool:
     """A question about regions (or about one instance type) lists every region, not one line per instance type."""
-    return bool(_REGION_WORDS.search((query.text or "")[:2000].lower())) or len(query.instance_types) == 1
+    return "regions_asked" in query.flags or len(query.instance_types) == 1
 
 
 def distinct(items: Sequence[dict | Offer]) -> list[tuple[dict | Offer, int]]:
@@ -133,7 +131,10 @@ def shown_offers(answer: Answer) -> list[Offer]:
 
 
 def caveat(answer: Answer) -> Pitfall | None:
-    """The one pitfall that changes the decision: the most severe one about the offers shown."""
+    """The one pitfall that changes the decision: the most severe one about the offers shown (none for a pitfalls
+    question: its pitfalls are the answer's lines)."""
+    if answer.query.intent == "pitfalls":
+        return None
     offers = shown_offers(answer)
     relevant = [p for p in answer.pitfalls if concerns(p, offers, answer.query)]
     order = {"high": 0, "medium": 1, "low": 2}
@@ -176,7 +177,8 @@ def hidden_count(answer: Answer, shown: Pitfall | None) -> int:
     """How many pitfalls, rules and details the short answer leaves behind the button."""
     details = answer.extra.get("details") or []
     more_picks = max(0, len(answer.recommendations) - BRIEF_RECOMMENDATIONS)
-    return len([p for p in answer.pitfalls if p is not shown]) + len(answer.rules) + len(details) + more_picks
+    pitfalls = 0 if answer.query.intent == "pitfalls" else len([p for p in answer.pitfalls if p is not shown])
+    return pitfalls + len(answer.rules) + len(details) + more_picks
 
 
 def view(answer: Answer) -> dict[str, Any]:

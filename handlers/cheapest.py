@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from handlers import brief
+from handlers import brief, nearest
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
 from handlers.freshness import answer_notes, out_of_stock_last
 from handlers.i18n import MESSAGES, t
@@ -18,12 +18,16 @@ def handle(query: Query, kb: KB) -> Answer:
     lang = query.language
     pricing = query.pricing or "on_demand"
     notes, suggestions = name_notes(query)
-    if not query.gpus and not query.min_gpu_memory_gb:
+    if not query.gpus and not query.min_gpu_memory_gb and not _any_gpu(query):
         return Answer(query=query, title=t("cheapest.which_gpu", lang), notes=notes, suggestions=suggestions)
     refs = gpu_refs(query.gpus, query.gpu_variants)  # "cheapest H100 PCIe": only that form factor
-    what = " / ".join(map(str, refs)) or f">= {query.min_gpu_memory_gb:g} GB"
+    what = " / ".join(map(str, refs)) or (
+        f">= {query.min_gpu_memory_gb:g} GB" if query.min_gpu_memory_gb else t("kind.gpu", lang)
+    )
     if query.gpu_count:
         what = f"{query.gpu_count:g}x {what}"
+    if query.machines and query.machines > 1:  # "2 nodes of 8 H100": two machines of that
+        what = f"{query.machines}x {what}"
     top = query.top_n or DEFAULT_TOP
     filters = dict(
         gpus=refs,
@@ -57,7 +61,8 @@ def handle(query: Query, kb: KB) -> Answer:
     whole, out_of_stock = out_of_stock_last(whole)  # known out of stock: after the rest (issue 28)
     ranked, context = _with_articles(kb, query, refs, pricing, whole, notes, details)
     if not ranked:
-        notes.insert(0, t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)))
+        notes[:0] = [t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)),
+                     *nearest.alternatives(kb, query, refs, pricing)]  # fmt: skip
     # every region when the question is about regions, else one line per provider + instance type (best region)
     picked = [(item, 0) for item in ranked] if brief.asks_regions(query) else brief.distinct(ranked)
     shown = [_as_offer(item).model_copy(update={"other_regions": n}) for item, n in picked[:top]]
@@ -79,16 +84,33 @@ def handle(query: Query, kb: KB) -> Answer:
     )
 
 
+def _any_gpu(query: Query) -> bool:
+    """ "cheapest GPU in asia under $0.5/GPU-h": no GPU named, but the question narrows what it wants."""
+    narrowed = (query.regions, query.providers, query.pricing, query.budget, query.gpu_count, query.exclude_gpus)
+    return query.any_gpu or any(narrowed)
+
+
+def machines_line(query: Query, item: Offer) -> str:
+    """ "; 2 machines: $XX.XX/h" for a question about several machines, else ""."""
+    if not query.machines or query.machines < 2:
+        return ""
+    total = f"{money(item.price_per_hour * query.machines, item.currency)}{t('unit.per_hour', query.language)}"
+    return t("cheapest.machines", query.language, n=query.machines, total=total)
+
+
 def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) -> str:
     """Line one: what to rent, where, at what price."""
     lang = query.language
     asked = t("cheapest.what", lang, what=what, pricing=pricing_label(pricing, lang))
     if not shown and query.budget and query.budget.per != "total":
         return t("verdict.none_within", lang, asked=asked, cap=brief.budget_label(query.budget, lang))
+    if not shown and query.regions:  # "cheapest A100 spot in Osaka": say there is none there (alternatives below)
+        where = ", ".join(query.region_names) or ", ".join(query.regions[:4]) + (" …" if len(query.regions) > 4 else "")
+        return t("cheapest.none_in", lang, what=what, pricing=pricing_label(pricing, lang), where=where)
     if not shown:
         return t("cheapest.title", lang, what=what, pricing=pricing_label(pricing, lang))
     best = shown[0]
-    return t("verdict.cheapest", lang, asked=asked, offer=offer_phrase(kb, best, lang))
+    return t("verdict.cheapest", lang, asked=asked, offer=offer_phrase(kb, best, lang)) + machines_line(query, best)
 
 
 def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
@@ -126,7 +148,7 @@ def _with_articles(
         for r in kb.offers(gpus=refs, pricing=pricing, providers=query.providers, kinds=("article",))
         if r.get("servable") and (not query.gpu_count or abs(r["gpu_count"] - query.gpu_count) < 1e-6)
     ]
-    if not articles or not refs:
+    if not articles or not refs or query.regions:  # an article figure has no region: not for a region question
         return ranked, []
     catalog_providers = {pid for pid, row in kb.providers.items() if row.get("has_catalog")}
     asked = set(query.providers)

@@ -28,7 +28,6 @@ from typing import Any
 
 from handlers.common import sources
 from handlers.i18n import t
-from handlers.language import has_chinese, language_of
 from handlers.models import Answer, Budget, Query
 
 __all__ = [
@@ -81,7 +80,7 @@ def apply_defaults(
     update: dict[str, Any] = {}
     notes: list[str] = []
     language = settings.get("language")
-    if language in ("en", "zh") and not has_chinese(query.text) and query.language != language:
+    if language in ("en", "zh") and "chinese" not in query.flags and query.language != language:
         update["language"] = language
     lang = update.get("language", query.language)
     if query.intent not in FILTERED_INTENTS:
@@ -155,7 +154,7 @@ def undo_defaults(query: Query, fields: Iterable[str], *, unless_changed_from: Q
         if name in ("providers", "regions"):
             reset[name] = []
         elif name == "language":
-            reset[name] = language_of(query.text)
+            reset[name] = "zh" if "chinese" in query.flags else "en"
         else:
             reset[name] = None
     return query.model_copy(update=reset) if reset else query

@@ -288,6 +288,7 @@ def history_points(
             if exc.suggestions:
                 notes.append(phrase("did_you_mean", query.language, names=", ".join(exc.suggestions)))
                 close += exc.suggestions
+    points = [p for p in points if _kept(p, query)]  # "except gcp": handlers.constraints
     if points:
         return points, notes, []
     recorded = reader.providers()
@@ -296,6 +297,18 @@ def history_points(
         notes.append(phrase("providers", query.language, missing=", ".join(missing), names=", ".join(recorded)))
     families = history_families(query.providers or None, reader=reader) or history_families(reader=reader)
     return points, notes, list(dict.fromkeys([*close, *families]))
+
+
+def _kept(point: Any, query: Query) -> bool:
+    """A history point outside what the question excluded (its provider, pricing model, cheapest region)."""
+    get = point.get if isinstance(point, dict) else lambda key, default=None: getattr(point, key, default)
+    cheapest = get("cheapest") or {}
+    region = cheapest.get("region") if isinstance(cheapest, dict) else None
+    return not (
+        get("provider") in query.exclude_providers
+        or get("pricing") in query.exclude_pricing
+        or (region and region in query.exclude_regions)
+    )
 
 
 def handle(query: Query, kb: Any = None, reader: HistoryReader | None = None) -> Answer:

@@ -63,6 +63,22 @@ class Budget(Model):
     text: str = ""  # the words it was read from
 
 
+class Usage(Model):
+    """How much a machine is used ("at 50% utilisation", "12 hours a day", "weekdays 9-5", "使用率50%").
+
+    `utilisation` is the share of all hours it runs, in (0, 1]; `basis` how it was said; `duration_hours` how long
+    it is needed ("for a year", the Query's `duration_hours`). A stated usage is never replaced by 100 %."""
+
+    utilisation: float
+    basis: Literal["utilisation", "per_day", "per_week", "per_month", "schedule", "always"] = "utilisation"
+    text: str = ""  # the words it was read from
+    duration_hours: float | None = None
+
+    @property
+    def hours_per_month(self) -> float:
+        return self.utilisation * 730.0
+
+
 class Query(Model):
     """One question, parsed once. Handlers never see raw text."""
 
@@ -89,10 +105,37 @@ class Query(Model):
     gpu_variants: list[str] = Field(default_factory=list)  # form factors named: "H100 PCIe" (issue 14)
     budget: Budget | None = None
     machines: int | None = None  # "2 nodes of 8 H100": machines, with `gpu_count` GPUs each
-    # the "work" intent ($ per 1M tokens): benchmarked model, benchmark workload and step (handlers/parse_work.py)
+    # what the words say beyond names and numbers (handlers/parse/flags.py): handlers test flags, never the text
+    # derived from `text`, so not dumped (a stored question gets them again from its text when rebuilt)
+    flags: list[str] = Field(default_factory=list, exclude=True)
+    precisions: list[str] = Field(default_factory=list, exclude=True)  # "FP16 TFLOPS of H100": precisions asked about
+    train_tokens: float | None = Field(default=None, exclude=True)  # "train on 2T tokens"
+    any_gpu: bool = False  # "cheapest GPU in asia": any GPU, ranked across all of them (no GPU named)
+    usage: Usage | None = None  # "at 50% utilisation", "12 hours a day" (handlers/parse/usage.py)
+    # what the question rules out ("except gcp", "not spot", "outside China", "不要竞价"): handlers/parse/polarity.py
+    exclude_providers: list[str] = Field(default_factory=list)
+    exclude_pricing: list[Pricing] = Field(default_factory=list)
+    exclude_regions: list[str] = Field(default_factory=list)
+    exclude_gpus: list[str] = Field(default_factory=list)
+    exclude_region_names: list[str] = Field(default_factory=list)  # the excluded places as said ("China")
+    region_names: list[str] = Field(default_factory=list)  # the places asked for as said ("华东", "Osaka")
+    unapplied: list[str] = Field(default_factory=list)  # constraints said that gpubot cannot apply, as said
+    # the "work" intent ($ per 1M tokens): benchmarked model, benchmark workload and step (handlers/parse/work.py)
     model: str | None = None
     bench_workload: BenchWorkload | None = None
     bench_step: BenchStep | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _words_of_the_text(cls, data: Any) -> Any:
+        """A Query built without the parser (a test, a button's stored question) gets the flags its text raises, by
+        the parser's own reader (`handlers/parse/flags.py`); the parser passes them itself."""
+        if isinstance(data, dict) and data.get("text") and "flags" not in data:
+            from handlers.parse.flags import find_flags
+
+            flags, precisions, tokens = find_flags(str(data["text"])[:2000].lower())
+            data = {"precisions": precisions, "train_tokens": tokens, **data, "flags": flags}
+        return data
 
 
 class Offer(Model):

@@ -9,6 +9,8 @@ from knowledge.facts import pitfalls as store
 from knowledge.kb.reader import KB
 
 DEFAULT_TOP = 5
+ALL_NAMED = 50  # a named cloud, GPU or pricing model: all of its pitfalls
+SEVERITY = {"high": 0, "medium": 1, "low": 2}
 SUGGESTED_TOPICS = {
     "en": ["spot", "reserved", "egress", "vGPU", "driver", "Kubernetes", "compliance", "quota"],
     "zh": ["竞价实例", "预留实例", "出网流量", "vGPU", "驱动", "Kubernetes", "合规", "配额"],
@@ -39,19 +41,36 @@ def relevant(kb: KB, query: Query, offers: list[Offer] = (), limit: int = 3) -> 
     return [to_model(s.row, query.language) for s in found]
 
 
+def _about(row: dict, query: Query) -> bool:
+    """A pitfall tagged with a cloud, GPU family or pricing model the question names."""
+    tags = row.get("tags") or {}
+    families = {g.split()[0].upper() for g in query.gpus}
+    pricing = (query.pricing or "").split("_")[0]  # "reserved_1y" is tagged "reserved"
+    return bool(
+        set(tags.get("providers", ())) & set(query.providers)
+        or {g.split()[0].upper() for g in tags.get("gpus", ())} & families
+        or (pricing and any(str(p).startswith(pricing) for p in tags.get("pricing", ())))
+    )
+
+
 def handle(query: Query, kb: KB) -> Answer:
     """pitfalls [topic | gpu | provider | pricing]: hidden costs and traps, e.g. `pitfalls spot on aws`"""
     lang = query.language
     notes, suggestions = name_notes(query)
-    text = scan_text(query)
+    text = " ".join(filter(None, [scan_text(query), query.topic]))
+    named = bool(query.gpus or query.providers or query.pricing)
     found = store.search(
         kb,
-        " ".join(filter(None, [text, query.topic])),
+        text,
         gpus=query.gpus,
         providers=query.providers,
         pricing=query.pricing,
-        limit=query.top_n or DEFAULT_TOP,
+        limit=query.top_n or (ALL_NAMED if named else DEFAULT_TOP),
     )
+    if named and not query.top_n:  # "pitfalls alibaba": every pitfall about that cloud/GPU/pricing, worst first
+        about = [s for s in found if _about(s.row, query)] or found[:DEFAULT_TOP]
+        plain = not (query.topic or query.pricing)  # a cloud or GPU alone: worst first; else the most relevant
+        found = sorted(about, key=lambda s: SEVERITY.get(s.row["severity"], 3)) if plain else about
     about = f": {query.topic or ' '.join([*query.gpus, *query.providers])}".rstrip(": ")
     if not found:
         from rapidfuzz import process, utils
@@ -67,10 +86,11 @@ def handle(query: Query, kb: KB) -> Answer:
         notes.append(_p("none", lang, text=asked if len(asked) <= 200 else asked[:200] + "…"))
         suggestions += close or SUGGESTED_TOPICS[lang]
         return Answer(query=query, title=_p("title", lang, about=""), notes=notes, suggestions=suggestions)
+    shown = [to_model(s.row, lang) for s in found]
     return Answer(
         query=query,
         title=_p("title", lang, about=about if about.strip(": ") else ""),
-        pitfalls=[to_model(s.row, lang) for s in found],
+        pitfalls=shown,
         notes=notes,
         suggestions=suggestions,
     )

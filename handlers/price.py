@@ -77,7 +77,8 @@ def _verdict(query: Query, rows: list[Offer], what: str) -> str | None:
             )
     if not parts:
         return None
-    return t("verdict.price", lang, what=first[0].instance_type, parts=t("word.sep", lang).join(parts))
+    said = t("verdict.price", lang, what=first[0].instance_type, parts=t("word.sep", lang).join(parts))
+    return said + cheapest.machines_line(query, first[0])  # "3 x p4d.24xlarge": three machines
 
 
 def _missing_term(kb: KB, query: Query, what: str, where: str) -> str:

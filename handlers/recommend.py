@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from handlers import brief, run_cost
-from handlers.break_even import saving_facts
+from handlers.break_even import saving_facts, usage_verdict
 from handlers.common import money, name_notes, offer, pricing_label, sources
 from handlers.i18n import t
 from handlers.i18n_rules import provider_name, provider_notes, rule_hits
@@ -24,12 +24,6 @@ TOP = 5
 def handle(query: Query, kb: KB) -> Answer:
     """recommend <workload> [model size] [budget|performance|ecosystem|compliance]: ranked GPUs, decision path"""
     lang = query.language
-    if not (query.workload or query.model_size_b or query.priority or query.gpu_count) and (
-        query.instance_types or match_errata(query, kb)
-    ):
-        from handlers import spec  # "which GPU is in Azure NCv3?": a fact question, not a recommendation
-
-        return spec.handle(query.model_copy(update={"intent": "spec"}), kb)
     notes, suggestions = name_notes(query)
     facts = query_facts(query)
     fired = R.evaluate(facts, lang)
@@ -101,6 +95,8 @@ def handle(query: Query, kb: KB) -> Answer:
     fired = R.evaluate(facts, lang)
     recs = [_recommendation(o, required, pricing, lang, kb) for o in options[: query.top_n or TOP]]
     lines = _provider_lines(kb, fired, providers, lang) + errata_lines(errata, lang)
+    if top and (said := usage_verdict(kb, query, top["instance_type"], top["region"])):
+        lines.insert(0, said)  # "200 hours a month": on-demand or reserved for that usage
     if by_run:
         n_tokens, said = run_cost.tokens(query)
         lines.insert(

@@ -12,14 +12,10 @@ Basis (stated in every answer that uses it):
 
 from __future__ import annotations
 
-import re
-
 from handlers.models import Query
 
 TOKENS_PER_PARAM = 20.0
 MFU = 0.40
-_TOKENS = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>t|b|m|trillion|billion|million|万亿|亿)\s*(?:tokens?|个?token)")
-_UNIT = {"t": 1e12, "trillion": 1e12, "万亿": 1e12, "b": 1e9, "billion": 1e9, "亿": 1e8, "m": 1e6, "million": 1e6}
 
 
 def applies(query: Query, needed_max: int) -> bool:
@@ -34,9 +30,8 @@ def applies(query: Query, needed_max: int) -> bool:
 
 def tokens(query: Query) -> tuple[float, bool]:
     """(training tokens, said in the question?)"""
-    m = _TOKENS.search((query.text or "")[:2000].lower())
-    if m:
-        return float(m["n"]) * _UNIT[m["unit"]], True
+    if query.train_tokens:  # "on 2T tokens", read by the parser
+        return query.train_tokens, True
     return TOKENS_PER_PARAM * (query.model_size_b or 0) * 1e9, False
 
 

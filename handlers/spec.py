@@ -26,7 +26,6 @@ PRECISIONS = {  # asked precision -> (gpu_specs column, label)
     "fp8": ("fp8_tflops_dense", "FP8"),
     "int8": ("int8_tops_dense", "INT8"),
 }
-_PRECISION_WORDS = {"双精度": "fp64", "单精度": "fp32", "半精度": "fp16"}
 _SPARSE_VENDORS = ("A100", "H100", "H200", "L4", "L40", "L40S", "B200", "GB200", "A10", "A30", "A40", "RTX 6000 Ada")
 
 
@@ -54,7 +53,7 @@ def handle(query: Query, kb: KB) -> Answer:
             specs += [s for s in spec_rows if s not in specs]
     for name in query.gpus[:3]:
         specs += [s for s in spec_rows_for(kb, GpuRef.parse(name)) if s not in specs]
-    asked = asked_precisions(scan_text(query))
+    asked = [p for p in query.precisions if p in PRECISIONS]
     lines += precision_lines(specs, asked, query.gpu_count, lang)
     if not asked:
         lines += [row_line(s, lang) for s in specs[:6]]
@@ -81,35 +80,21 @@ def handle(query: Query, kb: KB) -> Answer:
     )
 
 
-_FACT_WORDS = re.compile(
-    r"bandwidth|带宽|network|网络|memory|显存|\d+\s*gb\b|which gpu|what gpu|gpu型号|什么gpu|什么卡|nvlink|"
-    r"\bfp(8|16|32|64)\b|\bbf16\b|tflops|算力|images? per second|images?/s|img/s|吞吐|throughput|benchmark|基准"
-)
-_PRICE_WORDS = re.compile(
-    r"price|cost|how much does|多少钱|价格|费用|\$|per hour|每小时|一小时|cheap|便宜|value|性价比"
-)
-
-
 def is_fact_question(query: Query, kb: KB) -> bool:
     """A question about a datasheet or instance fact rather than a price (for questions parsed as `price`):
     fact words ("bandwidth", "显存", "FP32") or a strong match with a seed erratum, and no price words."""
-    text = scan_text(query).lower()
-    if _PRICE_WORDS.search(text):
+    if "price_words" in query.flags:
         return False
-    return bool(_FACT_WORDS.search(text)) or any(score >= 8 for score, _, _ in _scores(query, kb))
-
-
-_FIGURE = re.compile(r"[$¥]\s*\d|\d(\.\d+)?\s*(美元|元|usd|cny|gbps|gb\b|tflops|img|images|张)")
+    return "fact_words" in query.flags or any(score >= 8 for score, _, _ in _scores(query, kb))
 
 
 def with_errata(answer: Answer, query: Query, kb: KB) -> Answer:
     """Another handler's answer with the corrections of the seed errata the question clearly touches (the
     erratum's own question, two topic keywords, or a figure being checked), and their rule."""
-    text = scan_text(query).lower()
     strong = {
         row["id"]
         for score, topical, row in _scores(query, kb)
-        if score >= 10 or topical >= 2 or topical and _FIGURE.search(text)
+        if score >= 10 or topical >= 2 or topical and "figure" in query.flags
     }
     errata = [e for e in match_errata(query, kb) if e["id"] in strong]
     if not errata:
@@ -155,13 +140,6 @@ def instance_specs(kb: KB, instance_type: str) -> tuple[dict | None, list[dict]]
     row = rows[0]
     specs = kb.rows("SELECT * FROM gpu_specs WHERE model = ?", [row["gpu_model"]]) if row["gpu_model"] else []
     return row, specs or spec_rows_for(kb, GpuRef(row["gpu"], row["gpu_memory_gb"]))
-
-
-def asked_precisions(text: str) -> list[str]:
-    low = text.lower()
-    found = [p for p in PRECISIONS if re.search(rf"(?<![a-z0-9]){p}(?![0-9])", low)]
-    found += [p for word, p in _PRECISION_WORDS.items() if word in text and p not in found]
-    return found
 
 
 def _fmt(value: float | None) -> str:

@@ -1,5 +1,5 @@
 """spot or on-demand for a job: both priced for the job (every region, the interruption risk priced in), and
-which to take. Reached through `tco` when the question weighs the two (`handlers.routing`)."""
+which to take. Reached through `tco` when the question weighs the two (`handlers/parse/reroute.py`)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,15 @@ the question asks beyond the offer (no interruptions, a budget, the job's length
 
 from __future__ import annotations
 
-from handlers.break_even import break_even, break_even_answer, break_even_facts, break_even_line, saving_facts
+from handlers.break_even import (
+    break_even,
+    break_even_answer,
+    break_even_facts,
+    break_even_line,
+    saving_facts,
+    usage_line,
+    usage_verdict,
+)
 from handlers.common import money, name_notes
 from handlers.i18n import t
 from handlers.i18n_rules import rule_hits
@@ -50,6 +58,8 @@ def handle(query: Query, kb: KB) -> Answer:
         what = ", ".join(query.instance_types or query.gpus)
         return Answer(query=query, title=t(key, lang, what=what), notes=notes, suggestions=suggestions)
     hours = query.duration_hours or budget_hours(query) or DEFAULT_HOURS
+    if query.usage is not None:  # "for a month at 12 hours a day": the hours it runs, never 100 %
+        hours = (query.duration_hours or DEFAULT_HOURS) * query.usage.utilisation
     fx = kb.fx()
     options, lines = [], []
     first = None
@@ -77,6 +87,12 @@ def handle(query: Query, kb: KB) -> Answer:
     ranked = sorted(options, key=lambda item: item[1].total)
     eligible = [item for item in ranked if fits(item[1], query, no_spot)] or ranked
     label, best = eligible[0]
+    if (
+        said := usage_verdict(kb, query, asked[0]["on_demand"][0]["instance_type"], asked[0]["on_demand"][0]["region"])
+        if asked[0].get("on_demand")
+        else usage_line(query)
+    ):
+        lines.insert(0, said)
     if no_spot:
         lines.append(t("tco.no_spot", lang))
     if query.duration_hours and any(not fits(o, query, False) for _, o in ranked):
@@ -115,9 +131,5 @@ def price_or_tco(query: Query, kb: KB) -> Answer:
     """price <instance type | gpu> [spot|on-demand|reserved] [region]: every known price of an instance type"""
     from handlers import price, spec
 
-    topic = query_facts(query)["topic"]
-    if topic and query.instance_types:  # "how often is X interrupted", "break-even utilisation of X"
-        return handle(query, kb)
-    if (query.instance_types or query.gpus) and spec.is_fact_question(query, kb):
-        return spec.handle(query.model_copy(update={"intent": "spec"}), kb)
+    # the intent is final here (handlers/parse/reroute.py `settle`): fact and break-even questions never arrive
     return spec.with_errata(price.handle(query, kb), query, kb)

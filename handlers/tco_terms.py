@@ -3,22 +3,15 @@ than a reservation's term (which options can run it)."""
 
 from __future__ import annotations
 
-import re
-
 from handlers.common import money
 from handlers.i18n import t
 from handlers.models import Query, Tco
 from handlers.tco_model import TERMS, convert
 from knowledge.facts import rules as R
 
-_NO_INTERRUPTIONS = re.compile(
-    r"(can ?not|can't|cannot|must not|mustn't|never) be interrupted|no interruptions?|"
-    r"uninterrupt|without interruption|不能中断|不可中断|不能被中断|不允许中断|不能停"
-)
-
 
 def no_interruptions(query: Query) -> bool:
-    return bool(_NO_INTERRUPTIONS.search((query.text or "")[:2000].lower()))
+    return "no_interruptions" in query.flags
 
 
 def fits(option: Tco, query: Query, no_spot: bool) -> bool:

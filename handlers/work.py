@@ -76,6 +76,9 @@ def handle(query: Query, kb) -> Answer:
         gpus=query.gpus,
         instance_types=query.instance_types,
     )
+    _honour_exclusions(found, query)
+    if budget_note := _within_budget(found, query, kb):
+        notes.insert(0, budget_note)
     shown = workload if step != "single_stream" else work.SINGLE_STREAM_WORKLOAD
     labels = {"workload": shown, "step": t(f"work.step.{step}", lang), "pricing": t(f"pricing.{pricing}", lang)}
     name = model.name if model else f"{size:g}B"
@@ -91,6 +94,7 @@ def handle(query: Query, kb) -> Answer:
             providers=query.providers,
             regions=query.regions,
         )
+        _honour_exclusions(estimated, query)
         if estimated.rows:
             found.rows, found.details, by_datasheet = estimated.rows, estimated.details, True
     if not found.rows:
@@ -164,6 +168,37 @@ def handle(query: Query, kb) -> Answer:
         sources=sources,
         extra={"work": found.rows, "work_details": found.details, "excluded": found.excluded},
     )
+
+
+def _honour_exclusions(found, query: Query) -> None:
+    """Leave out the rows of what the question ruled out ("except gcp": handlers.constraints)."""
+    from handlers.constraints import excludes, kept
+
+    if excludes(query):
+        pairs = [(r, d) for r, d in zip(found.rows, found.details, strict=True) if kept(r, query)]
+        found.rows, found.details = [r for r, _ in pairs], [d for _, d in pairs]
+
+
+def _within_budget(found, query: Query, kb) -> str | None:
+    """Keep the rows within the question's hourly cap ("under $1/hour", "每卡每小时不超过2美元"), like cheapest does;
+    the note says the cap and how many it removed. A total budget filters nothing here."""
+    from handlers import brief
+
+    budget = query.budget
+    if budget is None or budget.per == "total":
+        return None
+    cap = brief.cap_usd(budget, kb.fx()["usd_per_cny"]) + 1e-9
+
+    def hourly(row: dict) -> float:
+        per_gpu = budget.per == "gpu_hour" and row.get("gpu_count")
+        return row["price_per_hour_usd"] / row["gpu_count"] if per_gpu else row["price_per_hour_usd"]
+
+    pairs = [(r, d) for r, d in zip(found.rows, found.details, strict=True) if hourly(r) <= cap]
+    removed = len(found.rows) - len(pairs)
+    total = len(found.rows)
+    found.rows, found.details = [r for r, _ in pairs], [d for _, d in pairs]
+    label = brief.budget_label(budget, query.language)
+    return t("brief.budget", query.language, cap=label, removed=removed, total=total)
 
 
 def _not_orderable(excluded: list[dict], pricing: str, lang: str) -> str | None:

@@ -3,7 +3,8 @@
 - `intents.json`: phrases that cue an intent (`phrases()` gives them as the field "cue"), other cues, non-cues;
 - `fields.json`: phrases that set a field of the query (pricing, workload, priority, currency, topic);
 - `words.json`: words never taken for a name (`not_names()`), stopwords (`stopwords()`);
-- `numbers.json`: English number words, Chinese digits and units (`numbers()`).
+- `numbers.json`: English number words, Chinese digits and units (`numbers()`);
+- `polarity.json`: words that make an exclusion and end its scope (`polarity()`).
 
 Each file says what it holds under "about". A file is checked against its sections when read (`load`): a missing
 or unknown section is an error, so no data sits there unread. The phrases are only read when a vocabulary is built
@@ -26,6 +27,7 @@ FILES: dict[str, tuple[str, ...]] = {
     "fields.json": ("pricing", "workload", "priority", "currency", "topic"),
     "words.json": ("not_names", "stopwords"),
     "numbers.json": ("en", "zh_digits", "zh_units"),
+    "polarity.json": ("exclude", "after", "scope_end", "restart", "not_exclude"),
 }
 NOT_A_CUE = "none"  # the field of a phrase that only keeps a shorter cue from matching ("比如" is not "比")
 
@@ -74,6 +76,12 @@ def not_names() -> frozenset[str]:
 
 def stopwords() -> frozenset[str]:
     return frozenset(load("words.json")["stopwords"])
+
+
+def polarity() -> dict[str, tuple[str, ...]]:
+    """kind ("exclude", "after", "scope_end", "restart", "not_exclude") -> its phrases, English then Chinese."""
+    data = load("polarity.json")
+    return {kind: _phrases_of(data[kind]) for kind in FILES["polarity.json"]}
 
 
 def numbers() -> tuple[dict[str, float], dict[str, float], dict[str, float]]:

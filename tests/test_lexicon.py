@@ -44,12 +44,12 @@ def test_every_section_is_read(monkeypatch):
 
     real = lexicon.load.__wrapped__
     monkeypatch.setattr(lexicon, "load", lambda name: Tracked(name, real(name)))
-    lexicon.phrases(), lexicon.not_names(), lexicon.stopwords(), lexicon.numbers()
+    lexicon.phrases(), lexicon.not_names(), lexicon.stopwords(), lexicon.numbers(), lexicon.polarity()
     assert read == {(name, section) for name, sections in lexicon.FILES.items() for section in sections}
     # ... and the parser calls each of those accessors
     parser_files = [*(ROOT / "handlers" / "parse").glob("*.py"), ROOT / "knowledge" / "kb" / "vocabulary.py"]
     sources = "".join(path.read_text(encoding="utf-8") for path in parser_files)
-    for accessor in ("phrases", "not_names", "stopwords", "numbers"):
+    for accessor in ("phrases", "not_names", "stopwords", "numbers", "polarity"):
         assert f"lexicon.{accessor}()" in sources, accessor
 
 

@@ -121,8 +121,8 @@ CASES = [
     ("cheapest 16 GPUs of H200", dict(intent="cheapest", gpus=["H200"], gpu_count=16)),  # "16 GPUs"
     (
         "cheapest L4 — not L40S — in eu",
-        dict(intent="cheapest", gpus=["L4", "L40S"], regions_include=EU),
-    ),  # L4 must not hide in L40S
+        dict(intent="cheapest", gpus=["L4"], exclude_gpus=["L40S"], regions_include=EU),
+    ),  # L4 must not hide in L40S; "not L40S" rules it out (issue 23)
     ("Cheapest A100s??", dict(intent="cheapest", gpus=["A100"])),  # plural, capitals
     ("cheapest 8 H100s right now", dict(intent="cheapest", gpus=["H100"], gpu_count=8)),  # bare count before name
     ("cheapest H100 NVL", dict(intent="cheapest", gpus=["H100 94GB"])),  # NVL is the 94 GB part

@@ -257,7 +257,11 @@ def test_break_even_of_a_1_year_reservation(ask_json, text):
 def test_break_even_says_when_a_term_does_not_exist(kb):
     answer = tco.handle(
         Query(
-            intent="tco", text="break-even of p5.48xlarge 1-year", instance_types=["p5.48xlarge"], regions=["us-east-1"]
+            intent="tco",
+            text="break-even of p5.48xlarge 1-year",
+            topic="break_even",  # what the parser reads from "break-even" (handlers never read the text)
+            instance_types=["p5.48xlarge"],
+            regions=["us-east-1"],
         ),
         kb,
     )

@@ -6,24 +6,31 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from handlers import parse_budget, parse_cluster, routing
 from handlers.language import has_chinese
-from handlers.models import Query
+from handlers.models import Intent, Query
+from handlers.parse.budget import find as find_budget
+from handlers.parse.cluster import find as find_machines
+from handlers.parse.cluster import machines_of_instance
+from handlers.parse.flags import find_flags
 from handlers.parse.ids import find_ids
 from handlers.parse.intent import choose, pricing_of, topic_of
 from handlers.parse.leftovers import find_leftovers
 from handlers.parse.numbers import find_numbers
+from handlers.parse.polarity import find_exclusions
+from handlers.parse.reroute import reroute
 from handlers.parse.state import State
+from handlers.parse.usage import find as find_usage
 from handlers.parse.words import find_cjk, find_words
 from knowledge.kb.vocabulary import Vocabulary
 
 MAX_CHARS = 2000  # a question longer than this is read up to here (the Query keeps the whole text)
 _MENTION = re.compile(r"^\s*(?:<@[^>]+>|@[\w.\-]+|/gpu\b|/gpubot\b)[\s,:，：]*", re.IGNORECASE)
 _ASCII_WORD = re.compile(r"[a-z0-9]")
+_ANY_GPU = re.compile(r"\bgpus?\b|\bcards?\b|\baccelerators?\b|显卡|gpu|算力|加速卡")  # "cheapest GPU in asia"
 
 # In this order: each blanks what it consumed, so later ones never read it twice.
 _EXTRACTORS: tuple[Callable[[State, Vocabulary], None], ...] = (
-    find_ids, find_numbers, find_words, find_cjk, find_leftovers,
+    find_ids, find_numbers, find_words, find_cjk, find_leftovers, lambda st, _: find_exclusions(st),
 )  # fmt: skip
 
 
@@ -45,13 +52,16 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     body = _MENTION.sub("", text, count=1).strip()
     body = _MENTION.sub("", body, count=1).strip()[:MAX_CHARS]  # "@gpubot /gpu ..."
     st = State(text=body, low=_lower(body))
-    budget, budget_span = parse_budget.find(st.low)  # "under $2/GPU-h": read first, so "$2" is no count or size
+    budget, budget_span = find_budget(st.low)  # "under $2/GPU-h": read first, so "$2" is no count or size
     if budget is not None and budget_span:
         st.take(*budget_span)
         st.currency = budget.currency  # "$2/GPU-h" still says the question is in dollars
-    machines, machines_span = parse_cluster.find(st.low)  # "2 nodes of 8 H100": 2 machines, 8 GPUs each
+    machines, machines_span = find_machines(st.low)  # "2 nodes of 8 H100": 2 machines, 8 GPUs each
     if machines_span:
         st.take(*machines_span)
+    usage, usage_spans = find_usage(st.low)  # "12 hours a day": how much it runs, never a 12-hour job
+    for span in usage_spans:
+        st.take(*span)
     for extract in _EXTRACTORS:
         extract(st, vocab)
     chinese = has_chinese(body)
@@ -61,8 +71,15 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         st.durations.remove(term_years * 8760.0)  # "3-year reserved": a pricing term, not how long it runs
     chosen = choose(st, empty)
     duration = st.durations[0] if st.durations else (term_years * 8760.0 if term_years and chosen == "tco" else None)
+    if usage is not None:
+        usage = usage.model_copy(update={"duration_hours": duration or (term_years * 8760.0 if term_years else None)})
+    chosen, topic = _usage_intent(chosen, usage, pricing, st)
+    flags, precisions, tokens = find_flags(_lower(body))
     query = Query(
         text=typed,
+        flags=flags,
+        precisions=precisions,
+        train_tokens=tokens,
         intent=chosen,
         gpus=st.ordered("gpus"),
         gpu_count=st.gpu_count,
@@ -80,12 +97,36 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         currency=st.currency,
         top_n=st.top_n,
         language="zh" if chinese else "en",
-        topic=topic_of(st) if chosen in {"pitfalls", "checklist"} else None,
+        topic=topic or (topic_of(st) if chosen in {"pitfalls", "checklist"} else None),
         issues=st.issues,
         gpu_variants=st.gpu_variants,
         budget=budget,
         machines=machines,
+        usage=usage,
+        any_gpu=not st.gpus and not st.instance_types and bool(_ANY_GPU.search(body.lower())),
+        exclude_providers=st.excluded.get("providers", []),
+        exclude_pricing=st.excluded.get("pricing", []),
+        exclude_regions=st.excluded.get("regions", []),
+        exclude_gpus=st.excluded.get("gpus", []),
+        exclude_region_names=st.excluded.get("region_names", []),
+        region_names=[st.said[pos] for pos in sorted(st.said)],
+        unapplied=st.excluded.get("unapplied", []),
     )
-    from handlers.parse_work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
+    from handlers.parse.work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
 
-    return routing.reroute(refine(query, body))  # routing: break-even, spot-or-on-demand and off-topic questions
+    query = machines_of_instance(query, _lower(body))  # "3 x p4d.24xlarge": three instances
+    return reroute(refine(query, body))  # break-even, spot-or-on-demand, off-topic questions
+
+
+def _usage_intent(chosen: Intent, usage: object, pricing: str | None, st: State) -> tuple[Intent, str | None]:
+    """ "reserve g5.xlarge for a year if I use it 12 hours a day": a usage with a reservation is a break-even
+    question (the verdict follows from the usage)."""
+    reserved = (pricing or "").startswith("reserved") or "reserved" in st.pricings
+    if (
+        usage is not None
+        and reserved
+        and st.instance_types
+        and chosen in ("tco", "price", "cheapest", "compare", "recommend")
+    ):
+        return "tco", "break_even"
+    return chosen, None

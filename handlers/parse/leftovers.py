@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import re
 
+from rapidfuzz import fuzz
+
+from handlers.models import NameIssue
 from handlers.parse.state import MEMORY_TOKEN, WORD, State, ladder
 from knowledge import lexicon
 from knowledge import names as nm
@@ -67,3 +70,30 @@ def _name(st: State, vocab: Vocabulary, raw: str, pos: int, *, two_words: bool =
         if isinstance(found, nm.Resolved):
             st.add(listname, [found.name], pos)
             return
+    _unknown_place(st, vocab, raw, pos)
+
+
+_ON = re.compile(r"(?:\b(?:on|via|using|through)|在|用)\s*$")  # "on coreweave", "在coreweave"
+_IN = re.compile(r"\b(?:in|near)\s+$")  # "in Osaka"
+
+
+def _unknown_place(st: State, vocab: Vocabulary, raw: str, pos: int) -> None:
+    """A word nobody knows where a cloud or a place is named ("on coreweave", "in Jakarta") is said back, never
+    dropped: a `NameIssue` with the closest names, so the answer does not pass the global one off as its own."""
+    from handlers.parse.work import is_model_family
+
+    before = st.text[max(0, pos - 12) : pos].lower()
+    if is_model_family(raw.lower()):
+        return  # "用Llama 3.1 8B", "on Qwen": a model, not a cloud
+    if _ON.search(before) and raw.isalpha() and not (st.instance_types or st.providers):  # not "p4d on ResNet"
+        found = vocab.provider_index.resolve(raw.lower()) if vocab.provider_index else None
+        st.issues.append(NameIssue(kind="provider", text=raw, status="unknown", candidates=_close(raw, found)))
+    elif _IN.search(before) and raw[:1].isupper() and raw.isalpha():
+        found = vocab.region_index.resolve(raw.lower()) if vocab.region_index else None
+        st.issues.append(NameIssue(kind="region", text=raw, status="unknown", candidates=_close(raw, found)))
+
+
+def _close(raw: str, found: object) -> list[str]:
+    """The did-you-mean names that are close to what was written (not just the least far of far names)."""
+    hints = getattr(found, "suggestions", ()) or getattr(found, "candidates", ())
+    return [h for h in hints if fuzz.partial_ratio(raw.lower(), h.lower()) >= 70][:3]

@@ -47,6 +47,10 @@ class State:
     positions: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     memory_at: int | None = None  # where a "80GB memory" that may belong to the GPU before it starts
     gpu_variants: list[str] = field(default_factory=list)
+    pricing_at: list[tuple[int, str]] = field(default_factory=list)  # (position, pricing) of each pricing named
+    said: dict[int, str] = field(default_factory=dict)  # position -> a region group as written ("China")
+    # what the question rules out (handlers/parse/polarity.py): providers, pricings, regions, GPUs, and as said
+    excluded: dict[str, list[str]] = field(default_factory=dict)
 
     def take(self, start: int, end: int) -> None:
         self.low = self.low[:start] + " " * (end - start) + self.low[end:]
@@ -75,6 +79,7 @@ class State:
             self.add("providers", [v], start)
         elif f == "group":
             self.add("regions", vocab.region_groups.get(v, ()), start)
+            self.said[start] = self.text[start:end]
         elif f == "family":
             self.add("instance_types", v, start)
         elif f == "cue":
@@ -82,6 +87,7 @@ class State:
             self.cue_ends.append((end, v))
         elif f == "pricing":
             self.pricings.append(v)
+            self.pricing_at.append((start, v))
         elif f == "topic":
             if v not in self.topics:
                 self.topics.append(v)

@@ -56,7 +56,11 @@ def answer_message(
                 "more": answer.more + len(answer.offers) - len(listed),
                 "rules": [],
                 "recommendations": answer.recommendations[: brief.BRIEF_RECOMMENDATIONS],
-                "pitfalls": [shown["caveat"]] if shown["caveat"] else [],
+                "pitfalls": answer.pitfalls
+                if answer.query.intent == "pitfalls"
+                else [shown["caveat"]]
+                if shown["caveat"]
+                else [],
             }
         )
     sources = answer_sources(answer, verbose)

@@ -62,15 +62,15 @@ def find(low: str) -> tuple[int | None, tuple[int, int] | None]:
     return None, None
 
 
-def machines_of_instance(query: Query) -> Query:
-    """ "3 x p4d.24xlarge": three instances of the type (the parser read 3 as a GPU count)."""
-    if not query.instance_types or not query.gpu_count or query.machines:
+def machines_of_instance(query: Query, low: str) -> Query:
+    """ "3 x p4d.24xlarge", "3台p4d.24xlarge": three instances of the type (not three GPUs); `low` is the question's
+    lower-case text (read here, by the parser, once)."""
+    if not query.instance_types or query.machines:
         return query
-    text = (query.text or "").lower()
-    count = f"{query.gpu_count:g}"
     for instance in query.instance_types:
-        if re.search(rf"(?<![\w.]){re.escape(count)}\s*(?:x|×|\*)\s*{re.escape(instance.lower())}", text) or re.search(
-            rf"(?<![\w.]){re.escape(count)}\s*(?:台|个)\s*{re.escape(instance.lower())}", text
-        ):
-            return query.model_copy(update={"machines": int(query.gpu_count), "gpu_count": None})
+        name = re.escape(instance.lower())
+        m = re.search(rf"(?<![\w.])(\d{{1,3}}|{'|'.join(_WORDS)})\s*(?:x|×|\*|台|个)\s*{name}", low)
+        n = _number(m.group(1)) if m else None
+        if n and n > 0 and (query.gpu_count is None or query.gpu_count == n):
+            return query.model_copy(update={"machines": n, "gpu_count": None})
     return query

@@ -115,6 +115,11 @@ def _family(word: str) -> str | None:
     return None
 
 
+def is_model_family(word: str) -> bool:
+    """Whether a word names a model family ("llama", "qwen", "resnet"), so it is never read as a cloud."""
+    return _family(word) is not None
+
+
 def model_mention(text: str) -> tuple[str, str, float | None] | None:
     """(mention as typed, the same with the family spelled right, size in B) of the first model named, or None."""
     low = text.lower().replace("_", " ")

@@ -106,11 +106,10 @@ def run_command(
     if parsed.kind == "digest" and parsed.action == "now":
 
         def digest_now() -> dict:
-            from bot.slack.digest import digest_answer
+            from bot.slack.digest import digest_now_message
 
             try:
-                result, _ = digest_answer(team, channel, lang=lang)
-                return blocks.answer_message(result, buttons=False)
+                return digest_now_message(team, channel, lang)
             except Exception:
                 log.exception("internal error building the digest (%s)", cmd.where)
                 return blocks.error_message(lang)

@@ -84,19 +84,26 @@ def tco_order(answer: Answer) -> list[Tco]:
     return sorted(options, key=lambda x: x.pricing != best) if best else options
 
 
+def tco_parts(tco: Tco, lang: str = "en", label: str | None = None) -> tuple[str, list[str], str]:
+    """One TCO option as (head, the non-zero components, total): "TCO 720 h, spot", ["compute $1,834.75"], total.
+    A component that costs nothing (no storage, no egress asked) is left out."""
+    head = t("tco.head", lang, hours=tco.hours, pricing=label or t("pricing." + tco.pricing, lang))
+    parts = [t("tco.part.compute", lang, v=money(tco.compute, tco.currency))]
+    parts += [
+        t(f"tco.part.{name}", lang, v=money(value, tco.currency))
+        for name, value in (("storage", tco.storage), ("egress", tco.egress))
+        if value
+    ]
+    return head, parts, money(tco.total, tco.currency)
+
+
 def tco_block(tco: Tco, lang: str = "en", assumptions: bool = True, label: str | None = None) -> str:
     """One TCO option: its breakdown and (unless `assumptions` is off) the assumptions behind it."""
+    head, parts, total = tco_parts(tco, lang, label)
     lines = [
-        t(
-            "tco.block",
-            lang,
-            hours=tco.hours,
-            pricing=label or t("pricing." + tco.pricing, lang),
-            compute=money(tco.compute, tco.currency),
-            storage=money(tco.storage, tco.currency),
-            egress=money(tco.egress, tco.currency),
-            total=money(tco.total, tco.currency),
-        )
+        f"{head}{t('colon', lang)}{' + '.join(parts)} = {total}"
+        if len(parts) > 1
+        else f"{head}{t('colon', lang)}{total}"
     ]
     if assumptions:
         lines += [f"  - {a}" for a in tco.assumptions]

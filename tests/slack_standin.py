@@ -76,7 +76,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-__all__ = ["Call", "Upload", "SlackStandIn", "validate_blocks", "check_message"]
+__all__ = ["Call", "Upload", "SlackStandIn", "validate_blocks", "check_message", "message_blocks"]
+
+
+def message_blocks(message: dict) -> list[dict]:
+    """A message's blocks as Slack shows them: the top-level blocks, then each attachment's."""
+    found = list(message.get("blocks") or [])
+    for attachment in message.get("attachments") or []:
+        found += list(attachment.get("blocks") or [])
+    return found
+
 
 # ----------------------------------------------------------------------------------------------------
 # Block Kit validation (usable on its own: ``validate_blocks(blocks)`` -> list of error strings)

@@ -32,7 +32,7 @@ from slack_bolt import BoltRequest
 from bot import blocks
 from bot.render import render_text
 from handlers.models import Answer, NameIssue, Offer, Pitfall, Query, Recommendation, RuleHit, Source, Tco
-from tests.slack_standin import SlackStandIn, check_message
+from tests.slack_standin import SlackStandIn, check_message, message_blocks
 
 SECRET = "injection-secret"
 BOT_USER = SlackStandIn.bot_user_id
@@ -391,7 +391,7 @@ def test_sharing_a_hostile_answer_pings_nobody_but_names_who_shared(app, slack):
     message = slash(app, slack, QUESTIONS[0])
     share = next(
         e
-        for b in message["blocks"]
+        for b in message_blocks(message)
         if b["type"] == "actions"
         for e in b["elements"]
         if e["action_id"] == blocks.ACTION_IDS["share"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from bot.render import answer_sources, offer_line, render_text
+from bot.render import answer_sources, offer_line, render_text, tco_parts
 from bot.render_work import work_blocks
 from bot.slack.blocks.base import cell, header, render, section, sections
 from bot.slack.blocks.buttons import action_buttons
@@ -24,7 +24,6 @@ from bot.slack.escape import cut, slack_escape
 from bot.slack.limits import LIMITS, fit_blocks
 from bot.slack.phrases import phrase
 from bot.slack.tables import table_in_attachments  # the table goes where Slack documents it
-from handlers.common import money
 from handlers.i18n import t
 from handlers.models import Answer, Offer
 
@@ -69,6 +68,7 @@ def answer_message(
         return offer_line(item, lang)
 
     blocks: list[dict] = header(answer.title)
+    lead = len(blocks)  # the verdict; with a table, everything else follows it in the table's attachment
     if answer.offers:
         blocks.append(offers_table(answer.offers, source_no, lang, answer.extra.get("display_currency")))
     if answer.extra.get("work"):  # $ per 1M tokens rows (bot/render_work.py)
@@ -94,8 +94,7 @@ def answer_message(
             "slack_tco.md.j2",
             lang,
             tcos=_tcos(answer, verbose),
-            money=money,
-            pricing_label=lambda p: (answer.extra.get("tco_labels") or {}).get(p) or t(f"pricing.{p}", lang),
+            tco_parts=lambda x: tco_parts(x, lang, (answer.extra.get("tco_labels") or {}).get(x.pricing)),
         )
         if answer.tco or answer.tco_options
         else "",
@@ -121,7 +120,7 @@ def answer_message(
         if elements:
             blocks.append({"type": "actions", "elements": elements})
     return table_in_attachments(
-        {"text": fallback_text(full), "blocks": blocks}, fit=lambda found: fit_blocks(found, lang=lang)
+        {"text": fallback_text(full), "blocks": blocks}, fit=lambda found: fit_blocks(found, lang=lang), lead=lead
     )
 
 

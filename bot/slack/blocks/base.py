@@ -58,15 +58,29 @@ def sections(text: str, limit: int = LIMITS["section_text"]) -> list[dict]:
     return [section(chunk) for chunk in chunks if chunk.strip()]
 
 
-def header(title: str) -> list[dict]:
-    title = " ".join(title.split()) or "gpubot"
-    head = {
+SHORT_HEADER = 80  # a longer verdict: its first clause in the header, the rest right below, said once
+
+
+def _head(text: str) -> dict:
+    return {
         "type": "header",
-        "text": {"type": "plain_text", "text": cut(slack_plain(title), LIMITS["header_text"]), "emoji": True},
+        "text": {"type": "plain_text", "text": cut(slack_plain(text), LIMITS["header_text"]), "emoji": True},
     }
+
+
+def header(title: str) -> list[dict]:
+    """The verdict: a short header, and for a long verdict the rest of it below, so every word is said once
+    ("Pick A100 80GB x3" / "3 x primeintellect ... — the cheapest per hour that fits")."""
+    title = " ".join(title.split()) or "gpubot"
+    if len(title) <= SHORT_HEADER:
+        return [_head(title)]
+    for mark in (": ", "："):
+        lead, found, rest = title.partition(mark)
+        if found and rest.strip() and len(lead) <= LIMITS["header_text"]:
+            return [_head(lead), *sections(slack_escape(rest.strip()))]
     if len(title) <= LIMITS["header_text"]:
-        return [head]
-    return [head, *sections(slack_escape(title))]  # the full title, too long for a header
+        return [_head(title)]
+    return [_head(title), *sections(slack_escape(title))]  # the full title, too long for a header
 
 
 def cell(text: str) -> dict:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from bot.render_work import work_line
+from bot import citations
+from bot.citations import public_source
+from bot.render_work import brief_work, work_line
 from handlers.common import also_in, money, place
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
@@ -143,6 +145,15 @@ def _environment():  # jinja2 is imported only when text is rendered
     return env
 
 
+def _mixed(answer: Answer) -> bool:
+    """Some work rows measured, some estimated: each estimate says so (else the verdict does)."""
+    return len({row["basis"] == "measured" for row in answer.extra.get("work") or []}) > 1
+
+
+def _hidden(n: int, lang: str) -> str:
+    return t("brief.hidden", lang, n=n) if n else ""
+
+
 TEXT_OFFER_ROWS = 40  # longer lists (every region of an instance type) are cut, saying how many more
 
 
@@ -161,6 +172,9 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
         if len(listed) < len(answer.offers):
             hidden = len(answer.offers) - len(listed)
             answer = answer.model_copy(update={"offers": listed, "more": answer.more + hidden})
+        if answer.extra.get("work"):  # five rows, the benchmark configuration behind --verbose
+            answer = brief_work(answer)
+        answer = citations.public_answer(answer)  # sources in words; --verbose keeps the internal ids
     if len(answer.offers) > TEXT_OFFER_ROWS:
         answer = answer.model_copy(
             update={
@@ -171,6 +185,8 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
     found = answer_sources(answer, verbose)
     index = {(s.source, s.as_of): n for n, s in enumerate(found, start=1)}
     shown = brief.view(answer)
+    cite = (lambda source: source) if verbose else (lambda source: public_source(source, lang))  # ids: --verbose
+    cite_pitfall = (lambda p: p.source) if verbose else (lambda p: citations.cite_pitfall(p.id, p.source, lang))
     text = (
         _environment()
         .get_template("answer.txt.j2")
@@ -179,10 +195,13 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             verbose=verbose,
             caveat=shown["caveat"],
             pages=shown["pages"],
-            hidden=t("brief.hidden", lang, n=shown["hidden"]) if shown["hidden"] and not verbose else "",
+            hidden=_hidden(shown["hidden"] + int(answer.extra.get("work_hidden") or 0), lang) if not verbose else "",
+            work_more=t("work.more_rows", lang, n=answer.extra.get("work_more") or 0),
             details=answer.extra.get("details") or [],
             caveat_label=t("brief.caveat", lang),
-            caveat_source=_cut(shown["caveat"].source, 90) if shown["caveat"] else "",
+            caveat_source=_cut(cite_pitfall(shown["caveat"]), 130) if shown["caveat"] else "",
+            cite=cite,
+            cite_pitfall=cite_pitfall,
             severity=lambda s: brief.severity_label(s, lang),
             colon=t("colon", lang),
             provider=lambda p: brief.provider_label(p, lang),
@@ -201,7 +220,9 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             more_label=_label("more", lang),
             as_of_label=_label("as_of", lang),
             dated=lambda s: dated(s, lang),
-            work_line=lambda r, d: work_line(r, d, lang, lambda s, a: index.get((s, a), "?")),  # bot/render_work.py
+            work_line=lambda r, d: work_line(
+                r, d, lang, lambda s, a: index.get((s, a), "?"), full=verbose, mark=_mixed(answer)
+            ),
         )
     )
     lines = [line.rstrip() for line in text.splitlines()]

@@ -21,6 +21,7 @@ import pytest
 from slack_bolt import BoltRequest
 
 from bot import blocks
+from bot.citations import public_source
 from bot.pipeline import answer, answer_query
 from bot.settings import load_settings
 from bot.slack_app import build_app, home_sections_providers, strip_mention
@@ -258,7 +259,9 @@ def test_slash_cheapest_a100_spot_shows_the_cheapest_offers_privately(app, slack
     sources = [b for b in message_blocks(message) if b["type"] == "context"][-1]
     # issue 14: an unknown upstream date is never shown as "as of" the bundle date
     dated = "as of" if expected.offers[0].as_of_known else "date unknown, bundled"
-    assert dated in sources["elements"][0]["text"] and expected.offers[0].source in sources["elements"][0]["text"]
+    first = sources["elements"][0]["text"]
+    assert dated in first and public_source(expected.offers[0].source) in first  # issue 24: in words, with a link
+    assert "https://github.com/skypilot-org/skypilot-catalog" in first and ".csv" not in first
     assert blocks.ACTION_IDS["share"] in buttons(message)
 
 
@@ -550,7 +553,7 @@ def test_app_home_shows_what_gpubot_does_and_how_fresh_its_data_is(app, slack, k
     assert "cheapest" in text and "price" in text
     assert kb.meta("built_at") in text
     provider = kb.rows("SELECT provider, source, as_of FROM offers LIMIT 1")[0]
-    assert provider["source"] in text and provider["as_of"] in text
+    assert public_source(provider["source"]) in text and provider["as_of"] in text  # in words (issue 24)
     assert "daily digest -> #gpu-prices" in text
 
 

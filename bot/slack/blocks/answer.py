@@ -15,8 +15,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from bot.citations import public_answer
 from bot.render import answer_sources, offer_line, render_text, tco_parts
-from bot.render_work import work_blocks
+from bot.render_work import brief_work, work_blocks, work_line
 from bot.slack.blocks.base import cell, header, render, section, sections
 from bot.slack.blocks.buttons import action_buttons
 from bot.slack.blocks.offers import offers_table, sources_context
@@ -45,8 +46,11 @@ def answer_message(
 
     lang = answer.query.language
     today = today or dt.date.today()
+    answer = public_answer(answer)  # every sentence with its sources in words (bot.citations)
     shown = brief.view(answer)
     full = answer
+    if not verbose and answer.extra.get("work"):  # five rows; the benchmark configuration behind Why
+        answer = brief_work(answer)
     if not verbose:
         listed = brief.brief_offers(answer)
         answer = answer.model_copy(
@@ -71,8 +75,14 @@ def answer_message(
     lead = len(blocks)  # the verdict; with a table, everything else follows it in the table's attachment
     if answer.offers:
         blocks.append(offers_table(answer.offers, source_no, lang, answer.extra.get("display_currency")))
-    if answer.extra.get("work"):  # $ per 1M tokens rows (bot/render_work.py)
+    if answer.extra.get("work"):  # $ per 1M tokens rows (bot/render_work.py): 6 short columns
         blocks += work_blocks(answer, lambda s, a: index.get((s, a), "?"), cell)
+        if answer.extra.get("work_more"):
+            blocks.append(_context(phrase("more", lang, n=answer.extra["work_more"])))
+        if verbose:  # "Why": every row with its benchmark configuration
+            rows = zip(answer.extra["work"], answer.extra.get("work_details") or [], strict=False)
+            lines = [work_line(r, d, lang, lambda s, a: index.get((s, a), "?")) for r, d in rows]
+            blocks += sections(f"*{phrase('details', lang)}*\n" + "\n".join(slack_escape(x) for x in lines))
     if answer.more > 0:
         more = phrase("more", lang, n=answer.more)
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
@@ -122,6 +132,10 @@ def answer_message(
     return table_in_attachments(
         {"text": fallback_text(full), "blocks": blocks}, fit=lambda found: fit_blocks(found, lang=lang), lead=lead
     )
+
+
+def _context(text: str) -> dict:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
 
 
 def _tcos(answer: Answer, verbose: bool) -> list:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from bot.citations import cite_pitfall, public_source
 from bot.render import num
 from bot.slack.escape import cut, slack_escape, slack_inline, slack_plain
 from bot.slack.limits import LIMITS
@@ -34,6 +35,8 @@ def _environment():
 
 def render(template: str, lang: str, **values: Any) -> str:
     values.setdefault("label", lambda key: phrase(key, lang))
+    values.setdefault("cite", lambda source: public_source(source, lang))  # sources in words (bot.citations)
+    values.setdefault("cite_pitfall", lambda p: cite_pitfall(p.id, p.source, lang))
     text = _environment().get_template(template).render(**values)
     return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
 

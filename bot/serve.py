@@ -27,6 +27,7 @@ import argparse
 import json
 import logging
 import sys
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -165,6 +166,7 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
     def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
         path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD", "GET")
         if path == SLACK_PATH and method == "POST":
+            environ["HTTP_X_GPUBOT_ARRIVED"] = repr(time.monotonic())  # the ack budget runs from here (issue 24)
             refusal = request_gate.check(environ, signing_secret, seen_before=seen_before)
             if refusal is not None:  # nothing reaches Bolt, nothing is answered
                 logging.getLogger("gpubot.http").info("refused a request: %s (%s)", refusal.status, refusal.reason)

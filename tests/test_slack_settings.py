@@ -281,9 +281,11 @@ def test_digest_subscribe_unsubscribe_and_list(app, slack):
     bad = slash(app, slack, "digest subscribe hour 25", mine)
     assert "hour must be 0..23" in text_of(bad) and "Usage" in text_of(bad)
     assert "unknown timezone" in text_of(slash(app, slack, "digest subscribe tz Mars/Olympus", mine))
-    assert "no longer" in slash(app, slack, "digest unsubscribe", mine)["text"]
+    first = slash(app, slack, "digest unsubscribe", mine)["text"]
+    assert "no longer" in first
     assert subscriptions.get_subscription(TEAM, mine) is None
-    assert "was not subscribed" in slash(app, slack, "digest unsubscribe", mine)["text"]
+    assert slash(app, slack, "digest unsubscribe", mine)["text"] == first  # issue 24: a repeat, answered the same
+    assert "was not subscribed" in slash(app, slack, "digest stop", mine)["text"]  # another command
 
 
 @pytest.mark.parametrize(

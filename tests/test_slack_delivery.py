@@ -257,7 +257,11 @@ def test_a_button_on_a_threaded_reply_answers_in_that_thread(app, slack, channel
         slack, toggle, ephemeral=False, channel=channel, message={"ts": "1700000000.000900", "thread_ts": thread}
     )
     dispatch(app, body, FORM)
-    answered = slack.wait_for(f"hooks/{hook}")[0].body
+    if channel.startswith("D"):  # a DM: answered in the conversation's thread
+        answered = slack.wait_for(f"hooks/{hook}")[0].body
+    else:  # issue 24: privately, in the thread, through chat.postEphemeral (a response_url ignores thread_ts)
+        answered = slack.wait_for("chat.postEphemeral")[0].body
+        assert answered["user"] == "U_CLICKER" and not slack.calls(f"hooks/{hook}")
     assert answered["thread_ts"] == thread
     assert set(column(answered, "pricing")) == {"on-demand"}
 

@@ -185,7 +185,7 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
         "unset.done" if n else "unset.none",
         key=key_label(key, lang),
         where=where,
-        now=f"{store.format_value(key, now.get(key))} ({origin})",
+        now=f"{_shown(key, now.get(key), lang)} ({origin})",
     )
     if announce and n:
         line = _p("announce.unset", lang, user=_who(ctx.user), key=key_label(key, lang))
@@ -203,6 +203,16 @@ def _digest_value(sub) -> dict | None:
         "threshold_pct": sub.threshold_pct,
         "quiet": sub.quiet,
     }
+
+
+def _shown(key: str, value: Any, lang: str) -> str:
+    """A setting's value in words; unset, what gpubot does then ("all providers"), never "—"."""
+    from bot.slack.phrases import phrase
+    from knowledge.state import settings_store
+
+    if value is None or value == []:
+        return phrase(f"settings.default.{key}", lang)
+    return settings_store.format_value(key, value)
 
 
 def digest_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], str]:

@@ -12,7 +12,7 @@ from bot.slack.escape import cut, slack_escape, slack_inline, slack_plain
 from bot.slack.limits import LIMITS
 from bot.slack.phrases import phrase
 
-__all__ = ["cell", "header", "render", "section", "sections"]
+__all__ = ["cell", "header", "plain_header", "render", "section", "sections"]
 
 
 @cache
@@ -62,6 +62,11 @@ def sections(text: str, limit: int = LIMITS["section_text"]) -> list[dict]:
 
 
 SHORT_HEADER = 80  # a longer verdict: its first clause in the header, the rest right below, said once
+
+
+def plain_header(text: str) -> dict:
+    """A header block holding `text` (cut to Slack's 150 characters)."""
+    return _head(" ".join(text.split()) or "gpubot")
 
 
 def _head(text: str) -> dict:

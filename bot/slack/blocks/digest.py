@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.citations import dataset_name
-from bot.slack.blocks.base import header, section, sections
+from bot.slack.blocks.base import plain_header, section, sections
 from bot.slack.escape import cut, slack_escape, slack_inline
 from bot.slack.limits import fit_blocks
 from bot.slack.phrases import phrase
@@ -54,7 +54,7 @@ def digest_message(answer: Answer, *, in_thread: bool = True) -> dict[str, Any]:
     lang = answer.query.language
     facts = _facts(answer)
     headline = facts.get("headline") or answer.title
-    blocks: list[dict] = header(headline)[:1]
+    blocks: list[dict] = [plain_header(headline)]  # the whole verdict (at most 150 characters)
     moves = list(facts.get("moves") or [])[:MOVES_IN_VIEW]
     if moves:
         blocks.append({"type": "section", "fields": [_move_field(m, lang) for m in moves]})

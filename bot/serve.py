@@ -27,6 +27,7 @@ import argparse
 import json
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -88,7 +89,12 @@ def run(args: argparse.Namespace) -> int:
 
         live.start()
         logging.getLogger("gpubot").info("gpubot connecting with Socket Mode")
-        SocketModeHandler(app, app_token=settings.secret("slack_app_token")).start()
+        handler = SocketModeHandler(app, app_token=settings.secret("slack_app_token"))
+        failure = socket_mode_failure(handler.connect, settings.slack_api_url)
+        if failure:
+            print(f"gpubot serve: {failure}", file=sys.stderr)
+            return 1
+        threading.Event().wait()
         return 0
     port = args.port or settings.port
     return _serve_http(
@@ -147,6 +153,21 @@ def health(kb) -> dict[str, Any]:
         }
     except (KnowledgeBaseError, sqlite3.DatabaseError) as exc:
         return {"ok": False, "kb": {"error": str(exc)}}
+
+
+def socket_mode_failure(connect: Callable[[], Any], api_url: str) -> str | None:
+    """`connect()` (Socket Mode's first connection), or the one line saying what could not be reached and why
+    (no traceback, no library warning)."""
+    from slack_sdk.errors import SlackApiError
+
+    try:
+        connect()
+    except SlackApiError as exc:
+        return f"Slack refused the Socket Mode connection ({exc.response.get('error')}): check SLACK_APP_TOKEN"
+    except Exception as exc:  # URLError, timeouts, DNS: the network
+        reason = getattr(exc, "reason", None) or exc
+        return f"cannot reach Slack at {api_url} to open a Socket Mode connection ({reason})"
+    return None
 
 
 def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterable[bytes]]:

@@ -189,3 +189,18 @@ def test_the_stand_in_catches_a_payload_that_shows_a_path():
     WebClient(token="xoxb-1", base_url=standin.base_url).chat_postMessage(channel="C1", text="GPUBOT_HOME=/x")
     with pytest.raises(AssertionError, match="must not"):
         standin.stop()
+
+
+def test_socket_mode_without_a_network_is_one_line():
+    from slack_bolt import App
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+    from slack_sdk import WebClient
+
+    from bot.serve import socket_mode_failure
+
+    dead = "http://127.0.0.1:9/api/"  # the discard port: nothing listens
+    app = App(client=WebClient(token="xoxb-1", base_url=dead), signing_secret="s", token_verification_enabled=False)
+    handler = SocketModeHandler(app, app_token="xapp-1")
+    line = socket_mode_failure(handler.connect, dead)
+    assert line is not None and "\n" not in line
+    assert line.startswith(f"cannot reach Slack at {dead} to open a Socket Mode connection (")

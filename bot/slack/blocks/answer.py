@@ -59,7 +59,7 @@ def answer_message(
                 "more": answer.more + len(answer.offers) - len(listed),
                 "rules": [],
                 "recommendations": answer.recommendations[: brief.BRIEF_RECOMMENDATIONS],
-                "pitfalls": [shown["caveat"]] if shown["caveat"] else [],
+                "pitfalls": _short_pitfalls(answer, shown["caveat"]),
             }
         )
     sources = answer_sources(answer, verbose)
@@ -132,6 +132,17 @@ def answer_message(
     return table_in_attachments(
         {"text": fallback_text(full), "blocks": blocks}, fit=lambda found: fit_blocks(found, lang=lang), lead=lead
     )
+
+
+SHORT_PITFALLS = 5
+
+
+def _short_pitfalls(answer: Answer, caveat) -> list:
+    """The short answer's pitfalls: for a pitfalls question the first five by title (their bodies behind Why),
+    else the one caveat that changes the decision."""
+    if answer.query.intent == "pitfalls":
+        return [p.model_copy(update={"body": ""}) for p in answer.pitfalls[:SHORT_PITFALLS]]
+    return [caveat] if caveat else []
 
 
 def _context(text: str) -> dict:

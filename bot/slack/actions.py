@@ -106,11 +106,15 @@ def register(app: App, answerer: Answerer) -> None:
         refined(answerer, Click.of(body, action), respond, client)
 
     @app.action(blocks.ACTION_IDS["why"])
-    def on_why(ack, body: dict, action: dict, respond) -> None:
-        """ "Why": the same answer with every pitfall, rule and detail the short one left out, to whoever clicked."""
+    def on_why(ack, body: dict, action: dict, respond, client: WebClient) -> None:
+        """ "Why": the same answer with every pitfall, rule and detail the short one left out, to whoever clicked
+        (in the thread of a threaded answer)."""
         ack()
         click = Click.of(body, action)
-        if (answered := answered_again(answerer, click, respond, verbose=True)) is not None:
+        if (answered := answered_again(answerer, click, respond, verbose=True)) is None:
+            return
+        in_thread = click.thread() and not click.channel.startswith("D") and not click.is_ephemeral
+        if not (in_thread and ephemeral_in_thread(client, click, answered[1])):
             answerer.respond(respond, click.where, response_type="ephemeral", replace_original=False, **answered[1])
 
 

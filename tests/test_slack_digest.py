@@ -133,3 +133,13 @@ def test_next_refresh_is_the_clocks_next_daily_refresh(monkeypatch):
     monkeypatch.setenv("GPUBOT_REFRESH_HOUR", "5")
     assert next_refresh(dt.datetime(2026, 3, 2, 4, 0, tzinfo=dt.UTC)) == "2026-03-02 05:00 UTC"
     assert next_refresh(dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.UTC)) == "2026-03-03 05:00 UTC"
+
+
+def test_digest_now_with_changes_posts_the_block_kit_digest_in_the_channel(slack):
+    from bot.slack.digest import digest_now_message
+
+    message = digest_now_message("default", "C0NOW", "zh")
+    assert message["response_type"] == "in_channel" and check_message(message) == (None, [])
+    assert message["blocks"][0]["text"]["text"].startswith("自 2026-03-01 以来的 GPU 价格：14 个降价")
+    assert "完整列表见本消息的讨论串" not in visible(message)  # no thread under a slash reply
+    assert "/srv/" not in visible(message)

@@ -536,5 +536,5 @@ def test_a_value_cannot_end_the_formatting_around_it(field, value, span):
         "recommended-gpu": {"recommendations": [Recommendation(gpu=value, reason="r")]},
     }[field]
     message = blocks.answer_message(Answer(query=query, title="t", **parts))
-    sections = "\n".join(b["text"]["text"] for b in message["blocks"] if b["type"] == "section")
+    sections = "\n".join(b["text"]["text"] for b in message_blocks(message) if b["type"] == "section")
     assert value not in sections, f"{value!r} reaches a {span}...{span} span unchanged: {sections!r}"

@@ -75,7 +75,8 @@ def check_alerts() -> None:
 
 def post_due() -> None:
     """Post the digest to every subscription whose hour has come today (idempotent)."""
-    from bot.digest_cmd import clients_by_team, list_subscriptions, post_digests
+    from bot.digest_cmd import list_subscriptions
+    from bot.slack.digest import clients_by_team, post_digests
 
     if not list_subscriptions(active_only=True):
         return

@@ -98,7 +98,9 @@ def refresh_catalog(
         )
         previous = history.latest_snapshot(provider)
         kb = None
-        if update_kb:  # the import and its snapshot are one unit (`import_catalog`): a kill leaves both or neither
+        if update_kb and _imported_already(provider, path, hosts_path, currency, usd_per_unit, as_of):
+            kb = "unchanged (this catalog is the one imported already)"  # a repeated refresh stores nothing new
+        elif update_kb:  # the import and its snapshot are one unit (`import_catalog`): a kill leaves both or neither
             kb = _import_into_kb(path, provider, hosts_path, currency, usd_per_unit, source, as_of, taken_at)
         # after an import: that snapshot ("unchanged" here); else (no import, or it failed) recorded now
         result = history.record_snapshot(provider, offers, source, taken_at, kind="catalog")
@@ -108,6 +110,28 @@ def refresh_catalog(
         if kb is not None:
             report["kb"] = kb
     return report
+
+
+def _imported_already(
+    provider: str, path: Path, hosts: Path | None, currency: str, usd_per_unit: float, as_of: str
+) -> bool:
+    """Whether the provider's newest stored import is this very catalog (content, hosts, currency, rate, date)."""
+    from knowledge.catalog.importer import _text
+    from knowledge.catalog.imports import latest_imports
+
+    try:
+        newest = next((i for i in latest_imports() if i.provider == provider), None)
+        if newest is None:
+            return False
+        return (newest.content, newest.hosts_content, newest.currency, newest.usd_per_unit, newest.as_of) == (
+            _text(path),
+            _text(Path(hosts)) if hosts else None,
+            currency,
+            usd_per_unit,
+            as_of,
+        )
+    except Exception:  # noqa: BLE001 - cannot tell: import as before
+        return False
 
 
 def _import_into_kb(

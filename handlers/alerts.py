@@ -19,6 +19,7 @@ from handlers.common import as_of_text, money, pricing_label
 from handlers.i18n import scoped
 from handlers.language import has_chinese
 from handlers.models import Query
+from knowledge.errors import UserError
 
 __all__ = [
     "AlertParseError",
@@ -33,7 +34,8 @@ __all__ = [
 ]
 
 _CUR = r"(?P<pre>US\$|\$|¥|￥|USD|CNY|RMB)?\s*"
-_NUM = r"(?P<num>\d+(?:[.,]\d+)?)"
+_NUM = r"(?P<num>\d+(?:[.,]\d+)?(?:[eE][+-]?\d+)?)"  # 2e1 is 20 (exponent read right, never dropped)
+MIN_THRESHOLD, MAX_THRESHOLD = 0.0001, 100_000.0  # per GPU-hour, in the alert's currency: outside is a typo
 _UNIT = r"\s*(?P<post>美元|美金|人民币|元|块|usd|dollars?|cny|rmb|yuan)?"
 _EN = re.compile(
     r"\b(?:below|under|less than|at most|drops? (?:below|under|to)|falls? (?:below|under|to)|"
@@ -55,7 +57,7 @@ _CNY = {"¥", "￥", "CNY", "RMB", "人民币", "元", "块", "cny", "rmb", "yua
 _ZH_ALERT = re.compile(r"(?:提醒|通知).{0,6}$|^(?:提醒我|通知我)")
 
 
-class AlertParseError(ValueError):
+class AlertParseError(UserError, ValueError):
     """The text is not an alert that can be watched; the message says what is missing, with an example."""
 
 
@@ -88,6 +90,8 @@ def parse_alert(text: str, vocab) -> ParsedAlert:
     if match is None:
         raise AlertParseError(phrase("no_threshold", lang, text=text[:200]) + "\n" + phrase("usage", lang))
     amount = float(match.group("num").replace(",", "."))
+    if not (MIN_THRESHOLD <= amount <= MAX_THRESHOLD):  # 1e309 is inf, 1e-320 tiny: refused, never misread
+        raise AlertParseError(phrase("threshold_range", lang, text=text[:200], most=f"{MAX_THRESHOLD:,.0f}"))
     marks = {m for m in (match.group("pre"), match.group("post")) if m}
     currency = "CNY" if marks & _CNY or any(m.lower() in _CNY for m in marks) else "USD"
     rest = _NOISE.sub(" ", text[: match.start()] + " " + text[match.end() :])

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from knowledge.errors import UserError
+
 __all__ = ["CATALOG_URL_PREFIX", "DEFAULTS", "FREE_TEXT", "NAMES", "ConfigError"]
 
 # every variable of `Config` -> its default (the model's field defaults are these; a test checks the two agree)
-DEFAULTS: dict[str, object] = {
+DEFAULTS: dict[str, Any] = {  # float, int or None: each field of `Config` says which
     "GPUBOT_HOME": None,
     "XDG_DATA_HOME": None,
     "DATABASE_URL": None,
@@ -29,5 +33,5 @@ FREE_TEXT = frozenset({"GPUBOT_HOME", "XDG_DATA_HOME", "DATABASE_URL", "GPUBOT_R
 CATALOG_URL_PREFIX = "GPUBOT_CATALOG_URL_"  # + a provider name, upper case: that provider's catalog URL
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """An environment variable holds an invalid value; the message names it and says what is expected."""

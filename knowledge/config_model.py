@@ -72,7 +72,8 @@ class Config(BaseSettings):
     )
     gpubot_secret_key: SecretStr | None = Field(
         None,
-        description="Fernet key that encrypts workspaces' bot tokens in the state database (OAuth mode).",
+        description="Fernet key that encrypts workspaces' bot tokens in the state database (OAuth mode); "
+        "`new,old` to rotate (encrypts with new, reads both; then `gpubot db rotate-key`).",
     )
     gpubot_http_read_timeout: float = Field(
         D["GPUBOT_HTTP_READ_TIMEOUT"],

@@ -17,7 +17,7 @@ import pytest
 from slack_sdk import WebClient
 
 from bot.cli import main
-from bot.digest_cmd import digest_answer, post_digests
+from bot.slack.digest import digest_answer, post_digests
 from knowledge.history import snapshots as history
 from knowledge.state import subscriptions
 from tests.slack_standin import SlackStandIn

@@ -155,6 +155,7 @@ SCOPES_OF = {  # docs.slack.dev/reference/methods/*: the bot scope each method n
     "chat.postMessage": {"chat:write"},
     "chat.postEphemeral": {"chat:write"},
     "conversations.history": {"channels:history", "groups:history", "mpim:history", "im:history"},
+    "conversations.replies": {"channels:history", "groups:history", "mpim:history", "im:history"},
     "files.getUploadURLExternal": {"files:write"},
     "files.completeUploadExternal": {"files:write"},
     "users.info": {"users:read"},

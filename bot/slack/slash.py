@@ -23,7 +23,7 @@ from slack_sdk import WebClient
 
 from bot.pipeline import answer_query
 from bot.slack import blocks
-from bot.slack.answering import Answerer
+from bot.slack.answering import Answerer, failure_message
 from bot.slack.commands import Command, parse_command
 from bot.slack.help import HELP_WORDS, with_commands
 from bot.slack.payloads import SlashCommand
@@ -142,9 +142,9 @@ def run_command(
 
             try:
                 return digest_now_message(team, channel, lang)
-            except Exception:
+            except Exception as exc:
                 log.exception("internal error building the digest (%s)", cmd.where)
-                return blocks.error_message(lang)
+                return failure_message(exc, lang)
 
         ack_soon(answerer, ack, respond, cmd.where, digest_now, response_type="in_channel", arrived=arrived)
         return
@@ -160,8 +160,8 @@ def run_command(
                 return apply()
             already = lambda: blocks.notice_message(blocks.phrase("repeated", lang))  # noqa: E731
             return repeats.once(team, channel, cmd.user or "", cmd.text, apply, already)  # never applied twice
-        except Exception:
+        except Exception as exc:  # a state database that cannot save: said so (`failure_message`)
             log.exception("internal error running a command (%s)", cmd.where)
-            return blocks.error_message(lang)
+            return failure_message(exc, lang)
 
     ack_soon(answerer, ack, respond, cmd.where, reply_to_command, arrived=arrived)

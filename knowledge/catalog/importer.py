@@ -121,7 +121,9 @@ def _store(record: dict, offers: list[dict], taken_at: dt.datetime | None, kind:
         latest = history.latest_snapshot(provider)
         try:
             with engine().begin() as conn:
-                new_id = conn.execute(catalog_imports.insert().values(**record)).inserted_primary_key[0]
+                key = conn.execute(catalog_imports.insert().values(**record)).inserted_primary_key
+                assert key is not None  # an INSERT always has one
+                new_id = key[0]
                 snapshot = history.record_snapshot(provider, offers, record["source"], taken_at, kind=kind, conn=conn)
             return new_id, snapshot
         except IntegrityError:

@@ -22,6 +22,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from knowledge.errors import UserError
 from knowledge.numbers import NotFiniteError, decimal
 
 REQUIRED = ("AcceleratorName", "AcceleratorCount", "Price", "Region")
@@ -44,7 +45,7 @@ UNKNOWN_REGION = "unknown"
 DEFAULT_MAX_ROWS = 100_000
 
 
-class CatalogError(ValueError):
+class CatalogError(UserError, ValueError):
     """A catalog file that cannot be imported; the message names file, line and column."""
 
     def __init__(self, path: str | Path, message: str, line: int | None = None, column: str | None = None):
@@ -181,7 +182,8 @@ def _column_at(raw: bytes, offset: int) -> str:
     return name if name.isascii() and name.isidentifier() else str(number + 1)
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # never in a text file (tabs and line ends are fine)
+# never in a text file (tabs and line ends are fine); C1 controls and bidi overrides would reach terminals and Slack
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:

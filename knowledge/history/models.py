@@ -11,11 +11,13 @@ import datetime as dt
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
+from knowledge.errors import GpubotError
+
 BASELINE_SEQ = 0  # the bundled catalog, recorded before a provider's first refresh
 PRICINGS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 
 
-class HistoryError(RuntimeError):
+class HistoryError(GpubotError, RuntimeError):
     """Price history could not be read or written (the message says why)."""
 
 

@@ -242,8 +242,9 @@ def _store(conn: sa.Connection, rows: list[dict], new: Snapshot, latest: Snapsho
     if new.seq < 0:
         new = dataclasses.replace(new, seq=latest.seq + 1 if latest else 1)
     values = {k: getattr(new, k) for k in ("provider", "seq", "source", "kind", "taken_at", "content_hash", "offers")}
-    inserted = conn.execute(snapshots.insert().values(**values, recorded_at=_utc(None)))
-    new = dataclasses.replace(new, id=inserted.inserted_primary_key[0])
+    key = conn.execute(snapshots.insert().values(**values, recorded_at=_utc(None))).inserted_primary_key
+    assert key is not None  # an INSERT always has one
+    new = dataclasses.replace(new, id=key[0])
     conn.execute(snapshot_offers.insert(), [{**row, "snapshot_id": new.id} for row in rows])
     return SnapshotResult(new, created=True)
 
@@ -347,13 +348,17 @@ def offers_from_catalog(
     Raises `knowledge.catalog.reader.CatalogError` for a malformed file.
     """
     from knowledge.catalog.offers import convert
-    from knowledge.catalog.reader import CatalogError, read_catalog  # here: recording and reading need no importer
+    from knowledge.catalog.reader import (  # here: recording and reading need no importer
+        CatalogError,
+        CatalogRow,
+        read_catalog,
+    )
     from knowledge.catalog.sources import CatalogSource
 
     catalog = read_catalog(path)
     if not catalog.rows:
         raise CatalogError(path, "no accelerator rows (only host-VM rows)")
-    hosts = ()
+    hosts: tuple[CatalogRow, ...] = ()
     if hosts_path and not catalog.hosts:
         hosts = read_catalog(hosts_path).hosts
     src = CatalogSource(

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 import sqlalchemy as sa
 
 from knowledge.clock import utc_now
+from knowledge.errors import UserError
 from knowledge.state import db as state
 from knowledge.state import post_once
 from knowledge.state.db import metadata
@@ -102,7 +103,7 @@ firings = sa.Table(
 )
 
 
-class AlertError(ValueError):
+class AlertError(UserError, ValueError):
     """An alert that cannot be created or changed (the message says why, for the user)."""
 
 

@@ -112,12 +112,14 @@ def add_alert(
 
 
 def _message(due) -> dict:
+    from bot.citations import public_source
     from bot.slack import blocks
     from handlers.alerts import fired_message, ranking_query
 
     value = blocks.encode_value(ranking_query(due.alert), shown=0)  # "More results": the top 10, privately
+    offer = {**due.offer, "source": public_source(due.offer.get("source") or "", due.alert.language, limit=1)}
     return fired_message(
-        due.alert, due.offer, due.price, due.previous_price, due.previous_at, value, blocks.ACTION_IDS["more"]
+        due.alert, offer, due.price, due.previous_price, due.previous_at, value, blocks.ACTION_IDS["more"]
     )
 
 

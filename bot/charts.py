@@ -401,7 +401,9 @@ def digest_chart(
         return None
     since = _since(digest)
     title = _ascii(f"Biggest GPU price moves since {since} (top {len(movers)} of {len(digest.changed)})")
-    sources = [_ascii(f"{p.provider}: {_short_source(p.new.source)}") for p in digest.providers if p.changes]
+    from bot.citations import dataset_name  # a price list by dataset, never a server path
+
+    sources = [_ascii(dataset_name(p.provider, p.new.source)) for p in digest.providers if p.changes]
     with _LOCK:
         fig = _figure()
         labels, values, colors = [], [], []

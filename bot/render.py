@@ -9,7 +9,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from bot.render_work import work_line
+from bot import citations
+from bot.citations import public_source
+from bot.render_work import brief_work, work_line
 from handlers.common import also_in, money, place
 from handlers.freshness import offer_label
 from handlers.i18n import t
@@ -86,19 +88,26 @@ def tco_order(answer: Answer) -> list[Tco]:
     return sorted(options, key=lambda x: x.pricing != best) if best else options
 
 
+def tco_parts(tco: Tco, lang: str = "en", label: str | None = None) -> tuple[str, list[str], str]:
+    """One TCO option as (head, the non-zero components, total): "TCO 720 h, spot", ["compute $1,834.75"], total.
+    A component that costs nothing (no storage, no egress asked) is left out."""
+    head = t("tco.head", lang, hours=tco.hours, pricing=label or t("pricing." + tco.pricing, lang))
+    parts = [t("tco.part.compute", lang, v=money(tco.compute, tco.currency))]
+    parts += [
+        t(f"tco.part.{name}", lang, v=money(value, tco.currency))
+        for name, value in (("storage", tco.storage), ("egress", tco.egress))
+        if value
+    ]
+    return head, parts, money(tco.total, tco.currency)
+
+
 def tco_block(tco: Tco, lang: str = "en", assumptions: bool = True, label: str | None = None) -> str:
     """One TCO option: its breakdown and (unless `assumptions` is off) the assumptions behind it."""
+    head, parts, total = tco_parts(tco, lang, label)
     lines = [
-        t(
-            "tco.block",
-            lang,
-            hours=tco.hours,
-            pricing=label or t("pricing." + tco.pricing, lang),
-            compute=money(tco.compute, tco.currency),
-            storage=money(tco.storage, tco.currency),
-            egress=money(tco.egress, tco.currency),
-            total=money(tco.total, tco.currency),
-        )
+        f"{head}{t('colon', lang)}{' + '.join(parts)} = {total}"
+        if len(parts) > 1
+        else f"{head}{t('colon', lang)}{total}"
     ]
     if assumptions:
         lines += [f"  - {a}" for a in tco.assumptions]
@@ -138,6 +147,15 @@ def _environment():  # jinja2 is imported only when text is rendered
     return env
 
 
+def _mixed(answer: Answer) -> bool:
+    """Some work rows measured, some estimated: each estimate says so (else the verdict does)."""
+    return len({row["basis"] == "measured" for row in answer.extra.get("work") or []}) > 1
+
+
+def _hidden(n: int, lang: str) -> str:
+    return t("brief.hidden", lang, n=n) if n else ""
+
+
 TEXT_OFFER_ROWS = 40  # longer lists (every region of an instance type) are cut, saying how many more
 
 
@@ -156,6 +174,9 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
         if len(listed) < len(answer.offers):
             hidden = len(answer.offers) - len(listed)
             answer = answer.model_copy(update={"offers": listed, "more": answer.more + hidden})
+        if answer.extra.get("work"):  # five rows, the benchmark configuration behind --verbose
+            answer = brief_work(answer)
+        answer = citations.public_answer(answer)  # sources in words; --verbose keeps the internal ids
     if len(answer.offers) > TEXT_OFFER_ROWS:
         answer = answer.model_copy(
             update={
@@ -166,6 +187,8 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
     found = answer_sources(answer, verbose)
     index = {(s.source, s.as_of): n for n, s in enumerate(found, start=1)}
     shown = brief.view(answer)
+    cite = (lambda source: source) if verbose else (lambda source: public_source(source, lang))  # ids: --verbose
+    cite_pitfall = (lambda p: p.source) if verbose else (lambda p: citations.cite_pitfall(p.id, p.source, lang))
     text = (
         _environment()
         .get_template("answer.txt.j2")
@@ -174,10 +197,13 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             verbose=verbose,
             caveat=shown["caveat"],
             pages=shown["pages"],
-            hidden=t("brief.hidden", lang, n=shown["hidden"]) if shown["hidden"] and not verbose else "",
+            hidden=_hidden(shown["hidden"] + int(answer.extra.get("work_hidden") or 0), lang) if not verbose else "",
+            work_more=t("work.more_rows", lang, n=answer.extra.get("work_more") or 0),
             details=answer.extra.get("details") or [],
             caveat_label=t("brief.caveat", lang),
-            caveat_source=_cut(shown["caveat"].source, 90) if shown["caveat"] else "",
+            caveat_source=_cut(cite_pitfall(shown["caveat"]), 130) if shown["caveat"] else "",
+            cite=cite,
+            cite_pitfall=cite_pitfall,
             severity=lambda s: brief.severity_label(s, lang),
             colon=t("colon", lang),
             provider=lambda p: brief.provider_label(p, lang),
@@ -196,7 +222,9 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             more_label=_label("more", lang),
             as_of_label=_label("as_of", lang),
             dated=lambda s: dated(s, lang),
-            work_line=lambda r, d: work_line(r, d, lang, lambda s, a: index.get((s, a), "?")),  # bot/render_work.py
+            work_line=lambda r, d: work_line(
+                r, d, lang, lambda s, a: index.get((s, a), "?"), full=verbose, mark=_mixed(answer)
+            ),
         )
     )
     lines = [line.rstrip() for line in text.splitlines()]

@@ -6,6 +6,7 @@ The rows are `Answer.extra["work"]` (JSON contract) with their benchmark details
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -13,26 +14,29 @@ from handlers.common import money
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Query
 
-__all__ = ["WORK_ACTION", "work_blocks", "work_buttons", "work_line"]
+__all__ = ["BRIEF_WORK_ROWS", "WORK_ACTION", "brief_work", "work_blocks", "work_buttons", "work_line"]
+
+ATTRIBUTION_SHORT = (  # knowledge.facts.benchmarks.ATTRIBUTION in one line: title, link, commit, licence, modified
+    'Spare Cores "sc-inspector-data" https://github.com/SpareCores/sc-inspector-data commit 804d3c71ddae, '
+    "CC BY-SA 4.0 https://creativecommons.org/licenses/by-sa/4.0/, modified"
+)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rstrip() + "…"
+    return cut + ")" * max(0, cut.count("(") - cut.count(")"))
+
+
+BRIEF_WORK_ROWS = 5  # the short answer (CLI text and Slack); --verbose and "Why" show every row with its benchmark
 
 WORK_ACTION = "gpu_work_{n}"  # the "switch workload" buttons (handled by bot/slack/actions.refine)
-_COLUMNS = {
-    "en": (
-        "#",
-        "Provider",
-        "Instance",
-        "GPUs",
-        "Region",
-        "Per hour",
-        "Tokens/s",
-        "$ per 1M tokens",
-        "Basis",
-        "Benchmark",
-        "Source",
-    ),
-    "zh": ("#", "云厂商", "实例规格", "GPU", "地域", "每小时", "token/s", "每百万token", "依据", "基准测试", "来源"),
+_COLUMNS = {  # at most 6 short columns: fits a laptop's Slack window (the benchmark configuration is behind Why)
+    "en": ("#", "Instance", "Region", "Per hour", "Tokens/s", "$ per 1M tokens"),
+    "zh": ("#", "实例", "地域", "每小时", "token/s", "每百万token"),
 }
-_RIGHT = {0, 3, 5, 6, 7}
+_RIGHT = {0, 3, 4, 5}
 _SWITCHES = (  # (label en, label zh, bench_workload, bench_step)
     ("Chat", "对话", "chat-256-128", "max_throughput"),
     ("RAG", "RAG", "rag-1024-256", "max_throughput"),
@@ -83,16 +87,78 @@ def _price(row: dict, detail: dict) -> str:
     return shown
 
 
-def work_line(row: dict, detail: dict, lang: str, source_no: Callable[[str, str], int | str]) -> str:
-    """One row on one line: where, price, measured tokens/s, $ per 1M tokens, basis, benchmark, both sources."""
+def _per_million(row: dict, lang: str, mark: bool = True) -> str:
+    """ "$0.4390", or "$0.52 (estimate)" where tokens/s are not measured (the basis says how)."""
+    shown = f"${row['usd_per_million_tokens']:.4f}"
+    return shown if row["basis"] == "measured" or not mark else f"{shown} ({t('work.estimate_mark', lang)})"
+
+
+def work_line(
+    row: dict,
+    detail: dict,
+    lang: str,
+    source_no: Callable[[str, str], int | str],
+    *,
+    full: bool = True,
+    mark: bool = True,
+) -> str:
+    """One row on one line: where, price, tokens/s, $ per 1M tokens, its source; `full` (--verbose, "Why") adds
+    the basis and the benchmark configuration with its own source; `mark`: say "estimate" on an estimated row
+    (off when every row is one: the verdict says so)."""
     per_m = t("work.per_million", lang)
-    bench_path = row["benchmark_source"].split(":", 1)[-1]
-    return (
+    head = (
         f"{row['provider']} {row['instance_type']} · {_gpus(row, lang)} · {row['region']} · "
         f"{t('pricing.' + row['pricing'], lang)} · {_price(row, detail)} · {row['tokens_per_s']:,.1f} tok/s → "
-        f"${row['usd_per_million_tokens']:.4f} {per_m} · {_basis(row, lang)}: {_benchmark(row, detail, lang)} "
+    )
+    if not full:  # the pricing model is in the verdict
+        short = head.replace(f" · {t('pricing.' + row['pricing'], lang)} · ", " · ", 1)  # per 1M: the verdict says
+        latency = ""
+        if row["strategy"] == "synchronous" and detail.get("ttft_p50_ms") is not None:  # what "interactive" asks
+            latency = f" · TTFT p50 {detail['ttft_p50_ms']:,.0f} ms · TPOT p50 {detail['tpot_p50_ms']:.1f} ms"
+        return f"{short}{_per_million(row, lang, mark)}{latency} [{source_no(row['source'], row['as_of'])}]"
+    bench_path = row["benchmark_source"].split(":", 1)[-1]
+    return (
+        f"{head}${row['usd_per_million_tokens']:.4f} {per_m} · {_basis(row, lang)}: {_benchmark(row, detail, lang)} "
         f"({bench_path}) [{source_no(row['source'], row['as_of'])}]"
     )
+
+
+def brief_work(answer: Answer) -> Answer:
+    """The short work answer: the first `BRIEF_WORK_ROWS` rows, the notes about the question itself (those before
+    the formula note: which model was read, estimates), and only the sources of the rows shown; the formula,
+    configuration and the other notes are counted as hidden (`extra["work_hidden"]`); what was left out and the
+    benchmark data's attribution (its licence) stay,
+    behind --verbose and "Why"."""
+    rows = list(answer.extra.get("work") or [])
+    details = list(answer.extra.get("work_details") or [])
+    from knowledge.facts.benchmarks import ATTRIBUTION, SOURCE
+
+    lang = answer.query.language
+    formula = t("work.formula", lang)
+    cut_at = answer.notes.index(formula) if formula in answer.notes else len(answer.notes)
+    template = MESSAGES["work.not_orderable"].get(lang) or MESSAGES["work.not_orderable"]["en"]
+    left_out = re.compile(".*".join(re.escape(part) for part in re.split(r"\{[^}]*\}", template)))
+    rest = answer.notes[cut_at:]
+    kept = [n for n in rest if left_out.fullmatch(n)]
+    hidden = [n for n in rest if n not in kept]
+    kept = [_cut(n, 110) for n in kept]  # how many and why, the full list behind --verbose
+    notes = [*answer.notes[:cut_at], *kept]  # the question's notes, what was left out
+    shown = rows[:BRIEF_WORK_ROWS]
+    keep = {(r["source"], r["as_of"]) for r in shown}
+    of_rows = {(r["source"], r["as_of"]) for r in rows}  # the rest (the benchmark itself) is always kept
+    sources = [s for s in answer.sources if (s.source, s.as_of) in keep or (s.source, s.as_of) not in of_rows]
+    if ATTRIBUTION in rest:  # the benchmark's source line carries the licence's attribution (full: --verbose)
+        sources = [s.model_copy(update={"source": ATTRIBUTION_SHORT}) if s.source == SOURCE else s for s in sources]
+    extra = {
+        **answer.extra,
+        "work": shown,
+        "work_details": details[:BRIEF_WORK_ROWS],
+        "work_more": max(0, len(rows) - len(shown)),
+        "work_hidden": len(hidden),
+    }
+    said = " ".join(notes)  # a did-you-mean already in a note is not listed again (Slack: its buttons)
+    suggestions = [] if all(x in said for x in answer.suggestions) else answer.suggestions
+    return answer.model_copy(update={"notes": notes, "sources": sources, "extra": extra, "suggestions": suggestions})
 
 
 def work_blocks(answer: Answer, source_no: Callable[[str, str], int | str], cell: Callable[[str], dict]) -> list[dict]:
@@ -106,21 +172,14 @@ def work_blocks(answer: Answer, source_no: Callable[[str, str], int | str], cell
     ):
         cells = [
             str(n),
-            row["provider"],
-            row["instance_type"],
-            _gpus(row, lang),
+            f"{row['provider']} {row['instance_type']} · {_gpus(row, lang)}",
             row["region"],
             _price(row, detail),
             f"{row['tokens_per_s']:,.1f}",
-            f"${row['usd_per_million_tokens']:.4f}",
-            _basis(row, lang),
-            _benchmark(row, detail, lang),
-            f"[{source_no(row['source'], row['as_of'])}] [1]",
+            f"{_per_million(row, lang)} [{source_no(row['source'], row['as_of'])}]",
         ]
         rows.append([_cell(c) for c in cells])
-    settings = [
-        {"align": "right" if i in _RIGHT else "left", "is_wrapped": i in (2, 8, 9)} for i in range(len(_COLUMNS[lang]))
-    ]
+    settings = [{"align": "right" if i in _RIGHT else "left", "is_wrapped": i == 1} for i in range(len(_COLUMNS[lang]))]
     return [{"type": "table", "column_settings": settings, "rows": rows}]
 
 

@@ -29,6 +29,7 @@ import functools
 import json
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, cast
@@ -102,7 +103,12 @@ def run(args: argparse.Namespace) -> int:
 
         live.start()
         logging.getLogger("gpubot").info("gpubot connecting with Socket Mode")
-        SocketModeHandler(app, app_token=settings.secret("slack_app_token")).start()
+        handler = SocketModeHandler(app, app_token=settings.secret("slack_app_token"))
+        failure = socket_mode_failure(handler.connect, settings.slack_api_url)
+        if failure:
+            print(f"gpubot serve: {failure}", file=sys.stderr)
+            return 1
+        threading.Event().wait()
         return 0
     port = args.port or settings.port
     return _serve_http(
@@ -186,6 +192,21 @@ def health(kb) -> dict[str, Any]:
         return {"ok": False, "kb": {"error": str(exc)}}
 
 
+def socket_mode_failure(connect: Callable[[], Any], api_url: str) -> str | None:
+    """`connect()` (Socket Mode's first connection), or the one line saying what could not be reached and why
+    (no traceback, no library warning)."""
+    from slack_sdk.errors import SlackApiError
+
+    try:
+        connect()
+    except SlackApiError as exc:
+        return f"Slack refused the Socket Mode connection ({exc.response.get('error')}): check SLACK_APP_TOKEN"
+    except Exception as exc:  # URLError, timeouts, DNS: the network
+        reason = getattr(exc, "reason", None) or exc
+        return f"cannot reach Slack at {api_url} to open a Socket Mode connection ({reason})"
+    return None
+
+
 def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterable[bytes]]:
     """The WSGI application: the request gate then Bolt on POST /slack/events, /healthz, 404 for anything else."""
     from slack_bolt.adapter.wsgi import SlackRequestHandler
@@ -209,6 +230,7 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
     def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
         path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD", "GET")
         if path == SLACK_PATH and method == "POST":
+            environ["HTTP_X_GPUBOT_ARRIVED"] = repr(time.monotonic())  # the ack budget runs from here (issue 24)
             refusal = request_gate.check(environ, signing_secret, seen_before=seen_before)
             if refusal is not None:  # nothing reaches Bolt, nothing is answered
                 logging.getLogger("gpubot.http").info("refused a request: %s (%s)", refusal.status, refusal.reason)

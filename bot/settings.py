@@ -36,7 +36,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "socket": ("slack_app_token", "slack_bot_token"),
 }
 DEFAULT_SCOPES = (
-    "commands,chat:write,app_mentions:read,im:history,im:read,im:write,files:write,users:read,"
+    "commands,chat:write,app_mentions:read,im:history,files:write,users:read,"
     "channels:history,groups:history,mpim:history"  # the digest checks a channel for its own post before posting again
 )
 

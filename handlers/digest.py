@@ -90,11 +90,14 @@ def _group_line(key: tuple[str, str, str], items: dict[str, list[Change]], lang:
     )
 
 
-def _move_line(change: Change, lang: str) -> str:
+def _move_prices(change: Change) -> tuple[str, str]:
     if change.currency != "USD" and change.old_native and change.new_native:
-        old, new = money(change.old_native, change.currency), money(change.new_native, change.currency)
-    else:
-        old, new = money(change.old or 0.0), money(change.new or 0.0)
+        return money(change.old_native, change.currency), money(change.new_native, change.currency)
+    return money(change.old or 0.0), money(change.new or 0.0)
+
+
+def _move_line(change: Change, lang: str) -> str:
+    old, new = _move_prices(change)
     return phrase(
         "move",
         lang,
@@ -106,6 +109,45 @@ def _move_line(change: Change, lang: str) -> str:
         new=new,
         pct=_pct(change.change_pct or 0.0),
     )
+
+
+def _move_view(change: Change, lang: str) -> dict:
+    """One of the biggest moves, for a layout: what moved (GPU, pricing, provider), where, and the line."""
+    return {
+        "what": f"{change.gpu} {_pricing(change.pricing, lang)} · {_provider(change.provider, lang)}",
+        "where": f"{change.instance_type} · {change.region}",
+        "prices": _move_prices(change),
+        "pct": change.change_pct or 0.0,
+        "line": _move_line(change, lang),
+    }
+
+
+def _headline(digest: Digest, moves: list[Change], since: str, lang: str) -> str:
+    """ "GPU prices since 2026-11-30: 14 cheaper, 3 dearer; biggest: L4 spot on AWS -27.0%" """
+    cheaper = sum(1 for c in digest.changed if (c.change_pct or 0) < 0)
+    dearer = sum(1 for c in digest.changed if (c.change_pct or 0) > 0)
+    counts = [phrase(k, lang, n=n) for k, n in (("head.cheaper", cheaper), ("head.dearer", dearer)) if n]
+    if digest.added:
+        counts.append(phrase("head.added", lang, n=len(digest.added)))
+    if digest.removed:
+        counts.append(phrase("head.removed", lang, n=len(digest.removed)))
+    text = phrase("head", lang, since=since, counts=("，" if lang == "zh" else ", ").join(counts))
+    if moves:
+        top = moves[0]
+        what = phrase(
+            "head.what", lang, gpu=top.gpu, pricing=_pricing(top.pricing, lang), provider=_provider(top.provider, lang)
+        )
+        text += phrase("head.biggest", lang, what=what, pct=_pct(top.change_pct or 0.0))
+    return text
+
+
+def _datasets(digest: Digest, all_providers: bool = False) -> list[dict]:
+    """The price lists the digest compared, newest snapshot of each provider: provider, source and date."""
+    return [
+        {"provider": p.provider, "source": p.new.source, "date": p.new.taken_at.date().isoformat()}
+        for p in digest.providers
+        if p.new is not None and (all_providers or p.changes)
+    ]
 
 
 def matches_gpus(gpus: Iterable[str]):
@@ -138,9 +180,10 @@ def summarize(
     lang = lang or query.language
     since = _since(digest)
     if not digest.providers:
-        return Answer(query=query, title=phrase("title.no_history", lang))
+        return Answer(query=query, title=phrase("title.no_history", lang), extra={"digest": {"state": "no_history"}})
     if all(p.old is None for p in digest.providers):
-        return Answer(query=query, title=phrase("title.one_snapshot", lang, since=since))
+        state = {"state": "one_snapshot", "datasets": _datasets(digest, all_providers=True)}
+        return Answer(query=query, title=phrase("title.one_snapshot", lang, since=since), extra={"digest": state})
     notes = []
     if digest.gpus:
         notes.append(phrase("filtered", lang, what=", ".join(digest.gpus)))
@@ -152,7 +195,8 @@ def summarize(
         title = phrase("no_changes_line" if no_changes_one_line else "title.none", lang, since=since)
         if not no_changes_one_line:
             notes.append(phrase("threshold", lang, t=digest.threshold_pct, small=small))
-        return Answer(query=query, title=title, notes=notes, extra={"digest": {"changes": 0, "added": 0, "removed": 0}})
+        empty = {"headline": title, "changes": 0, "added": 0, "removed": 0, "datasets": _datasets(digest)}
+        return Answer(query=query, title=title, notes=notes, extra={"digest": empty})
 
     groups: dict[tuple[str, str, str], dict[str, list[Change]]] = defaultdict(
         lambda: {"changed": [], "added": [], "removed": []}
@@ -164,6 +208,7 @@ def summarize(
     lines = [f"• {_group_line(key, items, lang)}" for key, items in ordered[:MAX_GROUPS]]
     if len(ordered) > MAX_GROUPS:
         lines.append(phrase("more_groups", lang, n=len(ordered) - MAX_GROUPS))
+    group_lines = [_group_line(key, items, lang) for key, items in ordered]
     moves = sorted(digest.changed, key=lambda c: (-abs(c.change_pct or 0.0), c.key))[:top]
     if moves:
         lines.append("")
@@ -179,6 +224,10 @@ def summarize(
         sources=sources,
         extra={
             "digest": {
+                "headline": _headline(digest, moves, since, lang),
+                "group_lines": group_lines,
+                "moves": [_move_view(c, lang) for c in moves],
+                "datasets": _datasets(digest),
                 "changes": len(digest.changed),
                 "added": len(digest.added),
                 "removed": len(digest.removed),

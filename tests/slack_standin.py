@@ -76,7 +76,39 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-__all__ = ["Call", "Upload", "SlackStandIn", "validate_blocks", "check_message"]
+__all__ = ["LEAKS", "Call", "Upload", "SlackStandIn", "validate_blocks", "check_message", "leaks_in", "message_blocks"]
+
+
+# What no payload the app sends may show (issue 24): the server's file layout, its database, its home, a CLI command.
+LEAKS = re.compile(
+    r"(?<![\w:/.~-])/(?:tmp|home|root|srv|var|usr|etc|opt|work|Users|private|mnt)/[\w.-]|"
+    r"\b[\w-]+\.db\b|GPUBOT_HOME|\bgpubot (?:ask|digest|kb|prices|alert|serve|clock|db|parse)\b"
+)
+_SHOWN_METHODS = ("chat.", "views.", "hooks/", "files.completeUploadExternal", "files.getUploadURLExternal")
+
+
+def leaks_in(payload: Any) -> list[str]:
+    """The forbidden strings in what a payload would show (button values and ids are data, not shown)."""
+    found: list[str] = []
+    if isinstance(payload, dict):
+        for key, value in payload.items():
+            if key not in ("value", "action_id", "block_id", "private_metadata", "response_url", "metadata", "token"):
+                found += leaks_in(value)
+    elif isinstance(payload, list):
+        for item in payload:
+            found += leaks_in(item)
+    elif isinstance(payload, str):
+        found += [m.group(0) for m in LEAKS.finditer(payload)]
+    return found
+
+
+def message_blocks(message: dict) -> list[dict]:
+    """A message's blocks as Slack shows them: the top-level blocks, then each attachment's."""
+    found = list(message.get("blocks") or [])
+    for attachment in message.get("attachments") or []:
+        found += list(attachment.get("blocks") or [])
+    return found
+
 
 # ----------------------------------------------------------------------------------------------------
 # Block Kit validation (usable on its own: ``validate_blocks(blocks)`` -> list of error strings)
@@ -433,7 +465,7 @@ class SlackStandIn:
         *,
         team_id: str = "T0001",
         team: str = "gpubot-test",
-        scopes: str = "commands,chat:write,app_mentions:read,im:history,im:write,files:write",
+        scopes: str = "commands,chat:write,app_mentions:read,im:history,files:write,users:read",
         oauth_codes: dict[str, str] | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
@@ -452,6 +484,7 @@ class SlackStandIn:
         self.locales: dict[str, str] = {}
         # Enterprise Grid: org id -> the workspaces its org-wide app is granted to (``auth.teams.list``)
         self.orgs: dict[str, list[str]] = {}
+        self.leaks: list[str] = []  # payloads that showed a path, a database, GPUBOT_HOME or a CLI command
         self._refused_types: dict[str, int] = {}
         self._hook_uses: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -487,12 +520,15 @@ class SlackStandIn:
     def stop(self) -> None:
         if self._server is None:
             return
+        leaks, self.leaks = self.leaks, []
         self._stopping.set()  # wakes up delayed answers
         self._server.shutdown()
         self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._server = self._thread = None
+        if leaks:  # every payload of every test that used the stand-in is checked (issue 24)
+            raise AssertionError(f"the app showed what it must not ({len(leaks)} payloads): {leaks[:5]}")
 
     def __enter__(self) -> SlackStandIn:
         return self.start()
@@ -621,6 +657,9 @@ class SlackStandIn:
             body.update(_parse_body(raw))
         headers = {k.lower(): v for k, v in req.headers.items()}
         call = Call(method, path, headers, body, raw, time.time(), http_method=req.command)
+        if method.startswith(_SHOWN_METHODS) and (found := leaks_in(body)):
+            with self._lock:
+                self.leaks.append(f"{method}: {sorted(set(found))}")
 
         try:
             status, payload, extra_headers = self._answer(call)

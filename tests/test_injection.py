@@ -32,7 +32,7 @@ from slack_bolt import BoltRequest
 from bot.render import render_text
 from bot.slack import blocks
 from handlers.models import Answer, NameIssue, Offer, Pitfall, Query, Recommendation, RuleHit, Source, Tco
-from tests.slack_standin import SlackStandIn, check_message
+from tests.slack_standin import SlackStandIn, check_message, message_blocks
 
 SECRET = "injection-secret"
 BOT_USER = SlackStandIn.bot_user_id
@@ -391,7 +391,7 @@ def test_sharing_a_hostile_answer_pings_nobody_but_names_who_shared(app, slack):
     message = slash(app, slack, QUESTIONS[0])
     share = next(
         e
-        for b in message["blocks"]
+        for b in message_blocks(message)
         if b["type"] == "actions"
         for e in b["elements"]
         if e["action_id"] == blocks.ACTION_IDS["share"]
@@ -536,5 +536,5 @@ def test_a_value_cannot_end_the_formatting_around_it(field, value, span):
         "recommended-gpu": {"recommendations": [Recommendation(gpu=value, reason="r")]},
     }[field]
     message = blocks.answer_message(Answer(query=query, title="t", **parts))
-    sections = "\n".join(b["text"]["text"] for b in message["blocks"] if b["type"] == "section")
+    sections = "\n".join(b["text"]["text"] for b in message_blocks(message) if b["type"] == "section")
     assert value not in sections, f"{value!r} reaches a {span}...{span} span unchanged: {sections!r}"

@@ -23,7 +23,7 @@ import sqlalchemy as sa
 import yaml
 
 from bot.slack.tables import tables_of
-from tests.slack_standin import SlackStandIn, check_message
+from tests.slack_standin import SlackStandIn, check_message, message_blocks
 from tests.test_slack_http import FORM, GPUBOT, JSON, free_port, request, signed
 
 CLIENT_ID, CLIENT_SECRET = "1111.2222", "oauth-client-secret"
@@ -199,7 +199,9 @@ def providers(message: dict) -> set[str]:
 
 
 def context_text(message: dict) -> str:
-    return "\n".join(e.get("text", "") for b in message["blocks"] if b["type"] == "context" for e in b["elements"])
+    return "\n".join(
+        e.get("text", "") for b in message_blocks(message) if b["type"] == "context" for e in b["elements"]
+    )
 
 
 # --- the install flow ------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from bot.slack import blocks
 from bot.slack.app import build_app
 from bot.slack.help import COMMANDS
 from knowledge.state import settings_audit, settings_store, subscriptions
-from tests.slack_standin import SlackStandIn
+from tests.slack_standin import SlackStandIn, message_blocks
 from tests.test_slack_app import SECRET, assert_valid, dispatch, rendered_strings
 
 TEAM = "TADM1"
@@ -90,7 +90,7 @@ def slash(app, slack, text: str, channel: str, user: str = "U_MEMBER") -> dict[s
 
 
 def shown(message: dict) -> str:
-    return "\n".join(rendered_strings(message["blocks"]))
+    return "\n".join(rendered_strings(message_blocks(message)))
 
 
 def changes(team: str = TEAM) -> list[tuple]:

@@ -24,7 +24,7 @@ from bot.settings import load_settings
 from bot.slack import blocks
 from bot.slack.app import build_app
 from bot.slack.tables import tables_of
-from tests.slack_standin import SlackStandIn
+from tests.slack_standin import SlackStandIn, message_blocks
 from tests.test_slack_app import (
     SECRET,
     assert_valid,
@@ -114,7 +114,7 @@ def test_a_refused_table_is_posted_again_with_the_offers_as_section_text(app, sl
     reply = second.body
     assert_valid(reply)
     assert not tables_of(reply) and "attachments" not in reply
-    shown = "\n".join(b["text"]["text"] for b in reply["blocks"] if b["type"] == "section")
+    shown = "\n".join(b["text"]["text"] for b in message_blocks(reply) if b["type"] == "section")
     positions = [shown.index(name) for name in instances(kb, text)]
     assert positions == sorted(positions), "every offer, in the answer's order"
     assert buttons(reply), "the buttons stay"
@@ -165,13 +165,13 @@ def test_a_throttled_response_url_is_tried_again_once(quick_app, slack, held):
 
 
 def test_the_digest_posted_by_digest_now_survives_a_refusal(quick_app, slack, held):
-    slack.refuse_block_type("header")
+    slack.refuse_block_type("section")
     body, hook = command_body(slack, "digest now")
     assert dispatch(quick_app, body, FORM).body == ""
     held.set()
     refused, sent = slack.wait_for(f"hooks/{hook}", 2)
     assert refused.status == 400 and sent.status == 200
-    assert sent.body["response_type"] == "in_channel" and sent.body["text"] and "blocks" not in sent.body
+    assert sent.body["response_type"] == "ephemeral" and sent.body["text"] and "blocks" not in sent.body
 
 
 def test_the_offers_table_has_slacks_documented_shape(app, slack):
@@ -181,7 +181,8 @@ def test_the_offers_table_has_slacks_documented_shape(app, slack):
     assert_valid(message)
     assert not any(b["type"] == "table" for b in message["blocks"])
     tables = tables_of(message)
-    assert len(message["attachments"]) == 1 and message["attachments"][0]["blocks"] == tables and len(tables) == 1
+    assert len(message["attachments"]) == 1 and len(tables) == 1
+    assert message["attachments"][0]["blocks"][0] == tables[0]  # right after the verdict (issue 24)
     cells = [cell for row in tables[0]["rows"] for cell in row]
     assert {c["type"] for c in cells} == {"raw_text"} and all(c["text"] for c in cells)
     assert all(set(s) <= {"align", "is_wrapped"} for s in tables[0]["column_settings"])
@@ -264,7 +265,11 @@ def test_a_button_on_a_threaded_reply_answers_in_that_thread(app, slack, channel
         slack, toggle, ephemeral=False, channel=channel, message={"ts": "1700000000.000900", "thread_ts": thread}
     )
     dispatch(app, body, FORM)
-    answered = slack.wait_for(f"hooks/{hook}")[0].body
+    if channel.startswith("D"):  # a DM: answered in the conversation's thread
+        answered = slack.wait_for(f"hooks/{hook}")[0].body
+    else:  # issue 24: privately, in the thread, through chat.postEphemeral (a response_url ignores thread_ts)
+        answered = slack.wait_for("chat.postEphemeral")[0].body
+        assert answered["user"] == "U_CLICKER" and not slack.calls(f"hooks/{hook}")
     assert answered["thread_ts"] == thread
     assert set(column(answered, "pricing")) == {"on-demand"}
 

@@ -26,7 +26,7 @@ from bot.slack.app import build_app
 from bot.slack.commands import parse_command
 from bot.slack.oauth import client_for_team
 from knowledge.state import settings_store, subscriptions
-from tests.slack_standin import SlackStandIn, validate_blocks
+from tests.slack_standin import SlackStandIn, message_blocks, validate_blocks
 from tests.test_slack_app import (
     assert_valid,
     buttons,
@@ -103,11 +103,13 @@ def slash(app, slack, text: str, channel: str, *, team: str = TEAM) -> dict[str,
 
 
 def context_text(message: dict) -> str:
-    return "\n".join(e.get("text", "") for b in message["blocks"] if b["type"] == "context" for e in b["elements"])
+    return "\n".join(
+        e.get("text", "") for b in message_blocks(message) if b["type"] == "context" for e in b["elements"]
+    )
 
 
 def text_of(message: dict) -> str:
-    return "\n".join(rendered_strings(message["blocks"]))
+    return "\n".join(rendered_strings(message_blocks(message)))
 
 
 def per_gpu_usd(cell: str) -> float:
@@ -281,16 +283,21 @@ def test_digest_subscribe_unsubscribe_and_list(app, slack):
     bad = slash(app, slack, "digest subscribe hour 25", mine)
     assert "hour must be 0..23" in text_of(bad) and "Usage" in text_of(bad)
     assert "unknown timezone" in text_of(slash(app, slack, "digest subscribe tz Mars/Olympus", mine))
-    assert "no longer" in slash(app, slack, "digest unsubscribe", mine)["text"]
+    first = slash(app, slack, "digest unsubscribe", mine)["text"]
+    assert "no longer" in first
     assert subscriptions.get_subscription(TEAM, mine) is None
-    assert "was not subscribed" in slash(app, slack, "digest unsubscribe", mine)["text"]
+    assert slash(app, slack, "digest unsubscribe", mine)["text"] == first  # issue 24: a repeat, answered the same
+    assert "was not subscribed" in slash(app, slack, "digest stop", mine)["text"]  # another command
 
 
-def test_digest_now_posts_the_digest_in_the_channel(app, slack):
-    message = slash(app, slack, "digest now", channel_id())
-    assert message["response_type"] == "in_channel"
+@pytest.mark.parametrize(
+    ("text", "said"), [("digest now", "next price refresh is due"), ("摘要 现在", "下次价格刷新时间")]
+)
+def test_digest_now_with_one_snapshot_says_privately_when_the_next_refresh_is_due(app, slack, text, said):
+    message = slash(app, slack, text, channel_id())
+    assert message["response_type"] == "ephemeral"  # nothing to compare: not posted to the whole channel
     assert_valid(message)
-    assert message["blocks"][0]["type"] == "header"
+    assert said in message["text"] and " UTC" in message["text"] and "—" not in message["text"]
 
 
 def test_a_digest_question_is_still_a_question():

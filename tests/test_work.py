@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from tests.slack_standin import message_blocks
 
 DATA = Path(__file__).resolve().parent.parent / "knowledge" / "data"
 BENCH = DATA / "benchmarks" / "llm_inference.csv"
@@ -330,7 +331,7 @@ def test_check_case_a3_highgpu_1g_is_left_out_on_demand(ask, text):
     assert [e["availability"] for e in result["excluded"]] == ["spot_only"]
     assert result["excluded"][0]["count"] == len(excluded)
     note = next(line for line in result["text"].splitlines() if "a3-highgpu-1g" in line)
-    assert "Spot" in note and f"{len(excluded)} " in note
+    assert ("cannot be ordered" in note or "无法以" in note) and f"{len(excluded)}" in note  # how many, and why
 
 
 @pytest.mark.parametrize(
@@ -463,15 +464,15 @@ def test_slack_message_has_table_attribution_and_workload_buttons(kb):
     tables = [b for a in message.get("attachments") or [] for b in a.get("blocks") or [] if b["type"] == "table"]
     assert len(tables) == 1 and not [b for b in message["blocks"] if b["type"] == "table"]
     rows = tables[0]["rows"]
-    assert len(rows) == len(answer.extra["work"]) + 1
-    assert rows[1][2]["text"] == answer.extra["work"][0]["instance_type"]
-    assert rows[1][7]["text"] == f"${answer.extra['work'][0]['usd_per_million_tokens']:.4f}"
+    assert len(rows) == min(5, len(answer.extra["work"])) + 1 and len(rows[0]) <= 6  # issue 24: five rows, 6 columns
+    assert answer.extra["work"][0]["instance_type"] in rows[1][1]["text"]
+    assert rows[1][5]["text"].startswith(f"${answer.extra['work'][0]['usd_per_million_tokens']:.4f} [")
     dumped = json.dumps(message, ensure_ascii=False)
     for part in ATTRIBUTION:
         assert part in dumped
     buttons = [
         e
-        for b in message["blocks"]
+        for b in message_blocks(message)
         if b["type"] == "actions"
         for e in b["elements"]
         if e["action_id"].startswith("gpu_work_")
@@ -569,7 +570,7 @@ def test_unmeasured_gpu_gets_a_datasheet_estimate(ask, text):
 )
 def test_a_chinese_work_answer_says_its_rows_in_chinese(kb, capsys, text, basis):
     """Each row's basis, step, concurrency and run date are in Chinese; the figures and the benchmark's own ids stay."""
-    assert main(["ask", text]) == 0
+    assert main(["ask", text, "--verbose"]) == 0  # issue 24: the benchmark configuration is behind --verbose
     rows = [line for line in capsys.readouterr().out.splitlines() if re.match(r"\d+\. ", line)]
     assert rows
     for line in rows:

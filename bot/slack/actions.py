@@ -22,7 +22,7 @@ from bot.slack.delivery import share
 from bot.slack.payloads import Click
 from handlers import defaults
 from handlers.models import Query
-from knowledge.state.db import claim_event
+from knowledge.state.db import claim_event, release_event
 
 __all__ = ["MAX_TOP", "asked", "refine", "register"]
 
@@ -101,20 +101,24 @@ def register(app: App, answerer: Answerer) -> None:
             share(client, respond, click, message, query.language)  # public first, then delete
 
     @app.action(REFINE_ACTIONS)
-    def on_refine(ack, body: dict, action: dict, respond) -> None:
+    def on_refine(ack, body: dict, action: dict, respond, client: WebClient) -> None:
         ack()
-        refined(answerer, Click.of(body, action), respond)
+        refined(answerer, Click.of(body, action), respond, client)
 
     @app.action(blocks.ACTION_IDS["why"])
-    def on_why(ack, body: dict, action: dict, respond) -> None:
-        """ "Why": the same answer with every pitfall, rule and detail the short one left out, to whoever clicked."""
+    def on_why(ack, body: dict, action: dict, respond, client: WebClient) -> None:
+        """ "Why": the same answer with every pitfall, rule and detail the short one left out, to whoever clicked
+        (in the thread of a threaded answer)."""
         ack()
         click = Click.of(body, action)
-        if (answered := answered_again(answerer, click, respond, verbose=True)) is not None:
+        if (answered := answered_again(answerer, click, respond, verbose=True)) is None:
+            return
+        in_thread = click.thread() and not click.channel.startswith("D") and not click.is_ephemeral
+        if not (in_thread and ephemeral_in_thread(client, click, answered[1])):
             answerer.respond(respond, click.where, response_type="ephemeral", replace_original=False, **answered[1])
 
 
-def refined(answerer: Answerer, click: Click, respond: Any) -> None:
+def refined(answerer: Answerer, click: Click, respond: Any, client: WebClient | None = None) -> None:
     """The answer with one field changed: replacing a private answer, in the DM, or privately in its thread."""
     parsed = button_query(answerer, click, respond)
     if parsed is None:
@@ -133,10 +137,27 @@ def refined(answerer: Answerer, click: Click, respond: Any) -> None:
         answerer.respond(
             respond, click.where, response_type="in_channel", replace_original=False, **click.thread(), **message(False)
         )
-    else:  # someone else's answer in a channel: a private answer for whoever clicked, in its thread
+    elif click.thread() and client is not None and ephemeral_in_thread(client, click, message(True)):
+        pass  # someone else's answer in a thread: privately, in that thread (response_url ignores thread_ts)
+    else:  # someone else's answer in a channel: a private answer for whoever clicked
         answerer.respond(
             respond, click.where, response_type="ephemeral", replace_original=False, **click.thread(), **message(True)
         )
+
+
+def ephemeral_in_thread(client: WebClient, click: Click, message: dict[str, Any]) -> bool:
+    """chat.postEphemeral with the thread's ts (Slack honours thread_ts there, not on a response_url); False when
+    Slack refused it (the caller answers through the response_url instead)."""
+    from slack_sdk.errors import SlackApiError
+
+    try:
+        client.chat_postEphemeral(
+            channel=click.channel, user=click.user or "", thread_ts=click.thread().get("thread_ts"), **message
+        )
+        return True
+    except SlackApiError as exc:
+        log.info("private answer in the thread refused (%s): %s", exc.response.get("error"), click.where)
+        return False
 
 
 def post_chart(answerer: Answerer, click: Click, client: WebClient, respond: Any) -> None:
@@ -146,24 +167,28 @@ def post_chart(answerer: Answerer, click: Click, client: WebClient, respond: Any
     if parsed is None:
         return
     query, extra = parsed
-    if not claim_event(f"history-chart:{click.team}:{click.channel}:{click.message_ts}"):  # a double click: one
+    key = f"history-chart:{click.team}:{click.channel}:{click.message_ts}"
+    if not claim_event(key):  # a double click: one chart
         return
 
     def work() -> None:
-        from bot.slack.history import failure_text
+        from bot.slack.delivery import plain_error
 
         result = answerer.post_chart(
             client, click.channel, click.container_thread_ts, asked(query, extra), notify_failure=False
         )
         if result["ok"]:
             answerer.respond(respond, click.where, delete_original=True)
-        else:
-            answerer.respond(
-                respond,
-                click.where,
-                response_type="ephemeral",
-                replace_original=False,
-                **blocks.text_message(failure_text(result["error"], query.language)),
-            )
+            return
+        release_event(key)  # not posted: the button works again (e.g. after `/invite @gpubot`)
+        text = plain_error(result["error"], f"<#{click.channel}>", query.language)
+        answerer.respond(
+            respond,
+            click.where,
+            response_type="ephemeral",
+            replace_original=False,
+            text=text,
+            blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": text}}],
+        )
 
     answerer.in_background(click.where, work)

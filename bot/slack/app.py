@@ -29,6 +29,8 @@ apology, never a traceback.
 from __future__ import annotations
 
 import logging
+import re
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -39,7 +41,7 @@ from slack_sdk import WebClient
 from bot.settings import Settings
 from bot.slack import actions, blocks, events, home, slash
 from bot.slack.answering import Answerer
-from bot.slack.oauth import make_client, oauth_settings
+from bot.slack.oauth import ARRIVED_HEADER, cached_authorize, make_client, oauth_settings
 from bot.slack.payloads import log_context
 from handlers.language import language_of
 from knowledge.kb.reader import KB
@@ -62,14 +64,17 @@ def build_app(
 ) -> App:
     """The Bolt app. Nothing is called at start-up. One workspace: the bot's identity comes from one lazy, cached
     auth.test. OAuth (`oauth`, default: when SLACK_CLIENT_ID/SECRET are set): each request is authorized with its
-    workspace's installation (auth.test per request). `ack_budget_seconds`: how long a slash command's answer may
-    take to be sent inside the ack (tests shorten it)."""
+    workspace's installation, its auth.test cached per token for `AUTH_CACHE_SECONDS` (`cached_authorize`).
+    `ack_budget_seconds`: how long a slash command's answer may take to be sent inside the ack (tests shorten it)."""
     oauth = settings.oauth_enabled if oauth is None else oauth
     options: dict[str, Any] = {}
+    client = client or make_client(settings, oauth=oauth)
     if oauth:
         options["oauth_settings"] = oauth_settings(settings)
+        options["authorize"] = cached_authorize(settings, client)  # one auth.test per workspace token per period
     app = App(
-        client=client or make_client(settings, oauth=oauth),
+        client=client,
+        before_authorize=stamp_arrival,  # the 3-second promise is measured from here (bot.slack.slash.ack_soon)
         signing_secret=settings.secret("slack_signing_secret") or "",  # an empty secret rejects every HTTP request
         token_verification_enabled=False,
         process_before_response=False,
@@ -82,6 +87,10 @@ def build_app(
     for listeners in (slash, events, actions, home):
         listeners.register(app, answerer)
 
+    @app.event(re.compile(".*"))  # registered last: any other event gets 200 (Slack disables apps that keep failing)
+    def on_any_other_event() -> None:
+        return None
+
     @app.error
     def on_error(error: Exception, body: dict, respond=None) -> None:
         where = log_context(body or {})
@@ -91,6 +100,18 @@ def build_app(
             answerer.respond(respond, where, response_type="ephemeral", replace_original=False, **message)
 
     return app
+
+
+def stamp_arrival(request, next: Callable[[], BoltResponse]) -> BoltResponse:
+    """Before authorize: when the request reached gpubot (the HTTP server's `X-Gpubot-Arrived`, else now), so the
+    ack budget shrinks by what the gate, authorize and the state take."""
+    stamped = (request.headers.get(ARRIVED_HEADER) or [""])[0]
+    try:
+        arrived = float(stamped)
+    except ValueError:
+        arrived = time.monotonic()
+    request.context["gpubot_arrived"] = min(arrived, time.monotonic())
+    return next()
 
 
 def claim_once(body: dict, request, next: Callable[[], BoltResponse]) -> BoltResponse | None:

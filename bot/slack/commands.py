@@ -29,7 +29,43 @@ class Command:
     args: tuple[str, ...] = ()
 
 
-_SCOPES = {"workspace": "workspace", "team": "workspace", "channel": "channel", "here": "channel"}
+_SCOPES = {
+    "workspace": "workspace",
+    "team": "workspace",
+    "channel": "channel",
+    "here": "channel",
+    "工作区": "workspace",
+    "频道": "channel",
+}
+_KEYS_ZH = {  # `/gpu 设置 云厂商 aws`: the setting's Chinese name
+    "云厂商": "providers",
+    "厂商": "providers",
+    "地域": "regions",
+    "区域": "regions",
+    "货币": "currency",
+    "币种": "currency",
+    "语言": "language",
+    "计费方式": "pricing",
+    "计费": "pricing",
+    "预算": "budget",
+    "全部": "all",
+}
+_HEADS_ZH = {  # Chinese command words -> the English words they stand for
+    "设置": "set",
+    "取消设置": "unset",
+    "查看设置": "settings",
+    "订阅每日摘要": "digest subscribe",
+    "订阅摘要": "digest subscribe",
+    "退订": "digest unsubscribe",
+    "退订摘要": "digest unsubscribe",
+    "取消订阅摘要": "digest unsubscribe",
+    "摘要": "digest",
+    "立即摘要": "digest now",
+    "摘要列表": "digest list",
+    "添加提醒": "alert",
+    "删除提醒": "alert remove",
+    "提醒列表": "alerts",
+}
 _DIGEST_ACTIONS = {
     "subscribe": "subscribe",
     "sub": "subscribe",
@@ -40,7 +76,23 @@ _DIGEST_ACTIONS = {
     "list": "list",
     "订阅": "subscribe",
     "取消订阅": "unsubscribe",
+    "退订": "unsubscribe",
+    "现在": "now",
+    "立即": "now",
+    "列表": "list",
 }
+
+
+def _english_words(words: list[str]) -> list[str]:
+    """`设置 云厂商 aws` -> `set providers aws`, `订阅每日摘要 hour 9` -> `digest subscribe hour 9`; `设置` alone is
+    still "show the settings"."""
+    head = _HEADS_ZH.get(words[0])
+    if head is None or (words[0] == "设置" and len(words) == 1):
+        return words
+    words = [*head.split(), *words[1:]]
+    if words[0] in ("set", "unset"):
+        words = [words[0], *(_KEYS_ZH.get(w, w) for w in words[1:3]), *words[3:]]
+    return words
 
 
 def parse_command(text: str) -> Command | None:
@@ -48,6 +100,7 @@ def parse_command(text: str) -> Command | None:
     words = (text or "").split()
     if not words:
         return None
+    words = _english_words(words)
     head = words[0].lower()
     if head in ("settings", "setting", "config", "设置") and len(words) == 1:
         return Command("show")

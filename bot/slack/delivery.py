@@ -119,10 +119,13 @@ def _without_tables(message: dict) -> dict:
     for attachment in message.get("attachments") or []:
         inner = attachment.get("blocks") or []
         tables = [b for b in inner if b.get("type") == "table"]
+        rest = [b for b in inner if b.get("type") != "table"]
+        if tables and rest:  # the answer after its verdict (`table_in_attachments(lead=)`): table, then the rest
+            blocks += [s for table in tables for s in table_as_sections(table)] + rest
+            continue
         at = 1 if blocks and blocks[0].get("type") == "header" else 0
         for table in tables:
             blocks[at:at] = table_as_sections(table)
-        rest = [b for b in inner if b.get("type") != "table"]
         if rest or not inner:
             attachments.append({**attachment, "blocks": rest} if inner else attachment)
     out = {k: v for k, v in message.items() if k != "attachments"}

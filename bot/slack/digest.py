@@ -8,7 +8,11 @@ Posting is idempotent through the `digest_posts` table (see `knowledge.state.sub
 period is claimed in the database before the post and marked sent after, so a rerun, a retry, a crash mid-run or
 a second clock process on another machine posts nothing twice. 429s are retried after `Retry-After` by slack_sdk's
 `RateLimitErrorRetryHandler`; a channel error (`not_in_channel`, `channel_not_found`, `is_archived`) fails that
-channel for the period, is reported, and after three failing days switches the subscription off.
+channel for the period, is reported, pauses the subscription at once and tells its subscriber once (a DM from
+the app); `/gpu digest subscribe` in the channel switches it back on.
+
+The post is Block Kit (`bot.slack.blocks.digest`): the verdict as header, at most five moves, the price lists by
+dataset and date; the rest of the list and the chart of the biggest moves go in its thread.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ __all__ = [
     "clients_by_team",
     "default_client_for_team",
     "digest_answer",
+    "digest_now_message",
+    "next_refresh",
     "post_digests",
 ]
 
@@ -153,11 +159,59 @@ def _digest_for(sub, cache: dict):
     return digest
 
 
-def _text(answer) -> str:
-    from bot.render import render_text
+def _post(client, sub, period: str, answer, digest) -> str | None:
+    """The digest post (Block Kit: `bot.slack.blocks.digest`), tagged so a retry can find it; its ts."""
+    from bot.slack.blocks.digest import digest_message
 
-    text = render_text(answer)
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 2] + "…\n"
+    message = digest_message(answer)
+    response = client.chat_postMessage(
+        channel=sub.channel,
+        text=message["text"][:MAX_TEXT],
+        blocks=message["blocks"],
+        unfurl_links=False,
+        unfurl_media=False,
+        metadata={"event_type": "gpubot_digest", "event_payload": {"team": sub.team, "period": period}},
+    )
+    return response.get("ts")
+
+
+def _thread(client, sub, ts: str | None, answer, digest) -> None:
+    """The rest of the list and the chart of the biggest moves, in the post's thread; a failure is logged only
+    (the digest itself is posted and recorded)."""
+    from slack_sdk.errors import SlackApiError
+
+    from bot.slack.blocks.digest import digest_thread
+
+    rest = digest_thread(answer) if digest else None
+    if rest and ts:
+        try:
+            client.chat_postMessage(channel=sub.channel, thread_ts=ts, unfurl_links=False, **rest)
+        except SlackApiError as exc:
+            log.warning("digest thread in %s/%s failed: %s", sub.team, sub.channel, exc.response.get("error"))
+    if sub.charts and digest:
+        from bot.slack.history import attach_digest_chart
+
+        attach_digest_chart(client, sub.channel, ts, digest, lang=sub.language)
+
+
+def _pause(client_for_team, sub, error: str) -> str:
+    """A channel that refuses the digest (`not_in_channel`, `channel_not_found`, `is_archived`): the subscription is
+    paused (not retried blindly every day) and whoever subscribed is told once, in a DM from the app."""
+    from bot.slack.phrases import phrase
+    from knowledge.state.subscriptions import pause, subscriber
+
+    if not pause(sub.team, sub.channel, error):
+        return "subscription already paused"
+    user = subscriber(sub.team, sub.channel)
+    if not user:
+        return "subscription paused (no subscriber to tell)"
+    text = phrase(f"digest.paused.{error}", sub.language, channel=f"<#{sub.channel}>")
+    try:
+        client_for_team(sub.team).chat_postMessage(channel=user, text=text, unfurl_links=False)
+    except Exception as exc:  # the pause stands; telling is best effort
+        log.warning("could not tell %s that the digest in %s is paused: %s", user, sub.channel, exc)
+        return "subscription paused (subscriber could not be told)"
+    return f"subscription paused; {user} told"
 
 
 def post_digests(
@@ -182,7 +236,6 @@ def post_digests(
     from knowledge.state.subscriptions import (
         MAX_ATTEMPTS,
         claim_post,
-        disable_after_failures,
         finish_post,
         list_subscriptions,
         period_for,
@@ -235,14 +288,8 @@ def post_digests(
                         now=now,
                     )
                 else:
-                    response = client.chat_postMessage(  # type: ignore[attr-defined]
-                        channel=sub.channel,
-                        text=_text(answer),
-                        unfurl_links=False,
-                        unfurl_media=False,
-                        metadata={"event_type": "gpubot_digest", "event_payload": {"team": sub.team, "period": period}},
-                    )
-                    result.status, result.message_ts = "posted", response.get("ts")
+                    result.message_ts = _post(client, sub, period, answer, digest)
+                    result.status = "posted"
                     result.detail = None if digest else "no changes (one line)"
                     finish_post(
                         claim,
@@ -252,18 +299,15 @@ def post_digests(
                         changes=result.changes,
                         now=now,
                     )
-                    if sub.charts and digest:  # after "sent": a chart failure can never cause a second post
-                        from bot.slack.history import attach_digest_chart
-
-                        attach_digest_chart(client, sub.channel, result.message_ts, digest, lang=sub.language)
+                    _thread(client, sub, result.message_ts, answer, digest)  # after "sent": never a second post
         except SlackApiError as exc:
             error = exc.response.get("error") if exc.response is not None else None
             error = error or f"HTTP {getattr(exc.response, 'status_code', '?')}"
             retryable = error not in PERMANENT_ERRORS and claim.attempts < MAX_ATTEMPTS
             finish_post(claim, "failed", error=error, retryable=retryable, now=now)
             result.detail = error + ("" if retryable else " (not retried this period)")
-            if error in CHANNEL_ERRORS and disable_after_failures(sub.team, sub.channel, error):
-                result.detail += "; subscription switched off after repeated channel errors"
+            if error in CHANNEL_ERRORS:  # paused at once, its subscriber told once (`_pause`)
+                result.detail += "; " + _pause(client_for_team, sub, error)
             log.warning("digest to %s/%s failed: %s", sub.team, sub.channel, error)
         except Exception as exc:  # one channel's surprise must not block the others
             log.exception("digest to %s/%s failed", sub.team, sub.channel)
@@ -277,6 +321,29 @@ def post_digests(
         if on_posted is not None:
             on_posted(result)
     return report
+
+
+def next_refresh(now: dt.datetime | None = None) -> str:
+    """When the clock's next daily price refresh is due ("2026-12-03 05:00 UTC"; GPUBOT_REFRESH_HOUR)."""
+    from knowledge.config import config
+
+    now = now or dt.datetime.now(dt.UTC)
+    due = now.replace(hour=config().gpubot_refresh_hour, minute=0, second=0, microsecond=0)
+    if due <= now:
+        due += dt.timedelta(days=1)
+    return due.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def digest_now_message(team: str, channel: str, lang: str) -> dict:
+    """`/gpu digest now`: the digest for the channel (in_channel), or, with nothing to compare yet, a private note
+    saying when the next refresh is due."""
+    from bot.slack.blocks.digest import digest_message, digest_notice
+
+    answer, _ = digest_answer(team, channel, lang=lang)
+    state = (answer.extra.get("digest") or {}).get("state")
+    if state in ("one_snapshot", "no_history"):
+        return {**digest_notice(answer, next_refresh()), "response_type": "ephemeral"}
+    return {**digest_message(answer, in_thread=False), "response_type": "in_channel"}
 
 
 def digest_answer(

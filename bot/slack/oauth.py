@@ -177,6 +177,37 @@ def oauth_settings(settings: Settings):
     )
 
 
+ARRIVED_HEADER = "x-gpubot-arrived"  # time.monotonic() when the HTTP server had the whole request (bot.serve)
+AUTH_CACHE_SECONDS = 600.0  # one auth.test per workspace token per ten minutes
+
+
+def cached_authorize(settings: Settings, client: WebClient):
+    """Bolt's `InstallationStoreAuthorize` with its cache on (`cache_enabled=True`: one `auth.test` per token), the
+    cache emptied every `AUTH_CACHE_SECONDS` so a revoked or reinstalled token is noticed within that period."""
+    import time
+
+    from slack_bolt.authorization.authorize import InstallationStoreAuthorize
+
+    class PeriodicallyCleared(InstallationStoreAuthorize):
+        cleared_at = time.monotonic()
+
+        def __call__(self, **kwargs):
+            if time.monotonic() - self.cleared_at > AUTH_CACHE_SECONDS:
+                self.authorize_result_cache.clear()
+                self.cleared_at = time.monotonic()
+            return super().__call__(**kwargs)
+
+    return PeriodicallyCleared(
+        installation_store=installation_store(settings),
+        client_id=settings.slack_client_id,
+        client_secret=settings.secret("slack_client_secret"),
+        logger=logging.getLogger("gpubot.oauth"),
+        bot_only=True,
+        cache_enabled=True,
+        client=client,
+    )
+
+
 def forget_workspace(team_id: str | None, settings: Settings, *, enterprise_id: str | None = None) -> None:
     """The app left a workspace: its tokens (OAuth mode), settings, digest subscriptions and price alerts are
     deleted."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from bot.slack import blocks
 from bot.slack.auth import workspace_refusal
+from bot.slack.blocks.settings import setting_value
 from bot.slack.commands import Command, digest_options
 from handlers.i18n import scoped
 
@@ -155,7 +156,7 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
         except store.SettingError as exc:
             return setting_error(lang, "invalid", exc, value=cmd.value, key=key), "ephemeral"
         record_change(team, scope_channel, key, old, value, ctx.user, "slash")
-        shown = store.format_value(key, value)
+        shown = setting_value(key, value, lang)
         message = notice(lang, f"set.{cmd.scope}", key=key_label(key, lang), where=where, value=shown)
         if announce:
             line = _p(
@@ -189,7 +190,7 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
         "unset.done" if n else "unset.none",
         key=key_label(key, lang),
         where=where,
-        now=f"{store.format_value(key, now.get(key))} ({origin})",
+        now=f"{setting_value(key, now.get(key), lang)} ({origin})",
     )
     if announce and n:
         line = _p("announce.unset", lang, user=_who(ctx.user), key=key_label(key, lang))
@@ -249,13 +250,11 @@ def digest_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], str
 
 
 def _value_text(key: str, value: Any, lang: str) -> str:
-    from knowledge.state.settings_store import format_value
-
     if value is None:
         return _p("changes.unset", lang)
     if key == "digest":
         return _p("changes.digest_on", lang, hour=int(value.get("hour", 0)), tz=value.get("timezone", "UTC"))
-    return format_value(key, value)
+    return setting_value(key, value, lang)
 
 
 def change_lines(team: str, channel: str, lang: str, limit: int = 5) -> list[str]:

@@ -18,18 +18,22 @@ __all__ = ["table_in_attachments", "tables_of"]
 
 
 def table_in_attachments(
-    message: dict[str, Any], fit: Callable[[list[dict]], list[dict]] | None = None
+    message: dict[str, Any], fit: Callable[[list[dict]], list[dict]] | None = None, *, lead: int | None = None
 ) -> dict[str, Any]:
     """`message` with its (first) table block in `attachments`, as Slack documents; other tables are dropped.
     `fit` (Slack's limits, `bot.slack.limits.fit_blocks`) is applied to the blocks and to the table separately, so the
-    message keeps its 50 blocks for the rest."""
+    message keeps its 50 blocks for the rest. `lead`: only the first `lead` blocks (the verdict) stay in `blocks`;
+    the rest follows the table in the same attachment, so the table is read right after the verdict (Slack shows
+    attachments under the blocks)."""
     fit = fit or (lambda found: found)
     blocks = list(message.get("blocks") or [])
     tables = [b for b in blocks if b.get("type") == "table"]
     if not tables:
         return {**message, "blocks": fit(blocks)}
-    out = {**message, "blocks": fit([b for b in blocks if b.get("type") != "table"])}
-    out["attachments"] = [*(message.get("attachments") or []), {"blocks": fit(tables[:1])}]
+    others = [b for b in blocks if b.get("type") != "table"]
+    keep, after = (others, []) if lead is None else (others[:lead], others[lead:])
+    out = {**message, "blocks": fit(keep)}
+    out["attachments"] = [*(message.get("attachments") or []), {"blocks": fit(tables[:1] + after)}]
     return out
 
 

@@ -213,3 +213,9 @@ def claim_event(key: str, ttl_seconds: float = 6 * 3600) -> bool:
         with eng.begin() as conn:
             conn.execute(handled_events.delete().where(handled_events.c.handled_at < now - ttl_seconds))
     return True
+
+
+def release_event(key: str) -> None:
+    """Forget a claim whose work failed, so the user's next attempt (a second click) is handled (issue 24)."""
+    with engine().begin() as conn:
+        conn.execute(handled_events.delete().where(handled_events.c.event_key == key[:200]))

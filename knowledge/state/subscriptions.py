@@ -5,8 +5,8 @@ Tables:
 - `digest_subscriptions`: one row per (team, channel): the local hour and timezone of the daily post, the GPU
   families of interest (empty: all), the change threshold in percent, whether to attach a chart, quiet mode
   (`quiet`: nothing to report -> no post; otherwise a one-line "no changes"), the language, and whether the
-  subscription is active (a channel that keeps failing with `not_in_channel`/`channel_not_found`/`is_archived`
-  is switched off, with the reason; subscribing again switches it back on).
+  subscription is active (a channel that refuses a post with `not_in_channel`/`channel_not_found`/`is_archived`
+  is paused at once, with the reason, and `created_by` is told; subscribing again switches it back on).
 - `digest_posts`: one row per (team, channel, period), the period being the subscription's local date, posted
   once under the claim -> post -> record protocol of `knowledge.state.post_once` (across restarts, retries, a crash
   mid-run and two clock processes on two machines; statuses `claimed`, `sent`, `skipped` for quiet with nothing
@@ -37,19 +37,19 @@ __all__ = [
     "Claim",
     "Subscription",
     "claim_post",
-    "disable_after_failures",
     "finish_post",
     "get_subscription",
     "last_delivered",
     "list_subscriptions",
+    "pause",
     "period_for",
     "posts_for",
     "resolve_gpus",
     "subscribe",
+    "subscriber",
     "unsubscribe",
 ]
 
-DISABLE_AFTER = 3  # consecutive periods with a channel error before the subscription is switched off
 DEFAULT_TEAM = "default"  # the CLI's team when none is given (single-workspace installs)
 _CHANNEL = re.compile(r"^[A-Za-z0-9_#-]{1,80}$")
 
@@ -363,21 +363,23 @@ def posts_for(team: str | None = None, channel: str | None = None) -> list[dict]
         return [dict(r._mapping) for r in conn.execute(query)]
 
 
-def disable_after_failures(team: str, channel: str, reason: str, *, limit: int = DISABLE_AFTER) -> bool:
-    """Switch a subscription off when its last `limit` periods all failed with a channel error; True if it was."""
-    with state.engine().connect() as conn:
-        recent = conn.execute(
-            sa.select(posts.c.status, posts.c.retryable)
-            .where(posts.c.team == team, posts.c.channel == channel)
-            .order_by(posts.c.period.desc())
-            .limit(limit)
-        ).all()
-    if len(recent) < limit or any(r.status != "failed" or r.retryable for r in recent):
-        return False
+def pause(team: str, channel: str, reason: str) -> bool:
+    """Switch a subscription off because its channel refuses posts (`reason`: the Slack error); True when it was
+    active (the caller then tells its subscriber, once). Subscribing again switches it back on."""
     with state.engine().begin() as conn:
-        conn.execute(
+        done = conn.execute(
             subscriptions.update()
-            .where(subscriptions.c.team == team, subscriptions.c.channel == channel)
+            .where(subscriptions.c.team == team, subscriptions.c.channel == channel, subscriptions.c.active.is_(True))
             .values(active=False, disabled_reason=reason, updated_at=utc_now())
         )
-    return True
+    return bool(done.rowcount)
+
+
+def subscriber(team: str, channel: str) -> str | None:
+    """The Slack user who subscribed the channel (None when subscribed from the CLI)."""
+    with state.engine().connect() as conn:
+        return conn.execute(
+            sa.select(subscriptions.c.created_by).where(
+                subscriptions.c.team == team, subscriptions.c.channel == channel
+            )
+        ).scalar()

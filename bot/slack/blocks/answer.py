@@ -15,8 +15,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from bot.render import answer_sources, offer_line, render_text
-from bot.render_work import work_blocks
+from bot.citations import public_answer
+from bot.render import answer_sources, offer_line, render_text, tco_parts
+from bot.render_work import brief_work, work_blocks, work_line
 from bot.slack.blocks.base import cell, header, render, section, sections
 from bot.slack.blocks.buttons import action_buttons
 from bot.slack.blocks.offers import offers_table, sources_context
@@ -24,7 +25,6 @@ from bot.slack.escape import cut, slack_escape
 from bot.slack.limits import LIMITS, fit_blocks
 from bot.slack.phrases import phrase
 from bot.slack.tables import table_in_attachments  # the table goes where Slack documents it
-from handlers.common import money
 from handlers.i18n import t
 from handlers.models import Answer, Offer
 
@@ -46,8 +46,11 @@ def answer_message(
 
     lang = answer.query.language
     today = today or dt.date.today()
+    answer = public_answer(answer)  # every sentence with its sources in words (bot.citations)
     shown = brief.view(answer)
     full = answer
+    if not verbose and answer.extra.get("work"):  # five rows; the benchmark configuration behind Why
+        answer = brief_work(answer)
     if not verbose:
         listed = brief.brief_offers(answer)
         answer = answer.model_copy(
@@ -56,11 +59,7 @@ def answer_message(
                 "more": answer.more + len(answer.offers) - len(listed),
                 "rules": [],
                 "recommendations": answer.recommendations[: brief.BRIEF_RECOMMENDATIONS],
-                "pitfalls": answer.pitfalls
-                if answer.query.intent == "pitfalls"
-                else [shown["caveat"]]
-                if shown["caveat"]
-                else [],
+                "pitfalls": _short_pitfalls(answer, shown["caveat"]),
             }
         )
     sources = answer_sources(answer, verbose)
@@ -73,10 +72,17 @@ def answer_message(
         return offer_line(item, lang)
 
     blocks: list[dict] = header(answer.title)
+    lead = len(blocks)  # the verdict; with a table, everything else follows it in the table's attachment
     if answer.offers:
         blocks.append(offers_table(answer.offers, source_no, lang, answer.extra.get("display_currency")))
-    if answer.extra.get("work"):  # $ per 1M tokens rows (bot/render_work.py)
+    if answer.extra.get("work"):  # $ per 1M tokens rows (bot/render_work.py): 6 short columns
         blocks += work_blocks(answer, lambda s, a: index.get((s, a), "?"), cell)
+        if answer.extra.get("work_more"):
+            blocks.append(_context(phrase("more", lang, n=answer.extra["work_more"])))
+        if verbose:  # "Why": every row with its benchmark configuration
+            rows = zip(answer.extra["work"], answer.extra.get("work_details") or [], strict=False)
+            lines = [work_line(r, d, lang, lambda s, a: index.get((s, a), "?")) for r, d in rows]
+            blocks += sections(f"*{phrase('details', lang)}*\n" + "\n".join(slack_escape(x) for x in lines))
     if answer.more > 0:
         more = phrase("more", lang, n=answer.more)
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
@@ -98,8 +104,7 @@ def answer_message(
             "slack_tco.md.j2",
             lang,
             tcos=_tcos(answer, verbose),
-            money=money,
-            pricing_label=lambda p: (answer.extra.get("tco_labels") or {}).get(p) or t(f"pricing.{p}", lang),
+            tco_parts=lambda x: tco_parts(x, lang, (answer.extra.get("tco_labels") or {}).get(x.pricing)),
         )
         if answer.tco or answer.tco_options
         else "",
@@ -125,8 +130,23 @@ def answer_message(
         if elements:
             blocks.append({"type": "actions", "elements": elements})
     return table_in_attachments(
-        {"text": fallback_text(full), "blocks": blocks}, fit=lambda found: fit_blocks(found, lang=lang)
+        {"text": fallback_text(full), "blocks": blocks}, fit=lambda found: fit_blocks(found, lang=lang), lead=lead
     )
+
+
+SHORT_PITFALLS = 5
+
+
+def _short_pitfalls(answer: Answer, caveat) -> list:
+    """The short answer's pitfalls: for a pitfalls question the first five by title (their bodies behind Why),
+    else the one caveat that changes the decision."""
+    if answer.query.intent == "pitfalls":
+        return [p.model_copy(update={"body": ""}) for p in answer.pitfalls[:SHORT_PITFALLS]]
+    return [caveat] if caveat else []
+
+
+def _context(text: str) -> dict:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
 
 
 def _tcos(answer: Answer, verbose: bool) -> list:

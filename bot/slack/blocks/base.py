@@ -6,12 +6,14 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from bot.citations import cite_pitfall, public_source
 from bot.render import num
 from bot.slack.escape import cut, slack_escape, slack_inline, slack_plain
 from bot.slack.limits import LIMITS
 from bot.slack.phrases import phrase
+from handlers.i18n import t
 
-__all__ = ["cell", "header", "render", "section", "sections"]
+__all__ = ["cell", "header", "plain_header", "render", "section", "sections"]
 
 
 @cache
@@ -34,6 +36,9 @@ def _environment():
 
 def render(template: str, lang: str, **values: Any) -> str:
     values.setdefault("label", lambda key: phrase(key, lang))
+    values.setdefault("cite", lambda source: public_source(source, lang))  # sources in words (bot.citations)
+    values.setdefault("cite_pitfall", lambda p: cite_pitfall(p.id, p.source, lang))
+    values.setdefault("severity", lambda s: t(f"severity.{s}", lang) if s in ("high", "medium", "low") else s)
     text = _environment().get_template(template).render(**values)
     return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
 
@@ -58,15 +63,34 @@ def sections(text: str, limit: int = LIMITS["section_text"]) -> list[dict]:
     return [section(chunk) for chunk in chunks if chunk.strip()]
 
 
-def header(title: str) -> list[dict]:
-    title = " ".join(title.split()) or "gpubot"
-    head = {
+SHORT_HEADER = 80  # a longer verdict: its first clause in the header, the rest right below, said once
+
+
+def plain_header(text: str) -> dict:
+    """A header block holding `text` (cut to Slack's 150 characters)."""
+    return _head(" ".join(text.split()) or "gpubot")
+
+
+def _head(text: str) -> dict:
+    return {
         "type": "header",
-        "text": {"type": "plain_text", "text": cut(slack_plain(title), LIMITS["header_text"]), "emoji": True},
+        "text": {"type": "plain_text", "text": cut(slack_plain(text), LIMITS["header_text"]), "emoji": True},
     }
+
+
+def header(title: str) -> list[dict]:
+    """The verdict: a short header, and for a long verdict the rest of it below, so every word is said once
+    ("Pick A100 80GB x3" / "3 x primeintellect ... — the cheapest per hour that fits")."""
+    title = " ".join(title.split()) or "gpubot"
+    if len(title) <= SHORT_HEADER:
+        return [_head(title)]
+    for mark in (": ", "："):
+        lead, found, rest = title.partition(mark)
+        if found and rest.strip() and len(lead) <= LIMITS["header_text"]:
+            return [_head(lead), *sections(slack_escape(rest.strip()))]
     if len(title) <= LIMITS["header_text"]:
-        return [head]
-    return [head, *sections(slack_escape(title))]  # the full title, too long for a header
+        return [_head(title)]
+    return [_head(title), *sections(slack_escape(title))]  # the full title, too long for a header
 
 
 def cell(text: str) -> dict:

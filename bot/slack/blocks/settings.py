@@ -30,11 +30,13 @@ SETTINGS_MODAL_ID = "gpu_settings_modal"  # callback_id of the workspace-default
 SETTING_KEYS = ("providers", "regions", "currency", "language", "pricing", "budget")
 
 
-def _setting_value(key: str, value: Any, lang: str) -> str:
-    if value is None:
+def setting_value(key: str, value: Any, lang: str) -> str:
+    """A setting's value in the reader's words; unset: what gpubot does then ("all providers")."""
+    if value is None or value == []:
         return phrase(f"settings.default.{key}", lang)
     if key == "budget":
-        return f"{float(value['amount']):g} {value['currency']}/GPU-hour"
+        unit = "/GPU-hour" if lang == "en" else t("unit.per_gpu_hour", lang)
+        return f"{float(value['amount']):g} {value['currency']}{unit}"
     if key == "pricing":
         return t(f"pricing.{value}", lang)
     return ", ".join(value) if isinstance(value, list) else str(value)
@@ -48,12 +50,12 @@ def settings_lines(
     lines = []
     for key in SETTING_KEYS:
         origin = origins.get(key, "default")
-        value = slack_escape(_setting_value(key, effective.get(key), lang))
+        value = slack_escape(setting_value(key, effective.get(key), lang))
         line = f"• *{phrase(f'settings.key.{key}', lang)}*: {value} — _{phrase(f'settings.from.{origin}', lang)}_"
         if origin == "channel" and workspace.get(key) is not None:
             line += (
                 " ("
-                + slack_escape(phrase("settings.overrides", lang, value=_setting_value(key, workspace[key], lang)))
+                + slack_escape(phrase("settings.overrides", lang, value=setting_value(key, workspace[key], lang)))
                 + ")"
             )
         lines.append(line)

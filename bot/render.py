@@ -14,6 +14,7 @@ from handlers.common import also_in, money, place
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
 from handlers.offer_notes import where_and_what
+from handlers.terms import pricing_text
 
 
 def dated(source: Source | Offer, lang: str = "en") -> str:
@@ -72,7 +73,7 @@ def offer_line(item: Offer, lang: str = "en") -> str:
         usd = usd.replace("/GPU-h", t("unit.per_gpu_hour", lang))
     return (
         f"{provider} {item.instance_type} · {num(item.gpu_count)}x {gpu_label(item)}{region}"
-        f" · {t('pricing.' + item.pricing, lang)}"
+        f" · {pricing_text(item, lang)}"
         f" · {per_gpu} ({per_hour}){usd}{label}{note}"
     )
 

@@ -7,6 +7,7 @@ from handlers.common import money, name_notes, offer, place, pricing_label, sour
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
 from handlers.offer_notes import excluded_note
+from handlers.terms import pricing_text
 from knowledge.kb.reader import KB, GpuRef, gpu_refs
 
 DEFAULT_TOP = 5
@@ -88,7 +89,7 @@ def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) 
 
 def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
     """ "aws p4d.24xlarge in us-east-1 (use1-az1) at $0.3082/GPU-h ($2.47/h)" """
-    where = place(item, lang)
+    where = place(item, lang) + (f" ({pricing_text(item, lang)})" if item.term else "")
     provider = brief.provider_label(item.provider, lang)
     price = f"{money(item.price_per_gpu_hour, item.currency)}{t('unit.per_gpu_hour', lang)}"
     hourly = f"{money(item.price_per_hour, item.currency)}{t('unit.per_hour', lang)}"

@@ -123,6 +123,7 @@ class Offer(Model):
     kind: Literal["catalog", "pricing", "article"] = "catalog"
     status: str = "ok"
     note: str | None = None
+    term: str | None = None  # a reserved offer's term key (`yrTerm1Convertible.noUpfront`): handlers.terms words it
     gpu_variant: str | None = None  # which one of the family: "H100 SXM 80GB" (knowledge.catalog.identity)
     via: str | None = None  # an aggregator's offer: the cloud it runs on ("Lambda")
     as_of_known: bool = True  # False: `as_of` is only the day the catalog was bundled (upstream date unknown)

@@ -7,6 +7,7 @@ from handlers.common import money, name_notes, offer, place, pricing_label, sour
 from handlers.i18n import t
 from handlers.models import PRICINGS, Answer, Offer, Query
 from handlers.offer_notes import other_price_notes
+from handlers.terms import term_words
 from knowledge.kb.reader import KB
 
 BY_PROVIDER_TOP = 3  # "A100 price": the cheapest offer of the three cheapest providers ("top 10" for more)
@@ -106,7 +107,9 @@ def _other_terms(kb: KB, query: Query) -> list[str]:
             terms = [r for r in kb.price_terms(instance_type, region) if r["term"].startswith(_RESERVED_TERM_NAMES)]
             if not terms or region is None:
                 continue
-            listed = ", ".join(f"{r['term']} {money(r['price_per_hour'])}/h" for r in terms)
+            listed = ", ".join(
+                f"{term_words(r['term'], query.language, r['provider'])} {money(r['price_per_hour'])}/h" for r in terms
+            )
             notes.append(t("price.other_terms", query.language, region=region, as_of=terms[0]["as_of"], terms=listed))
     return notes
 

@@ -132,3 +132,14 @@ def distinct_ranking(ranking: list[tuple[float, str, str]]) -> list[tuple[float,
             seen.add(itype)
             out.append((price, itype, region))
     return out
+
+
+def aws_reserved(linux: dict, years: int) -> tuple[float, str] | None:
+    """(cheapest effective hourly rate, term key) over every `years`-year reserved term of one AWS region's Linux
+    prices: Standard and Convertible, no, partial and all upfront (the pricing file's README)."""
+    found = [
+        (float(value), key)
+        for key, value in linux.get("reserved", {}).items()
+        if key.startswith(f"yrTerm{years}") and value and float(value) > 0
+    ]
+    return min(found) if found else None

@@ -9,6 +9,7 @@ import pytest
 from bot.cli import main
 from tests.reference_calc import (
     CATALOGS,
+    aws_reserved,
     distinct_ranking,
     gcp_billed_ranking,
     per_gpu_ranking,
@@ -82,9 +83,9 @@ def test_price_of_p4d_reserved_1y_us_east_1(ask):
     result = ask("price of p4d.24xlarge reserved 1 year in us-east-1")
     data = json.loads((PRICING_DIR / "aws_gpu_instances_reserved_spot.json").read_text())
     item = next(i for i in data if i["instance_type"] == "p4d.24xlarge")
-    rate = float(item["pricing"]["us-east-1"]["linux"]["reserved"]["yrTerm1Standard.noUpfront"])
+    rate, key = aws_reserved(item["pricing"]["us-east-1"]["linux"], 1)  # every 1-year term: the cheapest
     assert [(o["pricing"], o["region"]) for o in result["offers"]] == [("reserved_1y", "us-east-1")]
-    assert result["offers"][0]["price_per_hour"] == pytest.approx(rate)  # 13.921094
+    assert result["offers"][0]["price_per_hour"] == pytest.approx(rate) and result["offers"][0]["term"] == key
     assert result["offers"][0]["as_of"] == "2025-11-30"
 
 

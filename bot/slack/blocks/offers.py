@@ -11,8 +11,8 @@ from bot.slack.blocks.base import cell, render
 from bot.slack.escape import slack_escape
 from bot.slack.phrases import phrase
 from handlers.common import also_in, money, place
-from handlers.i18n import t
 from handlers.models import Offer
+from handlers.terms import pricing_text
 
 __all__ = ["TABLE_COLUMNS", "offers_table", "sources_context"]
 
@@ -42,7 +42,7 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: 
         ""
         if item.region == "article"
         else place(item, lang) + (f" · {also_in(item.other_regions, lang)}" if item.other_regions else ""),
-        t(f"pricing.{item.pricing}", lang),
+        pricing_text(item, lang),
         per_gpu,
         money(item.price_per_hour, item.currency),
         f"[{source_no}]",

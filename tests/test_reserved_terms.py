@@ -142,3 +142,16 @@ def test_reserve_or_on_demand_in_chinese_uses_the_cheapest_term(kb):
     first = render_text(answer("p5.48xlarge 每月用300小时，预留还是按需？", kb)).splitlines()[0]
     pct = 100 * rate / float(linux["ondemand"])
     assert f"{pct:.1f}%" in first and "1年可转换预留，全部预付" in first and "按需更便宜" in first  # 300/730 = 41%
+
+
+def test_every_term_key_of_the_pricing_files_has_words():
+    from handlers.terms import term_words
+
+    keys = {k for i in AWS for by_os in i["pricing"].values() for k in (by_os.get("linux") or {}).get("reserved", {})}
+    assert len(keys) == 12  # the README: Standard and Convertible x no/partial/all upfront x 1 and 3 years
+    for key in keys:
+        years, kind, upfront = re.fullmatch(r"yrTerm(\d)(\w+)\.(\w+)Upfront", key).groups()
+        assert term_words(key) == f"{years}-year {kind}, {upfront} upfront"
+        assert term_words(key, "zh").startswith(f"{years}年") and not RAW_KEY.search(term_words(key, "zh"))
+    assert term_words("reserved_3y", "en", "gcp") == "3-year committed use"
+    assert term_words("spot_avg") == "average spot price" and term_words("ondemand") == "on-demand"

@@ -8,6 +8,7 @@ from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
 from handlers.offer_notes import excluded_note
 from handlers.terms import pricing_text
+from handlers.unplaced import unplaced_note
 from knowledge.kb.reader import KB, GpuRef, gpu_refs
 
 DEFAULT_TOP = 5
@@ -43,6 +44,8 @@ def handle(query: Query, kb: KB) -> Answer:
     # (knowledge.catalog.availability).
     rows, excluded = kb.split_orderable(rows, **filters)
     if note := excluded_note(excluded, pricing, lang):
+        notes.append(note)
+    if note := unplaced_note(kb, query, pricing):  # rows of the asked cloud under names not placed (issue 26)
         notes.append(note)
     whole = [r for r in rows if "GPU only" not in r["instance_type"]]
     details: list[str] = []

@@ -23,6 +23,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache
 
+from knowledge.catalog import suffixes
 from knowledge.catalog.memory import close as _close
 from knowledge.catalog.memory import memory as _memory
 from knowledge.facts.reference import AcceleratorMap, accelerator_maps, gpu_families, spec_models
@@ -101,7 +102,7 @@ def parse_name(raw: str) -> tuple[str, str | None, float | None]:
     form: str | None = None
     memory: float | None = None
     kept: list[str] = []
-    words = split_words(raw)
+    words, _ = suffixes.strip(split_words(raw))  # offer and edition words (`_BAREMETAL`, `-WK`): name_suffixes.csv
     for i, word in enumerate(words):
         if kept and (match := _FORM_WORD.match(word)):
             form = form or _FORMS[match.group(1)]
@@ -165,7 +166,7 @@ def _model(fam: _Family, form: str | None, memory: float | None) -> tuple[str | 
     fits = [
         (m, f)
         for m, f, mem in fam.models
-        if m and (form is None or f == form) and (memory is None or mem is None or _close(memory, mem))
+        if m and (form is None or f is None or f == form) and (memory is None or mem is None or _close(memory, mem))
     ]
     if len(fits) == 1:
         return fits[0][0], form or fits[0][1]
@@ -177,10 +178,23 @@ def datasheet_sizes(provider: str, name: str, instance_type: str = "") -> set[fl
     its memory, or the name is not recognised), for `knowledge.catalog.memory.file_convention`."""
     if _mapping(provider, name, instance_type) is not None:
         return set()
-    families, keys = _families()
-    key = parse_name(name)[0]
-    family = keys.get(key) or keys.get(_key(split_words(name)))
+    families, _ = _families()
+    family = _resolve(name)[0]
     return families[family].sizes if family else set()
+
+
+def _resolve(name: str) -> tuple[str | None, str | None, float | None]:
+    """(family or None, form factor, memory from the name) by the name alone: family names and aliases, after
+    form, memory and suffix words are peeled off (`knowledge.catalog.suffixes`)."""
+    _, keys = _families()
+    key, form, named = parse_name(name)
+    edition = suffixes.strip(split_words(name))[1]
+    family = keys.get(key) or keys.get(_key(split_words(name)))
+    if family is None and (glued := suffixes.trailing(key, keys)):
+        family, edition = glued
+    if family and form is None and edition is not None and suffixes.applies(edition, family):
+        form = edition.form_factor or None
+    return family, form, named
 
 
 def _mapping(provider: str, name: str, instance_type: str) -> AcceleratorMap | None:
@@ -212,8 +226,7 @@ def identify(
             True,
             "mapping",
         )
-    key, form, named = parse_name(name)
-    family = keys.get(key) or keys.get(_key(split_words(name)))
+    family, form, named = _resolve(name)
     if family is None:
         return Identity(name.strip(), None, "gpu", form, named, None, False, "unrecognised")
     fam = families[family]

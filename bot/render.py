@@ -72,7 +72,7 @@ def offer_line(item: Offer, lang: str = "en") -> str:
         per_hour = per_hour[:-2] + t("unit.per_hour", lang)
         usd = usd.replace("/GPU-h", t("unit.per_gpu_hour", lang))
     return (
-        f"{provider} {item.instance_type} · {num(item.gpu_count)}x {gpu_label(item)}{region}"
+        f"{provider} {item.size_label or item.instance_type} · {num(item.gpu_count)}x {gpu_label(item)}{region}"
         f" · {pricing_text(item, lang)}"
         f" · {per_gpu} ({per_hour}){usd}{label}{note}"
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from handlers import brief
+from handlers import brief, ranking
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
@@ -25,6 +25,9 @@ def handle(query: Query, kb: KB) -> Answer:
     what = " / ".join(map(str, refs)) or f">= {query.min_gpu_memory_gb:g} GB"
     if query.gpu_count:
         what = f"{query.gpu_count:g}x {what}"
+    whole_instance = ranking.per_instance(query)  # "per hour for the whole instance": rank per instance-hour
+    if whole_instance:
+        what += t("ranking.per_instance", lang)
     top = query.top_n or DEFAULT_TOP
     filters = dict(
         gpus=refs,
@@ -61,8 +64,12 @@ def handle(query: Query, kb: KB) -> Answer:
     if not ranked:
         notes.insert(0, t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)))
     # every region when the question is about regions, else one line per provider + instance type (best region)
+    if whole_instance:
+        ranked = ranking.by_instance_hour(ranked)
     picked = [(item, 0) for item in ranked] if brief.asks_regions(query) else brief.distinct(ranked)
-    shown = [_as_offer(item).model_copy(update={"other_regions": n}) for item, n in picked[:top]]
+    options = [_as_offer(item).model_copy(update={"other_regions": n}) for item, n in picked]
+    options = options if whole_instance else ranking.collapse(options)  # per instance-hour, sizes differ
+    shown = options[:top]
     if any(o.vgpu for o in shown):
         notes.append(t("cheapest.vgpu", lang))
     return Answer(
@@ -73,7 +80,7 @@ def handle(query: Query, kb: KB) -> Answer:
         notes=notes,
         suggestions=suggestions,
         sources=sources(shown),
-        more=max(0, len(picked) - top),
+        more=max(0, len(options) - top),
         extra={"excluded": excluded, **({"details": details} if details else {})},
     )
 

@@ -123,6 +123,8 @@ class Offer(Model):
     kind: Literal["catalog", "pricing", "article"] = "catalog"
     status: str = "ok"
     note: str | None = None
+    sizes: list[str] = Field(default_factory=list)  # sizes merged into this line (handlers.ranking.collapse)
+    size_label: str | None = None  # "n3-H100 x1/x2/x4/x8": how a merged line names its sizes
     term: str | None = None  # a reserved offer's term key (`yrTerm1Convertible.noUpfront`): handlers.terms words it
     gpu_variant: str | None = None  # which one of the family: "H100 SXM 80GB" (knowledge.catalog.identity)
     via: str | None = None  # an aggregator's offer: the cloud it runs on ("Lambda")

@@ -34,7 +34,15 @@ def handle(query: Query, kb: KB) -> Answer:
         )
         if r["pricing"] in pricings
     ]
-    rows.sort(key=lambda o: (o.instance_type, PRICINGS.index(o.pricing), o.price_per_hour_usd, o.region))
+    rows.sort(  # on a tie the standard region wins over its Local / Wavelength Zones (issue 26)
+        key=lambda o: (
+            o.instance_type,
+            PRICINGS.index(o.pricing),
+            o.price_per_hour_usd,
+            o.zone_label is not None,
+            o.region,
+        )
+    )
     rows, budget_note = brief.apply_budget(rows, query, kb.fx()["usd_per_cny"])
     if budget_note:
         notes.insert(0, budget_note)

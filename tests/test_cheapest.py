@@ -12,6 +12,7 @@ from tests.reference_calc import (
     aws_reserved,
     distinct_ranking,
     gcp_billed_ranking,
+    one_option_per_size_family,
     per_gpu_ranking,
     per_gpu_ranking_by_place,
 )
@@ -54,10 +55,12 @@ def test_cheapest_a100_spot_on_aws(ask):
 def test_cheapest_h100_on_demand_across_clouds(ask):
     # the three hyperscalers; every bundled cloud's spelling is in tests/test_clouds.py (issue 14)
     result = ask("cheapest H100 on demand on aws, azure or gcp")
-    expected = distinct_ranking(  # issue 14: orderable only, Local Zones apart, ND96isr 8 GPUs, GCP billed prices
-        per_gpu_ranking_by_place(CATALOGS / "aws_vms.csv", {"H100"}, "Price")
-        + per_gpu_ranking_by_place(CATALOGS / "azure_vms.csv", {"H100"}, "Price")
-        + gcp_billed_ranking({"H100", "H100-MEGA"}, "Price")
+    expected = one_option_per_size_family(  # issue 26: p5.4xlarge and p5.48xlarge at one per-GPU price: one line
+        distinct_ranking(  # issue 14: orderable only, Local Zones apart, ND96isr 8 GPUs, GCP billed prices
+            per_gpu_ranking_by_place(CATALOGS / "aws_vms.csv", {"H100"}, "Price")
+            + per_gpu_ranking_by_place(CATALOGS / "azure_vms.csv", {"H100"}, "Price")
+            + gcp_billed_ranking({"H100", "H100-MEGA"}, "Price")
+        )
     )[:5]
     assert _triples(result["offers"]) == _rounded(expected)
     assert all(o["pricing"] == "on_demand" for o in result["offers"])

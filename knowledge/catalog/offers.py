@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from knowledge.catalog import tpus
 from knowledge.catalog.identity import datasheet_sizes, identify, variant_label
 from knowledge.catalog.memory import file_convention
 from knowledge.catalog.reader import Catalog, CatalogRow
@@ -219,6 +220,9 @@ def convert(
         if not acc.recognised:
             result.unrecognised[row.accelerator] = result.unrecognised.get(row.accelerator, 0) + 1
         gpus = row.accelerator_count * acc.fraction
+        slice_chips = tpus.chips(row.accelerator) if acc.kind == "tpu" else None
+        if slice_chips:  # a TPU slice is priced per chip; the slice stays its instance type (knowledge.catalog.tpus)
+            gpus = row.accelerator_count * slice_chips
         on_demand, spot, fixed = _corrected(provider, row)
         if fixed:
             noted.setdefault(f"{provider} {row.accelerator}: {fixed}")
@@ -264,6 +268,8 @@ def convert(
             share = gpus / row.accelerator_count if row.accelerator_count >= 1 else gpus  # of one whole GPU
             vgpu = acc.fraction < 1 or gpus < 1 or not float(row.accelerator_count).is_integer()
             notes = [n for n in (note, currency.note, fixed) if n]
+            if slice_chips:
+                notes.append(f"TPU slice {row.accelerator}: {slice_chips} chips; price per chip-hour")
             if via:
                 notes.append(f"sold by {provider}, runs on {via}")
             if pricing == "spot" and on_demand is None:

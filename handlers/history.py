@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import money, name_notes, pricing_label
-from handlers.i18n import scoped
+from handlers.i18n import scoped, t
 from handlers.models import Answer, Query, Source
 
 if TYPE_CHECKING:
@@ -37,6 +37,17 @@ def _provider(provider: str, lang: str) -> str:
 
 def _pct(old: float, new: float) -> str:
     return f"{(new - old) / old * 100:+.0f}%" if abs((new - old) / old) >= 0.005 else f"{(new - old) / old * 100:+.1f}%"
+
+
+def _where(point, lang: str) -> str:
+    """The cheapest offer's place: its region, or a Local / Wavelength Zone named as its own place (as ask does)."""
+    from knowledge.catalog.zones import label
+
+    zone = getattr(point, "cheapest_zone", None)
+    where = label(zone, lang) if zone else None
+    if not where:
+        return point.cheapest_region
+    return t("zone.local", lang, zone=zone, label=where, region=point.cheapest_region)
 
 
 def _date(point) -> str:
@@ -73,7 +84,7 @@ def _line(key: tuple[str, str, str], items: list, lang: str) -> str:
             **names,
             new=new,
             instance=last.cheapest_instance_type,
-            region=last.cheapest_region,
+            region=_where(last, lang),
             since=_date(last),
         )
     if native:
@@ -164,7 +175,7 @@ def summarize(query: Query, points: Sequence, *, since: str | None = None, famil
                     lang,
                     n=len(items),
                     instance=last.cheapest_instance_type,
-                    region=last.cheapest_region,
+                    region=_where(last, lang),
                     median=median,
                     offers=last.offers,
                 )

@@ -14,6 +14,7 @@ from handlers.common import also_in, money, place
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
 from handlers.offer_notes import where_and_what
+from handlers.suspect import suspect_text
 from handlers.terms import pricing_text
 
 
@@ -50,7 +51,7 @@ def offer_line(item: Offer, lang: str = "en") -> str:
     per_gpu = f"{money(item.price_per_gpu_hour, item.currency)}/GPU-h"
     per_hour = f"{money(item.price_per_hour, item.currency)}/h"
     usd = f" ≈ {money(item.price_per_gpu_hour_usd)}/GPU-h" if item.currency != "USD" else ""
-    labels = []
+    labels = [suspect_text(item.suspect, lang)] if item.suspect else []  # a price that looks wrong (issue 26)
     if item.vgpu:
         labels.append("vGPU")
     if item.via:

@@ -7,6 +7,7 @@ from handlers.common import money, name_notes, offer, place, pricing_label, sour
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
 from handlers.offer_notes import excluded_note
+from handlers.suspect import suspect_text
 from handlers.terms import pricing_text
 from handlers.unplaced import unplaced_note
 from knowledge.kb.reader import KB, GpuRef, gpu_refs
@@ -104,7 +105,7 @@ def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
     price = f"{money(item.price_per_gpu_hour, item.currency)}{t('unit.per_gpu_hour', lang)}"
     hourly = f"{money(item.price_per_hour, item.currency)}{t('unit.per_hour', lang)}"
     usd = f", ≈ {money(item.price_per_gpu_hour_usd)}{t('unit.per_gpu_hour', lang)}" if item.currency != "USD" else ""
-    return t(
+    text = t(
         "verdict.offer",
         lang,
         provider=provider,
@@ -115,6 +116,7 @@ def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
         usd=usd,
         vgpu=" [vGPU]" if item.vgpu else "",
     )
+    return text + (f" [{suspect_text(item.suspect, lang)}]" if item.suspect else "")  # never unmarked (issue 26)
 
 
 def _as_offer(item: dict | Offer) -> Offer:

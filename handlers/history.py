@@ -10,6 +10,7 @@ the one-line summary used beside a chart.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from handlers.common import money, name_notes, pricing_label
 from handlers.i18n import scoped, t
 from handlers.models import Answer, Query, Source
+from handlers.suspect import suspect_text
 
 if TYPE_CHECKING:
     from knowledge.history.reader import HistoryReader
@@ -62,10 +64,22 @@ def _groups(points: Sequence) -> dict[tuple[str, str, str], list]:
 
 
 def _line(key: tuple[str, str, str], items: list, lang: str) -> str:
+    """One series in words; a suspect first or last minimum carries its mark (issue 26)."""
+    text = _moves(key, items, lang)
+    ends = items[:1] + items[1:][-1:]
+    marks = [
+        t("suspect.at", lang, date=_date(p), mark=suspect_text(json.loads(p.suspect), lang))
+        for p in ends
+        if getattr(p, "suspect", None)
+    ]
+    return text + (f" [{t('word.sep', lang).join(marks)}]" if marks else "")
+
+
+def _moves(key: tuple[str, str, str], items: list, lang: str) -> str:
     cut = [n for n, p in enumerate(items) if n and getattr(p, "source_changed", False)]
     if cut:  # never one move across two sources: the earlier source's move, then the newer source's figure
         earlier = items[(cut[-2] if len(cut) > 1 else 0) : cut[-1]]
-        return _line(key, earlier, lang) + phrase(
+        return _moves(key, earlier, lang) + phrase(
             "then",
             lang,
             new=money(items[-1].min_price_per_gpu_hour),

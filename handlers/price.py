@@ -7,6 +7,7 @@ from handlers.common import money, name_notes, offer, place, pricing_label, sour
 from handlers.i18n import t
 from handlers.models import PRICINGS, Answer, Offer, Query
 from handlers.offer_notes import other_price_notes
+from handlers.suspect import suspect_text
 from handlers.terms import term_words
 from knowledge.kb.reader import KB
 
@@ -71,7 +72,7 @@ def _verdict(query: Query, rows: list[Offer], what: str) -> str | None:
     for pricing in PRICINGS:
         best = next((o for o in first if o.pricing == pricing), None)  # rows are cheapest first per pricing
         if best:
-            where = place(best, lang)
+            where = place(best, lang) + (f" [{suspect_text(best.suspect, lang)}]" if best.suspect else "")
             parts.append(
                 t(
                     "verdict.price_part",

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import json
 import sqlite3
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from knowledge.catalog import current
+from knowledge.catalog import anomalies, current
 from knowledge.catalog.zones import classify
 from knowledge.history import bundled as hb
 from knowledge.history.models import PRICINGS, HistoryError, Snapshot
@@ -79,6 +80,7 @@ class Point:
     accelerators: tuple[str, ...] = ()  # catalog names covered, e.g. ("A100", "A100-80GB")
     region_minima: tuple[tuple[str, float], ...] = ()  # (region, lowest USD per GPU-hour there), cheapest first
     cheapest_zone: str | None = None  # the cheapest offer's zone (a Local Zone is named as its own place)
+    suspect: str | None = None  # JSON: why the cheapest price looks wrong (knowledge.catalog.anomalies); kept, marked
     excluded_gpu_only: int = 0
     series: str = "snapshots"  # where the point comes from: recorded snapshots, or bundled history ("gcp_weekly")
     source_changed: bool = False  # the previous point of the same series came from another source
@@ -111,6 +113,8 @@ class Point:
             }
         if self.excluded_gpu_only:
             data["excluded_gpu_only"] = self.excluded_gpu_only
+        if self.suspect:
+            data["suspect"] = json.loads(self.suspect)
         if classify(self.cheapest_zone)[0] in ("local_zone", "wavelength_zone"):  # its own place, as ask says
             data["cheapest"]["zone"] = self.cheapest_zone
         data["series"] = self.series
@@ -271,7 +275,18 @@ def _matches(ref: GpuRef, row) -> bool:
     return ref.memory_gb is None or (row.gpu_memory_gb is not None and abs(row.gpu_memory_gb - ref.memory_gb) < 0.6)
 
 
-def _point(ref: GpuRef, snap: Snapshot, pricing: str, rows: list, excluded: int) -> Point:
+def _on_demand(rows: Iterable) -> dict[tuple[str, str], float]:
+    """(instance type, region) -> on-demand USD per hour, for the anomaly checks of the same snapshot's points."""
+    found: dict[tuple[str, str], float] = {}
+    for r in rows:
+        key = (r.instance_type, r.region)
+        found[key] = min(r.price_per_hour_usd, found.get(key, r.price_per_hour_usd))
+    return found
+
+
+def _point(
+    ref: GpuRef, snap: Snapshot, pricing: str, rows: list, excluded: int, on_demand: dict | None = None
+) -> Point:
     rows = sorted(rows, key=lambda r: (r.price_per_gpu_hour_usd, r.instance_type, r.region))
     cheapest = rows[0]
     prices = [r.price_per_gpu_hour_usd for r in rows]
@@ -298,6 +313,7 @@ def _point(ref: GpuRef, snap: Snapshot, pricing: str, rows: list, excluded: int)
         cheapest_instance_type=cheapest.instance_type,
         cheapest_region=cheapest.region,
         cheapest_zone=getattr(cheapest, "zone", None),
+        suspect=json.dumps(why) if (why := anomalies.point_suspect(pricing, cheapest, rows, on_demand or {})) else None,
         currency=currency,
         min_price_native=native_min,
         median_price_native=native_median,
@@ -381,7 +397,9 @@ def _recorded_points(reader, kb, ref, name: str, regions, pricings, start) -> li
         elif current.counts(row, blocked):  # today's figure is the one ask ranks; older ones are what they were
             groups[key].append(current.ranked(row, figures) if row.snapshot_id == latest else row)
     for (snapshot_id, price_model), rows in groups.items():
-        points.append(_point(ref, snaps[snapshot_id], price_model, rows, excluded[(snapshot_id, price_model)]))
+        on_demand = _on_demand(groups.get((snapshot_id, "on_demand"), ()))
+        point = _point(ref, snaps[snapshot_id], price_model, rows, excluded[(snapshot_id, price_model)], on_demand)
+        points.append(point)
     return points
 
 
@@ -407,7 +425,8 @@ def _bundled_points(
         ).fetchall()
     except sqlite3.OperationalError:  # a knowledge base built before bundled history existed
         return []
-    regions, pricings = [r.lower() for r in regions], list(pricings)
+    regions, asked = [r.lower() for r in regions], list(pricings)
+    pricings = asked + ["on_demand"] if asked and "on_demand" not in asked else asked  # for the anomaly checks
     sql = (
         "SELECT pricing, instance_type, region, accelerator, gpu_memory_gb, price_per_gpu_hour_usd, "
         "price_per_hour_usd, first_idx, last_idx FROM history_intervals WHERE provider = ? AND gpu = ?"
@@ -436,6 +455,9 @@ def _bundled_points(
             buckets[(pricing, idx)].append(offer)
     out = []
     for (pricing, idx), offers in buckets.items():
+        if asked and pricing not in asked:
+            continue
         snap = Snapshot(None, hb.PROVIDER, None, snaps[idx][3], hb.SERIES, when[idx], "", len(offers))  # type: ignore[arg-type]
-        out.append(replace(_point(ref, snap, pricing, offers, 0), series=hb.SERIES))
+        on_demand = _on_demand(buckets.get(("on_demand", idx), ()))
+        out.append(replace(_point(ref, snap, pricing, offers, 0, on_demand), series=hb.SERIES))
     return out

@@ -12,6 +12,7 @@ from bot.slack.escape import slack_escape
 from bot.slack.phrases import phrase
 from handlers.common import also_in, money, place
 from handlers.models import Offer
+from handlers.suspect import suspect_text
 from handlers.terms import pricing_text
 
 __all__ = ["TABLE_COLUMNS", "offers_table", "sources_context"]
@@ -30,6 +31,8 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: 
     labels = [
         label for label, on in (("vGPU", item.vgpu), (f"{item.kind}, {item.status}", item.kind == "article")) if on
     ]
+    if item.suspect:  # a price that looks wrong is kept and marked (issue 26)
+        labels.insert(0, suspect_text(item.suspect, lang))
     if labels:
         instance += f" [{'; '.join(labels)}]"
     from handlers.brief import provider_label  # Chinese answers name providers in Chinese

@@ -96,3 +96,18 @@ def test_cheapest_a6000_on_spheron_finds_the_suffixed_rows_and_names_the_rest(sp
 def test_no_bundled_catalog_uses_these_spellings():
     names = {r["AcceleratorName"] for p in CATALOGS.glob("*_vms.csv") for r in rows(p)}
     assert not names & {a for a, *_ in SPHERON} and not names & {"RTXPRO6000S", "RTXPRO6000-WK"}
+
+
+def test_an_import_without_a_date_says_its_date_is_unknown(tmp_path, monkeypatch, kb, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    monkeypatch.setenv("GPUBOT_HOME", str(home))
+    path = tmp_path / "undated.csv"
+    path.write_text("InstanceType,AcceleratorName,AcceleratorCount,Price,Region\nbox-h100,H100_SXM5,1,2.10,x-1\n")
+    assert main(["kb", "import", str(path), "--provider", "undated"]) == 0  # no --as-of
+    capsys.readouterr()
+    assert main(["ask", "cheapest H100 on undated", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [o["as_of_known"] for o in result["offers"]] == [False]
+    assert "date unknown" in result["text"]  # the import day is never presented as the prices' date

@@ -65,6 +65,7 @@ def import_catalog(
     host_catalog = read_catalog(hosts) if hosts else None
     if not catalog.rows:
         raise CatalogError(path, "no accelerator rows (only host-VM rows); pass it with --hosts instead")
+    dated = bool(as_of)  # without --as-of the upstream date is unknown: the import day is not the prices' date
     as_of = _date(as_of) if as_of else dt.date.today().isoformat()
     source = source or f"{path.name} imported with gpubot kb import"
     src = CatalogSource(provider, path, Path(hosts) if hosts else None, currency, usd_per_unit, as_of, source)
@@ -75,6 +76,7 @@ def import_catalog(
         currency=src.currency_info(),
         source=source,
         as_of=as_of,
+        as_of_known=dated,
     )
     if not result.offers:
         raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
@@ -87,7 +89,7 @@ def import_catalog(
         "hosts_content": _text(Path(hosts)) if hosts else None,
         "currency": currency,
         "usd_per_unit": usd_per_unit,
-        "as_of": as_of,
+        "as_of": as_of if dated else "",
         "source": source,
         "sha256": hashlib.sha256(content.encode()).hexdigest(),
         "imported_at": dt.datetime.now(dt.UTC),

@@ -8,6 +8,7 @@ rebuilds; `knowledge.catalog.sources` turns the stored rows into build sources.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -41,8 +42,9 @@ class ImportRecord:
     hosts_content: str | None
     currency: str
     usd_per_unit: float
-    as_of: str
+    as_of: str  # "" when the import named no date (`--as-of`): the upstream date is unknown
     source: str
+    imported_at: dt.datetime
 
 
 def latest_imports() -> list[ImportRecord]:

@@ -79,7 +79,8 @@ def imported_catalogs() -> list[CatalogSource]:
             hosts_path=Path(f"{r.provider}-hosts.csv") if r.hosts_content else None,
             currency=r.currency,
             usd_per_unit=r.usd_per_unit,
-            as_of=r.as_of,
+            as_of=r.as_of or r.imported_at.date().isoformat(),
+            as_of_known=bool(r.as_of),  # an import without --as-of: only the day it was imported is known
             source=r.source,
             text=r.content,
             hosts_text=r.hosts_content,

@@ -27,7 +27,7 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: 
     if item.currency != shown:  # the channel's currency (USD unless set), converted
         rate = float((display or {}).get("per_usd") or 1.0) if shown != "USD" else 1.0
         per_gpu += f" (≈ {money(item.price_per_gpu_hour_usd * rate, shown)})"
-    instance = item.size_label or item.instance_type  # "n3-H100 x1/x2/x4/x8" (handlers.ranking)
+    instance = item.instance_type  # merged sizes (handlers.ranking) are in the text answer and the JSON
     labels = [
         label for label, on in (("vGPU", item.vgpu), (f"{item.kind}, {item.status}", item.kind == "article")) if on
     ]

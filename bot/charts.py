@@ -229,6 +229,18 @@ def _lines(fig, points: Sequence):
                     va="top",
                     parse_math=False,
                 )
+        suspect = [p for p in items if getattr(p, "suspect", None)]  # kept and marked, never unmarked (issue 26)
+        if suspect:
+            ax.scatter(
+                [p.taken_at for p in suspect],
+                [p.min_price_per_gpu_hour for p in suspect],
+                s=90,
+                facecolors="none",
+                edgecolors="#d62728",
+                linewidths=1.5,
+                zorder=5,
+                label=_ascii(f"suspect ({len(suspect)} points)") if suspect else None,
+            )
         last = items[-1]
         ax.annotate(
             _money(last.min_price_per_gpu_hour),
@@ -338,7 +350,10 @@ def _description(points: Sequence) -> str:
             if getattr(p, "source_changed", False)
         }
     )
-    return _ascii(f"{kind} per GPU-hour in USD. " + "; ".join(parts) + ". " + "; ".join(changes)).strip()
+    flagged = sum(1 for p in points if getattr(p, "suspect", None))
+    suspect = f" {flagged} points are marked suspect (ringed in red)." if flagged else ""
+    text = f"{kind} per GPU-hour in USD. " + "; ".join(parts) + ". " + "; ".join(changes) + suspect
+    return _ascii(text).strip()
 
 
 def render_history_png(

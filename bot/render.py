@@ -17,6 +17,8 @@ from handlers.freshness import offer_label
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
 from handlers.offer_notes import where_and_what
+from handlers.suspect import suspect_text
+from handlers.terms import pricing_text
 
 
 def dated(source: Source | Offer, lang: str = "en") -> str:
@@ -52,7 +54,7 @@ def offer_line(item: Offer, lang: str = "en") -> str:
     per_gpu = f"{money(item.price_per_gpu_hour, item.currency)}/GPU-h"
     per_hour = f"{money(item.price_per_hour, item.currency)}/h"
     usd = f" ≈ {money(item.price_per_gpu_hour_usd)}/GPU-h" if item.currency != "USD" else ""
-    labels = []
+    labels = [suspect_text(item.suspect, lang)] if item.suspect else []  # a price that looks wrong (issue 26)
     if item.vgpu:
         labels.append("vGPU")
     if item.via:
@@ -75,8 +77,8 @@ def offer_line(item: Offer, lang: str = "en") -> str:
         per_hour = per_hour[:-2] + t("unit.per_hour", lang)
         usd = usd.replace("/GPU-h", t("unit.per_gpu_hour", lang))
     return (
-        f"{provider} {item.instance_type} · {num(item.gpu_count)}x {gpu_label(item)}{region}"
-        f" · {t('pricing.' + item.pricing, lang)}"
+        f"{provider} {item.size_label or item.instance_type} · {num(item.gpu_count)}x {gpu_label(item)}{region}"
+        f" · {pricing_text(item, lang)}"
         f" · {per_gpu} ({per_hour}){usd}{label}{note}"
     )
 

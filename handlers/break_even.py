@@ -8,16 +8,29 @@ from handlers.i18n import t
 from handlers.i18n_rules import rule_hits
 from handlers.models import Answer, Query, Source
 from handlers.tco_model import TERMS
+from handlers.terms import term_words
 from knowledge.facts import rules as R
+from knowledge.facts.pricing import cheapest_term, term_years
 from knowledge.kb.reader import KB
 
 
 def break_even(
     kb: KB, instance_type: str, region: str, pricing: str = "reserved_1y", term: str | None = None
 ) -> dict | None:
-    """Reserved rate / on-demand rate for one instance type and region, from the pricing data (AWS, GCP)."""
+    """Reserved rate / on-demand rate for one instance type and region, from the pricing data (AWS, GCP, fetched
+    Azure reservations). Without `term`, the cheapest term of the pricing's length (Standard or Convertible, any
+    upfront option: effective hourly rates, knowledge.facts.pricing.cheapest_term)."""
     terms = {r["term"]: r for r in kb.price_terms(instance_type, region)}
-    reserved = terms.get(term or TERMS[pricing][0]) or terms.get(pricing)
+    chosen = term or cheapest_term({k: r["price_per_hour"] for k, r in terms.items()}, int(pricing[-2]))
+    reserved = terms.get(chosen) if chosen else None
+    if reserved is None and term is None:  # a reserved offer without a term table (Azure Retail Prices fetch)
+        rows = kb.offers(instance_types=[instance_type], regions=[region], pricing=pricing, limit=1)
+        if rows:
+            reserved = {
+                **rows[0],
+                "term": rows[0].get("term") or pricing,
+                "price_per_hour": rows[0]["price_per_hour_usd"],
+            }
     on_demand = terms.get("ondemand")
     if on_demand is None:
         rows = kb.offers(instance_types=[instance_type], regions=[region], pricing="on_demand", limit=1)
@@ -28,6 +41,7 @@ def break_even(
     return {
         "instance_type": instance_type,
         "region": region,
+        "provider": reserved.get("provider") or on_demand.get("provider"),
         "term": reserved["term"],
         "reserved_rate": reserved["price_per_hour"],
         "on_demand_rate": on_demand["price_per_hour"],
@@ -35,6 +49,11 @@ def break_even(
         "source": reserved["source"],
         "as_of": reserved["as_of"],
     }
+
+
+def be_term(be: dict, lang: str) -> str:
+    """The term of a break-even figure, in words ("1-year Convertible, no upfront")."""
+    return term_words(be["term"], lang, be.get("provider"))
 
 
 def saving_facts(kb: KB, instance_type: str, region: str, lang: str) -> dict:
@@ -45,7 +64,7 @@ def saving_facts(kb: KB, instance_type: str, region: str, lang: str) -> dict:
         "reserved_saving_text": t(
             "save.reserved",
             lang,
-            term=pricing_label(found[0], lang),
+            term=be_term(found[1], lang),
             subject=subject,
             pct=100 - found[1]["utilisation_pct"],
             source=found[1]["source"],
@@ -67,14 +86,14 @@ def saving_facts(kb: KB, instance_type: str, region: str, lang: str) -> dict:
     return facts
 
 
-def break_even_facts(be: dict) -> dict:
+def break_even_facts(be: dict, lang: str = "en") -> dict:
     return {
         "break_even_pct": be["utilisation_pct"],
         "reserved_rate_text": _exact(be["reserved_rate"]),
         "on_demand_rate_text": _exact(be["on_demand_rate"]),
         "rate_source": be["source"],
         "rate_as_of": be["as_of"],
-        "break_even_subject": f"{be['instance_type']}, {be['region']}, {be['term']}",
+        "break_even_subject": f"{be['instance_type']}, {be['region']}, {be_term(be, lang)}",
     }
 
 
@@ -155,7 +174,7 @@ def break_even_line(be: dict, lang: str) -> str:
     return t(
         "tco.break_even",
         lang,
-        subject=f"{be['instance_type']} {be['region']} {be['term']}",
+        subject=f"{be['instance_type']} {be['region']} {be_term(be, lang)}",
         reserved=_exact(be["reserved_rate"]),
         on_demand=_exact(be["on_demand_rate"]),
         pct=be["utilisation_pct"],
@@ -183,46 +202,28 @@ def break_even_answer(query: Query, kb: KB, facts: dict) -> Answer:
     term_label = pricing_label(pricing, lang)
     title = t("tco.be.title", lang, term=term_label, instance=instance_type, region=region)
     main = break_even(kb, instance_type, region, pricing)
-    prefix = "yrTerm1" if pricing == "reserved_1y" else "yrTerm3"
-    terms = kb.price_terms(instance_type, region)
-    others = [
-        break_even(kb, instance_type, region, pricing, r["term"])
-        for r in terms
-        if r["term"].startswith(prefix) and (not main or r["term"] != main["term"])
-    ]
     lines = [break_even_line(main, lang)] if main else []
     if said := usage_line(query):
         lines.insert(0, said)
     if main:
-        title = _break_even_verdict(query, main, term_label, instance_type, region)
-    if any(others):
-        lines.append(
-            t(
-                "tco.be.others",
-                lang,
-                terms=", ".join(
-                    f"{be['term']} {_exact(be['reserved_rate'])}/h = {be['utilisation_pct']:.1f}%"
-                    for be in others
-                    if be
-                ),
-            )
-        )
-    if not main:
-        available = ", ".join(sorted({r["term"] for r in terms})) or "-"
+        title = _break_even_verdict(query, main, be_term(main, lang), instance_type, region)
+        facts.update(break_even_facts(main, lang))
+        lines += _other_terms_line(kb, main, pricing, lang)
+    else:
+        available = sorted({term_words(r["term"], lang, r["provider"]) for r in kb.price_terms(instance_type, region)})
+        provider = rows[0]["provider"] if rows else ""
         lines.insert(
             0,
             t(
                 "tco.be.none",
                 lang,
-                provider=rows[0]["provider"] if rows else "",
+                provider=provider,
                 term=term_label,
                 instance=instance_type,
                 region=region,
-                available=available,
+                available=t("word.sep", lang).join(available) or "-",
             ),
         )
-    else:
-        facts.update(break_even_facts(main))
     if region:
         facts.update(saving_facts(kb, instance_type, region, lang))
     return Answer(
@@ -233,3 +234,22 @@ def break_even_answer(query: Query, kb: KB, facts: dict) -> Answer:
         extra={"break_even": main},
         sources=[Source(source=main["source"], as_of=main["as_of"])] if main else [],
     )
+
+
+def _other_terms_line(kb: KB, main: dict, pricing: str, lang: str) -> list[str]:
+    """Every other term of the same length, in words, with its rate and break-even, cheapest first."""
+    years = int(pricing[-2])
+    others = [
+        be
+        for r in kb.price_terms(main["instance_type"], main["region"])
+        if term_years(r["term"]) == years
+        and r["term"] != main["term"]
+        and (be := break_even(kb, main["instance_type"], main["region"], pricing, r["term"]))
+    ]
+    if not others:
+        return []
+    others.sort(key=lambda be: be["reserved_rate"])
+    listed = t("word.sep", lang).join(
+        f"{be_term(be, lang)} {_exact(be['reserved_rate'])}/h = {be['utilisation_pct']:.1f}%" for be in others
+    )
+    return [t("tco.be.others", lang, terms=listed)]

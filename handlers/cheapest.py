@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from handlers import brief, nearest
+from handlers import brief, nearest, ranking
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
 from handlers.freshness import answer_notes, out_of_stock_last
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
 from handlers.offer_notes import excluded_note
+from handlers.suspect import suspect_text
+from handlers.terms import pricing_text
+from handlers.unplaced import unplaced_note
 from knowledge.kb.reader import KB, GpuRef, gpu_refs
 
 DEFAULT_TOP = 5
@@ -28,6 +31,9 @@ def handle(query: Query, kb: KB) -> Answer:
         what = f"{query.gpu_count:g}x {what}"
     if query.machines and query.machines > 1:  # "2 nodes of 8 H100": two machines of that
         what = f"{query.machines}x {what}"
+    whole_instance = ranking.per_instance(query)  # "per hour for the whole instance": rank per instance-hour
+    if whole_instance:
+        what += t("ranking.per_instance", lang)
     top = query.top_n or DEFAULT_TOP
     filters = dict(
         gpus=refs,
@@ -48,6 +54,8 @@ def handle(query: Query, kb: KB) -> Answer:
     rows, excluded = kb.split_orderable(rows, **filters)
     if note := excluded_note(excluded, pricing, lang):
         notes.append(note)
+    if note := unplaced_note(kb, query, pricing):  # rows of the asked cloud under names not placed (issue 26)
+        notes.append(note)
     whole = [r for r in rows if "GPU only" not in r["instance_type"]]
     details: list[str] = []
     if len(whole) < len(rows):  # a GPU-only figure (host VM price unknown) is not what a user pays
@@ -64,8 +72,12 @@ def handle(query: Query, kb: KB) -> Answer:
         notes[:0] = [t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)),
                      *nearest.alternatives(kb, query, refs, pricing)]  # fmt: skip
     # every region when the question is about regions, else one line per provider + instance type (best region)
+    if whole_instance:
+        ranked = ranking.by_instance_hour(ranked)
     picked = [(item, 0) for item in ranked] if brief.asks_regions(query) else brief.distinct(ranked)
-    shown = [_as_offer(item).model_copy(update={"other_regions": n}) for item, n in picked[:top]]
+    options = [_as_offer(item).model_copy(update={"other_regions": n}) for item, n in picked]
+    options = options if whole_instance else ranking.collapse(options)  # per instance-hour, sizes differ
+    shown = options[:top]
     if any(o.vgpu for o in shown):
         notes.append(t("cheapest.vgpu", lang))
     if out_of_stock:
@@ -79,7 +91,7 @@ def handle(query: Query, kb: KB) -> Answer:
         notes=notes,
         suggestions=suggestions,
         sources=sources(shown),
-        more=max(0, len(picked) - top),
+        more=max(0, len(options) - top),
         extra={"excluded": excluded, **({"details": details} if details else {})},
     )
 
@@ -115,12 +127,12 @@ def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) 
 
 def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
     """ "aws p4d.24xlarge in us-east-1 (use1-az1) at $0.3082/GPU-h ($2.47/h)" """
-    where = place(item, lang)
+    where = place(item, lang) + (f" ({pricing_text(item, lang)})" if item.term else "")
     provider = brief.provider_label(item.provider, lang)
     price = f"{money(item.price_per_gpu_hour, item.currency)}{t('unit.per_gpu_hour', lang)}"
     hourly = f"{money(item.price_per_hour, item.currency)}{t('unit.per_hour', lang)}"
     usd = f", ≈ {money(item.price_per_gpu_hour_usd)}{t('unit.per_gpu_hour', lang)}" if item.currency != "USD" else ""
-    return t(
+    text = t(
         "verdict.offer",
         lang,
         provider=provider,
@@ -131,6 +143,7 @@ def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
         usd=usd,
         vgpu=" [vGPU]" if item.vgpu else "",
     )
+    return text + (f" [{suspect_text(item.suspect, lang)}]" if item.suspect else "")  # never unmarked (issue 26)
 
 
 def _as_offer(item: dict | Offer) -> Offer:

@@ -241,6 +241,23 @@ def summarize(
     )
 
 
+def _prices_of_now(kb: KB | None):
+    """A change counts when ask could rank its offer (`knowledge.catalog.current`): a price move of an offer that
+    cannot be ordered at its pricing model is not news. Without a knowledge base every change counts."""
+    if kb is None:
+        return lambda change: True
+    from knowledge.catalog import current
+
+    blocked: dict[str, frozenset] = {}
+
+    def keep(change: Change) -> bool:
+        if change.provider not in blocked:
+            blocked[change.provider] = current.not_orderable(kb.current(), change.provider)
+        return current.counts(change, blocked[change.provider])
+
+    return keep
+
+
 def _stock_lines(changes: list[Change], lang: str, top: int) -> list[str]:
     """ "Stock changes:" and one line per offer whose stock a live source saw change (issue 28)."""
     if not changes:
@@ -277,7 +294,8 @@ def handle(query: Query, kb: KB | None = None, reader: HistoryReader | None = No
 
     digest = diff_since(reader or state_reader(), provider_names=query.providers or None)
     keep_gpu = matches_gpus(query.gpus)
-    digest = digest.filtered(lambda c: keep_gpu(c) and (query.pricing is None or c.pricing == query.pricing))
+    now = _prices_of_now(kb)
+    digest = digest.filtered(lambda c: keep_gpu(c) and (query.pricing is None or c.pricing == query.pricing) and now(c))
     if query.gpus:
         digest = Digest(digest.providers, digest.threshold_pct, digest.since, tuple(query.gpus))
     return summarize(digest, query)

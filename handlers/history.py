@@ -10,13 +10,15 @@ the one-line summary used beside a chart.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import money, name_notes, pricing_label
-from handlers.i18n import scoped
+from handlers.i18n import scoped, t
 from handlers.models import Answer, Query, Source
+from handlers.suspect import suspect_text
 
 if TYPE_CHECKING:
     from knowledge.history.reader import HistoryReader
@@ -39,6 +41,17 @@ def _pct(old: float, new: float) -> str:
     return f"{(new - old) / old * 100:+.0f}%" if abs((new - old) / old) >= 0.005 else f"{(new - old) / old * 100:+.1f}%"
 
 
+def _where(point, lang: str) -> str:
+    """The cheapest offer's place: its region, or a Local / Wavelength Zone named as its own place (as ask does)."""
+    from knowledge.catalog.zones import label
+
+    zone = getattr(point, "cheapest_zone", None)
+    where = label(zone, lang) if zone else None
+    if not where:
+        return point.cheapest_region
+    return t("zone.local", lang, zone=zone, label=where, region=point.cheapest_region)
+
+
 def _date(point) -> str:
     return point.taken_at.date().isoformat()
 
@@ -51,10 +64,22 @@ def _groups(points: Sequence) -> dict[tuple[str, str, str], list]:
 
 
 def _line(key: tuple[str, str, str], items: list, lang: str) -> str:
+    """One series in words; a suspect first or last minimum carries its mark (issue 26)."""
+    text = _moves(key, items, lang)
+    ends = items[:1] + items[1:][-1:]
+    marks = [
+        t("suspect.at", lang, date=_date(p), mark=suspect_text(json.loads(p.suspect), lang))
+        for p in ends
+        if getattr(p, "suspect", None)
+    ]
+    return text + (f" [{t('word.sep', lang).join(marks)}]" if marks else "")
+
+
+def _moves(key: tuple[str, str, str], items: list, lang: str) -> str:
     cut = [n for n, p in enumerate(items) if n and getattr(p, "source_changed", False)]
     if cut:  # never one move across two sources: the earlier source's move, then the newer source's figure
         earlier = items[(cut[-2] if len(cut) > 1 else 0) : cut[-1]]
-        return _line(key, earlier, lang) + phrase(
+        return _moves(key, earlier, lang) + phrase(
             "then",
             lang,
             new=money(items[-1].min_price_per_gpu_hour),
@@ -73,7 +98,7 @@ def _line(key: tuple[str, str, str], items: list, lang: str) -> str:
             **names,
             new=new,
             instance=last.cheapest_instance_type,
-            region=last.cheapest_region,
+            region=_where(last, lang),
             since=_date(last),
         )
     if native:
@@ -164,7 +189,7 @@ def summarize(query: Query, points: Sequence, *, since: str | None = None, famil
                     lang,
                     n=len(items),
                     instance=last.cheapest_instance_type,
-                    region=last.cheapest_region,
+                    region=_where(last, lang),
                     median=median,
                     offers=last.offers,
                 )

@@ -166,6 +166,10 @@ class Offer(Model):
     kind: Literal["catalog", "pricing", "article"] = "catalog"
     status: str = "ok"
     note: str | None = None
+    suspect: dict[str, Any] | None = None  # why this price looks wrong (knowledge.catalog.anomalies): kept, marked
+    sizes: list[str] = Field(default_factory=list)  # sizes merged into this line (handlers.ranking.collapse)
+    size_label: str | None = None  # "n3-H100 x1/x2/x4/x8": how a merged line names its sizes
+    term: str | None = None  # a reserved offer's term key (`yrTerm1Convertible.noUpfront`): handlers.terms words it
     gpu_variant: str | None = None  # which one of the family: "H100 SXM 80GB" (knowledge.catalog.identity)
     via: str | None = None  # an aggregator's offer: the cloud it runs on ("Lambda")
     as_of_known: bool = True  # False: `as_of` is only the day the catalog was bundled (upstream date unknown)
@@ -201,6 +205,11 @@ class Offer(Model):
     @classmethod
     def _orderable_by_default(cls, value: Any) -> Any:
         return value or "orderable"
+
+    @field_validator("suspect", mode="before")
+    @classmethod
+    def _suspect_from_json(cls, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) and value else value or None
 
     @field_validator("other_prices", mode="before")
     @classmethod

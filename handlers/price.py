@@ -8,6 +8,8 @@ from handlers.freshness import answer_notes
 from handlers.i18n import t
 from handlers.models import PRICINGS, Answer, Offer, Query
 from handlers.offer_notes import other_price_notes
+from handlers.suspect import suspect_text
+from handlers.terms import term_words
 from knowledge.kb.reader import KB
 
 BY_PROVIDER_TOP = 3  # "A100 price": the cheapest offer of the three cheapest providers ("top 10" for more)
@@ -34,7 +36,15 @@ def handle(query: Query, kb: KB) -> Answer:
         )
         if r["pricing"] in pricings
     ]
-    rows.sort(key=lambda o: (o.instance_type, PRICINGS.index(o.pricing), o.price_per_hour_usd, o.region))
+    rows.sort(  # on a tie the standard region wins over its Local / Wavelength Zones (issue 26)
+        key=lambda o: (
+            o.instance_type,
+            PRICINGS.index(o.pricing),
+            o.price_per_hour_usd,
+            o.zone_label is not None,
+            o.region,
+        )
+    )
     rows, budget_note = brief.apply_budget(rows, query, kb.fx()["usd_per_cny"])
     if budget_note:
         notes.insert(0, budget_note)
@@ -64,7 +74,7 @@ def _verdict(query: Query, rows: list[Offer], what: str) -> str | None:
     for pricing in PRICINGS:
         best = next((o for o in first if o.pricing == pricing), None)  # rows are cheapest first per pricing
         if best:
-            where = place(best, lang)
+            where = place(best, lang) + (f" [{suspect_text(best.suspect, lang)}]" if best.suspect else "")
             parts.append(
                 t(
                     "verdict.price_part",
@@ -109,7 +119,9 @@ def _other_terms(kb: KB, query: Query) -> list[str]:
             terms = [r for r in kb.price_terms(instance_type, region) if r["term"].startswith(_RESERVED_TERM_NAMES)]
             if not terms or region is None:
                 continue
-            listed = ", ".join(f"{r['term']} {money(r['price_per_hour'])}/h" for r in terms)
+            listed = ", ".join(
+                f"{term_words(r['term'], query.language, r['provider'])} {money(r['price_per_hour'])}/h" for r in terms
+            )
             notes.append(t("price.other_terms", query.language, region=region, as_of=terms[0]["as_of"], terms=listed))
     return notes
 

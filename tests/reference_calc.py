@@ -132,3 +132,30 @@ def distinct_ranking(ranking: list[tuple[float, str, str]]) -> list[tuple[float,
             seen.add(itype)
             out.append((price, itype, region))
     return out
+
+
+def one_option_per_size_family(ranking: list[tuple]) -> list[tuple]:
+    """Sizes of one instance family (names equal once digits and a trailing "x<count>" are masked: p5.4xlarge /
+    p5.48xlarge, n3-H100x1 / n3-H100x8, scaleway_L4 / scaleway_L4x2) at one per-GPU price in one region (of one
+    provider) are one option, the first ranked (issue 26). Entries: (price, [provider,] instance type, region)."""
+    seen: set[tuple] = set()
+    out = []
+    for entry in ranking:
+        price, itype, region = entry[0], entry[-2], entry[-1]
+        family = re.sub(r"\d+", "#", re.sub(r"(?<=[A-Za-z0-9])x\d+$", "", itype))
+        key = (round(price, 4), *entry[1:-2], region, family)
+        if key not in seen:
+            seen.add(key)
+            out.append(entry)
+    return out
+
+
+def aws_reserved(linux: dict, years: int) -> tuple[float, str] | None:
+    """(cheapest effective hourly rate, term key) over every `years`-year reserved term of one AWS region's Linux
+    prices: Standard and Convertible, no, partial and all upfront (the pricing file's README)."""
+    found = [
+        (float(value), key)
+        for key, value in linux.get("reserved", {}).items()
+        if key.startswith(f"yrTerm{years}") and value and float(value) > 0
+    ]
+    return min(found) if found else None

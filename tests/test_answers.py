@@ -13,7 +13,7 @@ from bot.cli import main
 from bot.pipeline import answer
 from bot.render import answer_json, render_text
 from bot.slack import blocks
-from tests.reference_calc import CATALOGS, distinct_ranking, per_gpu_ranking, region_offers, rows
+from tests.reference_calc import CATALOGS, aws_reserved, distinct_ranking, per_gpu_ranking, region_offers, rows
 from tests.slack_standin import message_blocks
 
 PROVIDERS = yaml.safe_load((CATALOGS.parent / "providers.yaml").read_text(encoding="utf-8"))
@@ -79,8 +79,8 @@ P4D_SPOT_USE1 = region_offers(CATALOGS / "aws_vms.csv", {"A100"}, "SpotPrice")[(
         ("训练千亿参数模型，预算有限", r"^推荐.+ x\d+：.*——估算训练总成本最低：\$[\d,.]+"),
         (
             "reserved vs on-demand break-even for p4d.24xlarge",
-            r"^1-year reserved p4d\.24xlarge \(us-east-1\) pays off above "
-            r"63\.4% utilisation",
+            r"^p4d\.24xlarge \(us-east-1\) on 1-year Standard, all upfront pays off above "
+            r"59\.2% utilisation",  # the cheapest 1-year term, 12.993037 / 21.957642
         ),
         ("p4d.24xlarge 每月用200小时，预留还是按需？", r"按您的27%利用率，按需更便宜"),
         (
@@ -100,9 +100,10 @@ def test_line_one_is_the_verdict(kb, question, pattern):
 def test_break_even_verdict_matches_the_pricing_file(kb):
     items = json.loads((CATALOGS.parent / "pricing" / "aws_gpu_instances_reserved_spot.json").read_text("utf-8"))
     linux = next(i for i in items if i["instance_type"] == "p4d.24xlarge")["pricing"]["us-east-1"]["linux"]
-    pct = 100 * float(linux["reserved"]["yrTerm1Standard.noUpfront"]) / float(linux["ondemand"])
+    rate, _ = aws_reserved(linux, 1)  # the cheapest 1-year term, any kind and upfront option
+    pct = 100 * rate / float(linux["ondemand"])
     line = first_line(render_text(answer("should I reserve p4d.24xlarge or use on-demand for 500 hours a month", kb)))
-    assert f"{pct:.1f}%" in line and "at your 68% the reservation is cheaper" in line  # 500/730 = 68% > 63.4%
+    assert f"{pct:.1f}%" in line and "at your 68% the reservation is cheaper" in line  # 500/730 = 68% > pct
 
 
 def test_off_topic_is_never_a_recommendation(kb):

@@ -109,6 +109,11 @@ def test_offers_flow_through_convert_with_reserved_terms():
     assert (nd["gpu"], nd["gpu_count"]) == ("A100", 8.0)
     assert nd["price_per_gpu_hour_usd"] == pytest.approx(206214 / 8760 / 8)
     assert "8760" in nd["note"]
+    from handlers.models import Offer
+    from handlers.terms import pricing_text
+
+    item = Offer.model_validate({k: v for k, v in nd.items() if k in Offer.model_fields})
+    assert (pricing_text(item), pricing_text(item, "zh")) == ("1-year reservation", "1年预留实例")  # issue 26
     assert offers[("Standard_NC6s_v3", "westeurope", "on_demand")]["gpu"] == "V100"
     assert len(offers) == 6
 

@@ -9,8 +9,10 @@ import pytest
 from bot.cli import main
 from tests.reference_calc import (
     CATALOGS,
+    aws_reserved,
     distinct_ranking,
     gcp_billed_ranking,
+    one_option_per_size_family,
     per_gpu_ranking,
     per_gpu_ranking_by_place,
 )
@@ -53,10 +55,12 @@ def test_cheapest_a100_spot_on_aws(ask):
 def test_cheapest_h100_on_demand_across_clouds(ask):
     # the three hyperscalers; every bundled cloud's spelling is in tests/test_clouds.py (issue 14)
     result = ask("cheapest H100 on demand on aws, azure or gcp")
-    expected = distinct_ranking(  # issue 14: orderable only, Local Zones apart, ND96isr 8 GPUs, GCP billed prices
-        per_gpu_ranking_by_place(CATALOGS / "aws_vms.csv", {"H100"}, "Price")
-        + per_gpu_ranking_by_place(CATALOGS / "azure_vms.csv", {"H100"}, "Price")
-        + gcp_billed_ranking({"H100", "H100-MEGA"}, "Price")
+    expected = one_option_per_size_family(  # issue 26: p5.4xlarge and p5.48xlarge at one per-GPU price: one line
+        distinct_ranking(  # issue 14: orderable only, Local Zones apart, ND96isr 8 GPUs, GCP billed prices
+            per_gpu_ranking_by_place(CATALOGS / "aws_vms.csv", {"H100"}, "Price")
+            + per_gpu_ranking_by_place(CATALOGS / "azure_vms.csv", {"H100"}, "Price")
+            + gcp_billed_ranking({"H100", "H100-MEGA"}, "Price")
+        )
     )[:5]
     assert _triples(result["offers"]) == _rounded(expected)
     assert all(o["pricing"] == "on_demand" for o in result["offers"])
@@ -82,9 +86,9 @@ def test_price_of_p4d_reserved_1y_us_east_1(ask):
     result = ask("price of p4d.24xlarge reserved 1 year in us-east-1")
     data = json.loads((PRICING_DIR / "aws_gpu_instances_reserved_spot.json").read_text())
     item = next(i for i in data if i["instance_type"] == "p4d.24xlarge")
-    rate = float(item["pricing"]["us-east-1"]["linux"]["reserved"]["yrTerm1Standard.noUpfront"])
+    rate, key = aws_reserved(item["pricing"]["us-east-1"]["linux"], 1)  # every 1-year term: the cheapest
     assert [(o["pricing"], o["region"]) for o in result["offers"]] == [("reserved_1y", "us-east-1")]
-    assert result["offers"][0]["price_per_hour"] == pytest.approx(rate)  # 13.921094
+    assert result["offers"][0]["price_per_hour"] == pytest.approx(rate) and result["offers"][0]["term"] == key
     assert result["offers"][0]["as_of"] == "2025-11-30"
 
 

@@ -47,7 +47,8 @@ def test_gcp_on_demand_h100_rankings_hold_no_small_a3_high(ask, question):
 
 def test_small_a3_high_still_ranks_as_spot(ask):
     result = ask("cheapest H100 spot on gcp top 50")
-    assert {o["instance_type"] for o in result["offers"]} & A3_SMALL
+    shown = {name for o in result["offers"] for name in (o["instance_type"], *o["sizes"])}  # merged sizes (issue 26)
+    assert shown & A3_SMALL
     assert all(o["availability"] == "orderable" for o in result["offers"])
 
 

@@ -8,6 +8,7 @@ spot expected cost; and the two pinned questions (spot interruptions of p5.48xla
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -15,7 +16,7 @@ import yaml
 from handlers import tco
 from handlers.models import Query
 from knowledge.facts import rules as R
-from tests.reference_calc import CATALOGS, region_offers
+from tests.reference_calc import CATALOGS, aws_reserved, region_offers
 
 DATA = CATALOGS.parent
 PRICING = DATA / "pricing"
@@ -142,7 +143,7 @@ def test_spot_option_prices_in_the_interruption_risk(kb):
 
 def test_reserved_term_is_paid_in_full(kb):
     answer = run(kb, instance_types=["p4d.24xlarge"], regions=["us-east-1"], duration_hours=720, pricing="reserved_1y")
-    reserved = float(aws_linux("p4d.24xlarge", "us-east-1")["reserved"]["yrTerm1Standard.noUpfront"])
+    reserved = aws_reserved(aws_linux("p4d.24xlarge", "us-east-1"), 1)[0]  # the cheapest 1-year term
     assert answer.tco.pricing == "reserved_1y"
     assert answer.tco.compute == pytest.approx(reserved * 8760)  # 720 h needed, 8,760 h paid
     assert any("whole term" in a for a in answer.tco.assumptions)
@@ -150,7 +151,7 @@ def test_reserved_term_is_paid_in_full(kb):
 
 def test_default_duration_is_one_month_of_730_hours(kb):
     answer = run(kb, instance_types=["p4d.24xlarge"], regions=["us-east-1"], pricing="reserved_1y")
-    reserved = float(aws_linux("p4d.24xlarge", "us-east-1")["reserved"]["yrTerm1Standard.noUpfront"])
+    reserved = aws_reserved(aws_linux("p4d.24xlarge", "us-east-1"), 1)[0]  # the cheapest 1-year term
     assert answer.tco.hours == 730 and answer.tco.compute == pytest.approx(reserved * 730)
     assert any("default" in a for a in answer.tco.assumptions)
 
@@ -245,16 +246,19 @@ def test_spot_interruptions_give_the_newest_bucket_with_its_date(ask_json, text)
 )
 def test_break_even_of_a_1_year_reservation(ask_json, text):
     linux = aws_linux("p4d.24xlarge", "us-east-1")
-    expected = float(linux["reserved"]["yrTerm1Standard.noUpfront"]) / float(linux["ondemand"]) * 100
+    rate, key = aws_reserved(linux, 1)  # the cheapest of every 1-year term
+    expected = rate / float(linux["ondemand"]) * 100
     data = ask_json(text)
     got = data["break_even"]
-    assert got["reserved_rate"] == pytest.approx(13.921094)
+    assert got["reserved_rate"] == pytest.approx(rate) and got["term"] == key
     assert got["utilisation_pct"] == pytest.approx(expected)
-    assert f"{expected:.1f}%" in data["text"] and "13.921094" in data["text"]
+    assert f"{expected:.1f}%" in data["text"] and f"{rate:.8g}" in data["text"]
+    assert "yrTerm" not in data["text"]  # terms in words
     assert "cost.break-even" in [r["id"] for r in data["rules"]]
 
 
-def test_break_even_says_when_a_term_does_not_exist(kb):
+def test_break_even_uses_a_convertible_term_when_no_standard_one_exists(kb):
+    # p5.48xlarge in us-east-1 has no 1-year Standard term (the pricing file's README): the Convertible ones rank
     answer = tco.handle(
         Query(
             intent="tco",
@@ -265,8 +269,23 @@ def test_break_even_says_when_a_term_does_not_exist(kb):
         ),
         kb,
     )
+    rate, key = aws_reserved(aws_linux("p5.48xlarge", "us-east-1"), 1)
+    assert answer.extra["break_even"]["term"] == key and answer.extra["break_even"]["reserved_rate"] == rate
+    text = " ".join([answer.title, *answer.lines])
+    assert "1-year Convertible, all upfront" in text and "1-year Convertible, no upfront $43.344/h" in text
+    assert "yrTerm" not in text and "Standard" not in text
+
+
+def test_break_even_says_when_a_term_does_not_exist_in_words(kb):
+    answer = tco.handle(
+        Query(
+            intent="tco", text="break-even of p5en.48xlarge", instance_types=["p5en.48xlarge"], regions=["us-east-1"]
+        ),
+        kb,
+    )
     assert answer.extra["break_even"] is None
-    assert "no 1-year reserved term" in answer.lines[0] and "yrTerm1Convertible" in answer.lines[0]
+    assert "no 1-year reserved term" in answer.lines[0]
+    assert not re.search(r"yrTerm|spot_avg|ondemand", " ".join(answer.lines))
 
 
 def test_cli_tco_question(ask_json):

@@ -11,10 +11,9 @@ turns one catalog row into an `Identity`: the knowledge base's family (`H100`, f
    step: `RTX6000` (Turing, 24 GB) is its own family and never `RTX 6000 Ada`;
 3. otherwise the name is **not recognised**: it is kept as its own family and reported, never mapped to a model.
 
-Memory comes from the name, else from `GpuInfo`, read every way catalogs write it (MiB or GB, per GPU or per
-instance, `TotalGpuMemoryInMiB` meaning one GPU or all) and checked against the family's datasheet sizes; the
-reading that matches a datasheet size wins, and a `GpuInfo` that matches none is reported as a conflict (the
-datasheet is preferred where the family comes in one size).
+Memory comes from the name, else from `GpuInfo` read by its file's convention (per GPU or per instance, MiB or
+GB: `knowledge.catalog.memory`), else row by row against the family's datasheet sizes; a size no datasheet lists
+is kept as read and reported, never replaced by one the table has.
 """
 
 from __future__ import annotations
@@ -24,9 +23,12 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache
 
+from knowledge.catalog import suffixes
+from knowledge.catalog.memory import close as _close
+from knowledge.catalog.memory import memory as _memory
 from knowledge.facts.reference import AcceleratorMap, accelerator_maps, gpu_families, spec_models
 
-__all__ = ["Identity", "identify", "parse_name", "split_words", "variant_label"]
+__all__ = ["Identity", "datasheet_sizes", "identify", "parse_name", "split_words", "variant_label"]
 
 _WORDS = re.compile(r"[\s\-_/]+")
 _MEMORY_WORD = re.compile(r"^(\d+(?:\.\d+)?)(gb|g|gib)$")
@@ -54,10 +56,6 @@ _NOISE = frozenset(
 )
 _INSTANCE_FORM = re.compile(r"(?<![a-z])(sxm\d?|pcie|nvl)(?=$|[^a-z]|x\d)", re.IGNORECASE)
 _INSTANCE_MEMORY = re.compile(r"(?<![0-9])(\d{2,3})\s?G(?:B)?(?![a-z0-9])", re.IGNORECASE)  # "2xV100_16GB"
-_MIB = re.compile(r"""['"]SizeInMiB['"]\s*:\s*(\d+(?:\.\d+)?)""")
-_TOTAL = re.compile(r"""['"]TotalGpuMemoryInMiB['"]\s*:\s*(\d+(?:\.\d+)?)""")
-_PLAUSIBLE = (1.0, 1024.0)  # GB per GPU a reading must fall in (16 "MiB" is 16 GB, not 0.016)
-_TOLERANCE = 0.03  # a GpuInfo reading within 3 % of a datasheet size is that size (141 GB vs 144384 MiB)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +102,7 @@ def parse_name(raw: str) -> tuple[str, str | None, float | None]:
     form: str | None = None
     memory: float | None = None
     kept: list[str] = []
-    words = split_words(raw)
+    words, _ = suffixes.strip(split_words(raw))  # offer and edition words (`_BAREMETAL`, `-WK`): name_suffixes.csv
     for i, word in enumerate(words):
         if kept and (match := _FORM_WORD.match(word)):
             form = form or _FORMS[match.group(1)]
@@ -163,95 +161,56 @@ def _families() -> tuple[dict[str, _Family], dict[str, str]]:
     return families, keys
 
 
-def _memory_readings(gpu_info: str, count: float) -> list[tuple[float, str]]:
-    """Every per-GPU memory (GB) a GpuInfo can mean, most usual reading first, with how it was read."""
-    readings: list[tuple[float, str]] = []
-    size = float(m.group(1)) if (m := _MIB.search(gpu_info)) else None
-    total = float(m.group(1)) if (m := _TOTAL.search(gpu_info)) else None
-    n = count if count >= 1 else 1.0
-    if size is not None:
-        readings += [
-            (size / 1024, "SizeInMiB per GPU"),
-            (size / 1024 / n, "SizeInMiB per instance"),
-            (size, "SizeInMiB holding GB"),
-        ]
-    if total is not None:
-        readings += [
-            (total / 1024 / n, "TotalGpuMemoryInMiB per instance"),
-            (total / 1024, "TotalGpuMemoryInMiB per GPU"),
-            (total / n, "TotalGpuMemoryInMiB holding GB per instance"),
-        ]
-    return [(round(gb, 1), how) for gb, how in readings if _PLAUSIBLE[0] <= gb <= _PLAUSIBLE[1]]
-
-
-def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= _TOLERANCE * b
-
-
-def _memory(
-    fam: _Family | None, named: float | None, gpu_info: str, count: float, raw: str, hint: float | None = None
-) -> tuple[float | None, tuple[str, ...]]:
-    readings = _memory_readings(gpu_info, count)
-    sizes = fam.sizes if fam else set()
-    if named is not None:
-        if readings and not any(_close(gb, named) for gb, _ in readings):
-            return named, (
-                f"{raw}: GpuInfo memory ({readings[0][0]:g} GB) disagrees with the name's {named:g} GB; using the name",
-            )
-        return named, ()
-    if not readings:
-        return (hint if hint in sizes else next(iter(sizes)) if len(sizes) == 1 else None), ()
-    if not sizes:  # no datasheet: the reading the instance name agrees with, else the usual one
-        return next((gb for gb, _ in readings if hint and _close(gb, hint)), readings[0][0]), ()
-    usual = "SizeInMiB per GPU" if _MIB.search(gpu_info) else "TotalGpuMemoryInMiB per instance"
-    matched: dict[float, str] = {}  # datasheet size -> the first reading that gives it
-    for gb, how in readings:
-        for size in sizes:
-            if _close(gb, size):
-                matched.setdefault(size, how)
-    if len(matched) > 1:  # the instance name's size decides ("2xV100_16GB": 32768 MiB is two 16 GB cards),
-        usual_fit = [size for size, how in matched.items() if how == usual]  # else the usual reading
-        pick = hint if hint in matched else usual_fit[0] if usual_fit else None
-        matched = {pick: matched[pick]} if pick is not None else matched
-    if len(matched) == 1:
-        ((size, how),) = matched.items()
-        note = () if how == usual else (f"{raw}: GpuInfo memory read as {how} ({size:g} GB per GPU, as the datasheet)",)
-        return size, note
-    if matched:
-        return None, (
-            f"{raw}: GpuInfo memory fits {' or '.join(f'{s:g}' for s in sorted(matched))} GB per GPU "
-            "depending on its unit; memory left unknown",
-        )
-    if len(sizes) == 1:
-        (size,) = sizes
-        return size, (
-            f"{raw}: GpuInfo memory ({readings[0][0]:g} GB) matches no datasheet size; using the "
-            f"datasheet's {size:g} GB",
-        )
-    return None, (
-        f"{raw}: GpuInfo memory ({readings[0][0]:g} GB) matches none of the datasheet sizes "
-        f"({', '.join(f'{s:g}' for s in sorted(sizes))} GB); memory left unknown",
-    )
-
-
 def _model(fam: _Family, form: str | None, memory: float | None) -> tuple[str | None, str | None]:
     """(datasheet model, form) when exactly one datasheet model fits the known form and memory."""
     fits = [
         (m, f)
         for m, f, mem in fam.models
-        if m and (form is None or f == form) and (memory is None or mem is None or _close(memory, mem))
+        if m and (form is None or f is None or f == form) and (memory is None or mem is None or _close(memory, mem))
     ]
     if len(fits) == 1:
         return fits[0][0], form or fits[0][1]
     return None, form
 
 
+def datasheet_sizes(provider: str, name: str, instance_type: str = "") -> set[float]:
+    """The datasheet memory sizes of the family a row's name resolves to by name (empty: a reviewed mapping decides
+    its memory, or the name is not recognised), for `knowledge.catalog.memory.file_convention`."""
+    if _mapping(provider, name, instance_type) is not None:
+        return set()
+    families, _ = _families()
+    family = _resolve(name)[0]
+    return families[family].sizes if family else set()
+
+
+def _resolve(name: str) -> tuple[str | None, str | None, float | None]:
+    """(family or None, form factor, memory from the name) by the name alone: family names and aliases, after
+    form, memory and suffix words are peeled off (`knowledge.catalog.suffixes`)."""
+    _, keys = _families()
+    key, form, named = parse_name(name)
+    edition = suffixes.strip(split_words(name))[1]
+    family = keys.get(key) or keys.get(_key(split_words(name)))
+    if family is None and (glued := suffixes.trailing(key, keys)):
+        family, edition = glued
+    if family and form is None and edition is not None and suffixes.applies(edition, family):
+        form = edition.form_factor or None
+    return family, form, named
+
+
 def _mapping(provider: str, name: str, instance_type: str) -> AcceleratorMap | None:
     return next((m for m in accelerator_maps() if m.matches(provider, name, instance_type)), None)
 
 
-def identify(provider: str, name: str, instance_type: str = "", gpu_info: str = "", count: float = 1.0) -> Identity:
-    """The canonical identity of accelerator `name` on one catalog row (see the module docstring)."""
+def identify(
+    provider: str,
+    name: str,
+    instance_type: str = "",
+    gpu_info: str = "",
+    count: float = 1.0,
+    convention: str | None = None,
+) -> Identity:
+    """The canonical identity of accelerator `name` on one catalog row (see the module docstring); `convention` is
+    how the row's file writes memory (`knowledge.catalog.memory.file_convention`, None: read the row alone)."""
     families, keys = _families()
     mapping = _mapping(provider, name, instance_type)
     if mapping is not None:
@@ -267,15 +226,14 @@ def identify(provider: str, name: str, instance_type: str = "", gpu_info: str = 
             True,
             "mapping",
         )
-    key, form, named = parse_name(name)
-    family = keys.get(key) or keys.get(_key(split_words(name)))
+    family, form, named = _resolve(name)
     if family is None:
         return Identity(name.strip(), None, "gpu", form, named, None, False, "unrecognised")
     fam = families[family]
     if form is None and (match := _INSTANCE_FORM.search(instance_type)):
         form = _FORMS[match.group(1).lower().rstrip("0123456789")]
     hint = float(m.group(1)) if (m := _INSTANCE_MEMORY.search(instance_type)) else None
-    memory, notes = _memory(fam, named, gpu_info, count, name, hint)
+    memory, notes = _memory(fam.sizes, named, gpu_info, count, name, hint, convention)
     model, form = _model(fam, form, memory)
     if memory is None and model:
         memory = next(mem for m, _, mem in fam.models if m == model)

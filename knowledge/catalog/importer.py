@@ -66,6 +66,7 @@ def import_catalog(
     host_catalog = read_catalog(hosts) if hosts else None
     if not catalog.rows:
         raise CatalogError(path, "no accelerator rows (only host-VM rows); pass it with --hosts instead")
+    as_of_known = as_of_known and bool(as_of)  # without --as-of the import day is not the prices' date (issue 26)
     as_of = _date(as_of) if as_of else dt.date.today().isoformat()
     source = source or f"{path.name} imported with gpubot kb import"
     src = CatalogSource(provider, path, Path(hosts) if hosts else None, currency, usd_per_unit, as_of, source)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from knowledge.catalog import availability, crosscheck, quirks, zones
+from knowledge.catalog import anomalies, availability, crosscheck, quirks, zones
 
 COLUMNS = (
     "availability",
@@ -23,6 +23,7 @@ COLUMNS = (
     "zone_label",
     "other_prices",
     "price_trust_reason",
+    "suspect",
 )
 
 
@@ -31,6 +32,7 @@ def apply(offers: list[dict], terms: list[dict], raw: list[dict]) -> tuple[list[
     disagreements = crosscheck.apply(offers, terms)
     by_availability = availability.apply(offers)
     by_zone = zones.apply(offers)
+    suspects = anomalies.mark(offers)  # kept, marked "suspect: ..." (issue 26)
     family = {(o["provider"], o["accelerator"]): o["gpu"] for o in offers if o.get("accelerator")}
     unpriced = [
         {**row, "gpu": family.get((row["provider"], row["accelerator"]), row["accelerator"])}
@@ -46,6 +48,7 @@ def apply(offers: list[dict], terms: list[dict], raw: list[dict]) -> tuple[list[
         "availability": dict(by_availability),
         "zone_kinds": by_zone,
         "unpriced_rows": len(unpriced),
+        "suspect_offers": suspects,
         "crosscheck": {
             **crosscheck.compared_counts(offers, terms),
             "offers_differing": sum(1 for d in disagreements if d["kind"] == "offer"),

@@ -18,9 +18,12 @@ What a user pays is what an offer shows:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from knowledge.catalog.identity import identify, variant_label
+from knowledge.catalog import tpus
+from knowledge.catalog.identity import datasheet_sizes, identify, variant_label
+from knowledge.catalog.memory import file_convention
 from knowledge.catalog.reader import Catalog, CatalogRow
 from knowledge.catalog.zones import zone_group
 from knowledge.facts.reference import AcceleratorMap, accelerator_maps, catalog_quirks, host_rules, upstream_clouds
@@ -72,8 +75,9 @@ def _memory_from_info(gpu_info: str) -> float | None:
     return None
 
 
-def describe_accelerator(provider: str, row: CatalogRow) -> Accelerator:
-    """Map a catalog accelerator to its canonical identity (`knowledge.catalog.identity`), memory and slice fraction."""
+def describe_accelerator(provider: str, row: CatalogRow, convention: str | None = None) -> Accelerator:
+    """Map a catalog accelerator to its canonical identity (`knowledge.catalog.identity`), memory and slice fraction;
+    `convention`: how the row's file writes memory (`memory_convention`)."""
     name = row.accelerator
     fraction = 1.0
     if (match := _SLICE.match(name)) and match.group("base"):
@@ -85,10 +89,12 @@ def describe_accelerator(provider: str, row: CatalogRow) -> Accelerator:
     mapping: AcceleratorMap | None = next(
         (m for m in accelerator_maps() if m.matches(provider, name, row.instance_type)), None
     )
-    ident = identify(provider, name, row.instance_type, row.gpu_info, row.accelerator_count)
+    ident = identify(provider, name, row.instance_type, row.gpu_info, row.accelerator_count, convention)
     whole_count = float(row.accelerator_count).is_integer()
     if mapping is None:  # recognised by its name, or kept under its own name
         memory = ident.memory_gb
+        if memory is None and not _MIB.search(row.gpu_info):  # "G49 24GB": a phrase that says the memory
+            memory = _memory_from_info(row.gpu_info)
         if fraction < 1 or not whole_count:
             memory = _memory_from_info(row.gpu_info) or (memory * fraction if memory else None)
         return Accelerator(
@@ -122,6 +128,15 @@ def describe_accelerator(provider: str, row: CatalogRow) -> Accelerator:
         variant_label(gpu, ident.form_factor, whole_memory),
         ident.form_factor,
         ident.vendor,
+    )
+
+
+def memory_convention(provider: str, rows: Iterable[CatalogRow]) -> str | None:
+    """How one catalog writes memory in `GpuInfo` (`knowledge.catalog.memory.file_convention`), from its rows."""
+    distinct = {(r.accelerator, r.instance_type, r.gpu_info, r.accelerator_count) for r in rows if r.gpu_info}
+    return file_convention(
+        (gpu_info, count, datasheet_sizes(provider, name, instance_type))
+        for name, instance_type, gpu_info, count in sorted(distinct)
     )
 
 
@@ -193,15 +208,21 @@ def convert(
     host_index = {(h.instance_type, h.zone or h.region): h for h in (*catalog.hosts, *hosts)}
     best: dict[tuple, dict] = {}
     described: dict[tuple, Accelerator] = {}
+    convention = memory_convention(provider, catalog.rows)
+    if convention:
+        noted.setdefault(f"{provider}: GpuInfo memory read as {convention} (the file's convention, from its rows)")
     for row in catalog.rows:
         key_acc = (row.accelerator, row.instance_type, row.gpu_info, row.accelerator_count)
         acc = described.get(key_acc)
         if acc is None:
-            acc = described[key_acc] = describe_accelerator(provider, row)
+            acc = described[key_acc] = describe_accelerator(provider, row, convention)
             noted.update(dict.fromkeys(f"{provider} {n}" for n in acc.notes))
         if not acc.recognised:
             result.unrecognised[row.accelerator] = result.unrecognised.get(row.accelerator, 0) + 1
         gpus = row.accelerator_count * acc.fraction
+        slice_chips = tpus.chips(row.accelerator) if acc.kind == "tpu" else None
+        if slice_chips:  # a TPU slice is priced per chip; the slice stays its instance type (knowledge.catalog.tpus)
+            gpus = row.accelerator_count * slice_chips
         on_demand, spot, fixed = _corrected(provider, row)
         if fixed:
             noted.setdefault(f"{provider} {row.accelerator}: {fixed}")
@@ -247,6 +268,8 @@ def convert(
             share = gpus / row.accelerator_count if row.accelerator_count >= 1 else gpus  # of one whole GPU
             vgpu = acc.fraction < 1 or gpus < 1 or not float(row.accelerator_count).is_integer()
             notes = [n for n in (note, currency.note, fixed) if n]
+            if slice_chips:
+                notes.append(f"TPU slice {row.accelerator}: {slice_chips} chips; price per chip-hour")
             if via:
                 notes.append(f"sold by {provider}, runs on {via}")
             if pricing == "spot" and on_demand is None:

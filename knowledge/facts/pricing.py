@@ -1,8 +1,9 @@
 """Reserved and committed prices and spot interruption risk, from the dated files in `knowledge/data/pricing/`.
 
 - AWS (`aws_gpu_instances_reserved_spot.json`, ec2instances.info schema, 2025-11-30): every reserved-instance
-  term per region (Linux) goes to `price_terms`; `reserved_1y`/`reserved_3y` offers are the Standard, no-upfront
-  effective hourly rates. Spot interruption buckets go to `spot_risk`.
+  term per region (Linux) goes to `price_terms`; the `reserved_1y`/`reserved_3y` offer of a type and region is the
+  cheapest of every term of that length (Standard or Convertible, no, partial or all upfront: effective hourly
+  rates), its key in `term` (`cheapest_term`). Spot interruption buckets go to `spot_risk`.
 - AWS Spot Advisor (`aws_spot_advisor.json`, 2025-06-28): buckets for many more types and regions.
 - GCP (`gcp_gpu_commitments.yml`, 2026-07-30): whole-VM hourly, spot, 1- and 3-year committed prices
   (`month_1y / 730`).
@@ -13,6 +14,7 @@ A provider offering no such term for a type or region simply has no row: answers
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,7 +31,7 @@ GCP_AS_OF = "2026-07-30"
 GCP_SOURCE = "Google Cloud Billing Catalog via Cyclenerd/google-cloud-pricing-cost-calculator @fd66b26"
 HOURS_PER_MONTH = 730  # the GCP file's own convention (month = hour x 730)
 
-RESERVED_TERMS = {"reserved_1y": "yrTerm1Standard.noUpfront", "reserved_3y": "yrTerm3Standard.noUpfront"}
+AWS_TERM = re.compile(r"^yrTerm(?P<years>[13])(?P<kind>Standard|Convertible)\.(?P<upfront>no|partial|all)Upfront$")
 GCP_TERMS = {"reserved_1y": "month_1y", "reserved_3y": "month_3y"}
 GCP_GPU_KEYS = {
     "a100": ("A100", "A100 40GB SXM4", 40.0),
@@ -42,6 +44,28 @@ GCP_GPU_KEYS = {
 BUCKETS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
 
 
+def term_years(term: str) -> int | None:
+    """How many years a reserved or committed term runs: `yrTerm3Convertible.noUpfront` -> 3, `reserved_1y` -> 1."""
+    if match := AWS_TERM.match(term):
+        return int(match["years"])
+    if term in ("reserved_1y", "reserved_3y"):
+        return int(term[-2])
+    return None
+
+
+def cheapest_term(rates: dict[str, float], years: int) -> str | None:
+    """The key of the cheapest term of `years` years among `rates` (term key -> USD per hour), or None.
+    Ties go to the term asking less upfront, then Standard before Convertible (the keys' own order)."""
+    upfront = {"no": 0, "partial": 1, "all": 2}
+
+    def order(key: str) -> tuple:
+        match = AWS_TERM.match(key)
+        return (rates[key], upfront[match["upfront"]] if match else 0, key)
+
+    keys = [k for k, v in rates.items() if v and v > 0 and term_years(k) == years]
+    return min(keys, key=order) if keys else None
+
+
 def _offer(
     base: dict,
     provider: str,
@@ -52,6 +76,7 @@ def _offer(
     source: str,
     as_of: str,
     note: str,
+    term: str | None = None,
 ) -> dict:
     gpus = base["gpu_count"]
     return {
@@ -69,6 +94,7 @@ def _offer(
         "kind": "pricing",
         "status": "ok",
         "note": note,
+        "term": term,
         "source": source,
         "as_of": as_of,
         "line": None,
@@ -108,20 +134,23 @@ def aws_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple
                         "as_of": AWS_AS_OF,
                     }
                 )
-            for pricing, term in RESERVED_TERMS.items():
-                value = linux.get("reserved", {}).get(term)
-                if base and value and float(value) > 0:
+            reserved = {k: float(v) for k, v in linux.get("reserved", {}).items() if v not in (None, "")}
+            for years in (1, 3):
+                best = cheapest_term(reserved, years)
+                if base and best:
                     offers.append(
                         _offer(
                             base,
                             "aws",
                             instance_type,
                             region,
-                            pricing,
-                            float(value),
+                            f"reserved_{years}y",
+                            reserved[best],
                             AWS_SOURCE,
                             AWS_AS_OF,
-                            f"AWS {term} (effective hourly rate)",
+                            f"AWS {best} (effective hourly rate; the cheapest of {len(_of(reserved, years))} "
+                            f"{years}-year terms)",
+                            best,
                         )
                     )
             if linux.get("pct_interrupt") in BUCKETS:
@@ -138,6 +167,10 @@ def aws_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple
                     }
                 )
     return offers, terms, risks
+
+
+def _of(rates: dict[str, float], years: int) -> list[str]:
+    return [k for k, v in rates.items() if v > 0 and term_years(k) == years]
 
 
 def spot_advisor(instance_types: Iterable[str], directory: Path = PRICING_DIR) -> list[dict]:
@@ -222,6 +255,7 @@ def gcp_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple
                             GCP_SOURCE,
                             GCP_AS_OF,
                             f"GCP {pricing[-2:]} committed use, whole VM (month / 730)",
+                            pricing,
                         )
                     )
     return offers, terms

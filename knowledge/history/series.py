@@ -17,15 +17,17 @@ are there too. Reading only: the recorded snapshots come through a `knowledge.hi
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import difflib
+import json
 import sqlite3
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from knowledge.catalog import anomalies, current
+from knowledge.catalog.zones import classify
 from knowledge.errors import UserError
 from knowledge.history import bundled as hb
 from knowledge.history.models import PRICINGS, HistoryError, Snapshot
@@ -78,6 +80,8 @@ class Point:
     median_price_native: float | None = None
     accelerators: tuple[str, ...] = ()  # catalog names covered, e.g. ("A100", "A100-80GB")
     region_minima: tuple[tuple[str, float], ...] = ()  # (region, lowest USD per GPU-hour there), cheapest first
+    cheapest_zone: str | None = None  # the cheapest offer's zone (a Local Zone is named as its own place)
+    suspect: str | None = None  # JSON: why the cheapest price looks wrong (knowledge.catalog.anomalies); kept, marked
     excluded_gpu_only: int = 0
     series: str = "snapshots"  # where the point comes from: recorded snapshots, or bundled history ("gcp_weekly")
     source_changed: bool = False  # the previous point of the same series came from another source
@@ -110,6 +114,14 @@ class Point:
             }
         if self.excluded_gpu_only:
             data["excluded_gpu_only"] = self.excluded_gpu_only
+        if self.suspect:
+            data["suspect"] = json.loads(self.suspect)
+        if classify(self.cheapest_zone)[0] in ("local_zone", "wavelength_zone"):  # its own place, as ask says
+            data["cheapest"] = {
+                "instance_type": self.cheapest_instance_type,
+                "region": self.cheapest_region,
+                "zone": self.cheapest_zone,
+            }
         data["series"] = self.series
         data["source_changed"] = self.source_changed
         return data
@@ -269,7 +281,18 @@ def _matches(ref: GpuRef, row) -> bool:
     return ref.memory_gb is None or (row.gpu_memory_gb is not None and abs(row.gpu_memory_gb - ref.memory_gb) < 0.6)
 
 
-def _point(ref: GpuRef, snap: Snapshot, pricing: str, rows: list, excluded: int) -> Point:
+def _on_demand(rows: Iterable) -> dict[tuple[str, str], float]:
+    """(instance type, region) -> on-demand USD per hour, for the anomaly checks of the same snapshot's points."""
+    found: dict[tuple[str, str], float] = {}
+    for r in rows:
+        key = (r.instance_type, r.region)
+        found[key] = min(r.price_per_hour_usd, found.get(key, r.price_per_hour_usd))
+    return found
+
+
+def _point(
+    ref: GpuRef, snap: Snapshot, pricing: str, rows: list, excluded: int, on_demand: dict | None = None
+) -> Point:
     rows = sorted(rows, key=lambda r: (r.price_per_gpu_hour_usd, r.instance_type, r.region))
     cheapest = rows[0]
     prices = [r.price_per_gpu_hour_usd for r in rows]
@@ -295,6 +318,8 @@ def _point(ref: GpuRef, snap: Snapshot, pricing: str, rows: list, excluded: int)
         offers=len(rows),
         cheapest_instance_type=cheapest.instance_type,
         cheapest_region=cheapest.region,
+        cheapest_zone=getattr(cheapest, "zone", None),
+        suspect=json.dumps(why) if (why := anomalies.point_suspect(pricing, cheapest, rows, on_demand or {})) else None,
         currency=currency,
         min_price_native=native_min,
         median_price_native=native_median,
@@ -334,35 +359,64 @@ def series(
         raise ValueError(f"unknown pricing model {unknown[0]!r}: one of {', '.join(PRICINGS)}")
     start = _since(since)
     points: list[Point] = []
-    for name in sorted(providers):
-        snaps = {s.id: s for s in reader.snapshots_of(name, since=start)}
-        if not snaps:
-            continue
-        groups: dict[tuple[int, str], list] = defaultdict(list)
-        excluded: dict[tuple[int, str], int] = defaultdict(int)
-        for row in reader.offers(list(snaps), gpu=ref.family, pricings=pricings, regions=regions):
-            if not _matches(ref, row):
-                continue
-            key = (row.snapshot_id, row.pricing)
-            if GPU_ONLY in row.instance_type:
-                excluded[key] += 1
-            else:
-                groups[key].append(row)
-        for (snapshot_id, price_model), rows in groups.items():
-            points.append(_point(ref, snaps[snapshot_id], price_model, rows, excluded[(snapshot_id, price_model)]))
-    if bundled and (not asked or "gcp" in asked):
-        if kb is None:
-            from knowledge.kb.opener import open_kb  # a caller without a knowledge base at hand (edges pass theirs)
+    own = None
+    with_bundled = bundled and (not asked or "gcp" in asked)
+    if kb is None and with_bundled:
+        from knowledge.kb.opener import open_kb  # a caller without a knowledge base at hand (edges pass theirs)
 
-            with contextlib.closing(open_kb()) as own:
-                points += _bundled_points(own, ref, regions=regions, pricings=pricings, since=start)
-        else:
-            points += _bundled_points(kb.current(), ref, regions=regions, pricings=pricings, since=start)
+        own = kb = open_kb()
+    try:
+        for name in sorted(providers):
+            points += _recorded_points(reader, kb, ref, name, regions, pricings, start)
+        if with_bundled:
+            blocked = current.not_orderable(kb.current(), hb.PROVIDER)  # what ask cannot rank: not a price of now
+            points += _bundled_points(
+                kb.current(), ref, regions=regions, pricings=pricings, since=start, blocked=blocked
+            )
+    finally:
+        if own is not None:
+            own.close()
     return mark_source_changes(points)
 
 
+def _recorded_points(reader, kb, ref, name: str, regions, pricings, start) -> list[Point]:
+    """One provider's points from its recorded snapshots, counting only prices of now (`knowledge.catalog.current`:
+    what ask can rank; a GPU-only figure is counted apart)."""
+    blocked = current.not_orderable(kb.current(), name) if kb is not None else frozenset()
+    figures = current.ranked_figures(kb.current(), name) if kb is not None else {}
+    known = current.offer_keys(kb.current(), name) if kb is not None else frozenset()
+    points: list[Point] = []
+    snaps = {s.id: s for s in reader.snapshots_of(name, since=start)}
+    if not snaps:
+        return points
+    latest = max(snaps.values(), key=lambda s: (s.seq or 0, s.taken_at)).id
+    groups: dict[tuple[int, str], list] = defaultdict(list)
+    excluded: dict[tuple[int, str], int] = defaultdict(int)
+    for row in reader.offers(list(snaps), gpu=ref.family, pricings=pricings, regions=regions):
+        if not _matches(ref, row):
+            continue
+        if row.snapshot_id == latest and known and (row.instance_type, row.region, row.pricing) not in known:
+            continue  # today's snapshot: only what the knowledge base still offers (quirks applied)
+        key = (row.snapshot_id, row.pricing)
+        if GPU_ONLY in row.instance_type:
+            excluded[key] += 1
+        elif current.counts(row, blocked):  # today's figure is the one ask ranks; older ones are what they were
+            groups[key].append(current.ranked(row, figures) if row.snapshot_id == latest else row)
+    for (snapshot_id, price_model), rows in groups.items():
+        on_demand = _on_demand(groups.get((snapshot_id, "on_demand"), ()))
+        point = _point(ref, snaps[snapshot_id], price_model, rows, excluded[(snapshot_id, price_model)], on_demand)
+        points.append(point)
+    return points
+
+
 def _bundled_points(
-    kb, ref, *, regions: Iterable[str] = (), pricings: Iterable[str] = (), since: dt.datetime | None = None
+    kb,
+    ref,
+    *,
+    regions: Iterable[str] = (),
+    pricings: Iterable[str] = (),
+    since: dt.datetime | None = None,
+    blocked: frozenset[tuple[str, str, str]] = frozenset(),
 ) -> list:
     """One `Point` per (pricing model, snapshot) of the bundled GCP history for `ref`.
 
@@ -377,7 +431,8 @@ def _bundled_points(
         ).fetchall()
     except sqlite3.OperationalError:  # a knowledge base built before bundled history existed
         return []
-    regions, pricings = [r.lower() for r in regions], list(pricings)
+    regions, asked = [r.lower() for r in regions], list(pricings)
+    pricings = asked + ["on_demand"] if asked and "on_demand" not in asked else asked  # for the anomaly checks
     sql = (
         "SELECT pricing, instance_type, region, accelerator, gpu_memory_gb, price_per_gpu_hour_usd, "
         "price_per_hour_usd, first_idx, last_idx FROM history_intervals WHERE provider = ? AND gpu = ?"
@@ -399,11 +454,16 @@ def _bundled_points(
     for pricing, itype, region, accel, memory, per_gpu, per_hour, first, last in conn.execute(sql, params):
         if ref.memory_gb is not None and (memory is None or abs(memory - ref.memory_gb) >= 0.6):
             continue
+        if (itype, region, pricing) in blocked:
+            continue
         offer = hb.Offer(itype, region, accel, memory, per_gpu, per_hour, per_hour)
         for idx in range(max(first, start), last + 1):
             buckets[(pricing, idx)].append(offer)
     out = []
     for (pricing, idx), offers in buckets.items():
+        if asked and pricing not in asked:
+            continue
         snap = Snapshot(None, hb.PROVIDER, None, snaps[idx][3], hb.SERIES, when[idx], "", len(offers))  # type: ignore[arg-type]
-        out.append(replace(_point(ref, snap, pricing, offers, 0), series=hb.SERIES))
+        on_demand = _on_demand(buckets.get(("on_demand", idx), ()))
+        out.append(replace(_point(ref, snap, pricing, offers, 0, on_demand), series=hb.SERIES))
     return out

@@ -11,8 +11,9 @@ from bot.slack.blocks.base import cell, render
 from bot.slack.escape import slack_escape
 from bot.slack.phrases import phrase
 from handlers.common import also_in, money, place
-from handlers.i18n import t
 from handlers.models import Offer
+from handlers.suspect import suspect_text
+from handlers.terms import pricing_text
 
 __all__ = ["TABLE_COLUMNS", "offers_table", "sources_context"]
 
@@ -26,10 +27,12 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: 
     if item.currency != shown:  # the channel's currency (USD unless set), converted
         rate = float((display or {}).get("per_usd") or 1.0) if shown != "USD" else 1.0
         per_gpu += f" (≈ {money(item.price_per_gpu_hour_usd * rate, shown)})"
-    instance = item.instance_type
+    instance = item.instance_type  # merged sizes (handlers.ranking) are in the text answer and the JSON
     labels = [
         label for label, on in (("vGPU", item.vgpu), (f"{item.kind}, {item.status}", item.kind == "article")) if on
     ]
+    if item.suspect:  # a price that looks wrong is kept and marked (issue 26)
+        labels.insert(0, suspect_text(item.suspect, lang))
     if labels:
         instance += f" [{'; '.join(labels)}]"
     from handlers.brief import provider_label  # Chinese answers name providers in Chinese
@@ -53,7 +56,7 @@ def _pricing_cell(item: Offer, lang: str) -> str:
     """ "spot", or with a live source's figure "spot 12 min ago · in stock, read 12 min ago" (issue 28)."""
     from handlers.freshness import offer_label
 
-    pricing, live = t(f"pricing.{item.pricing}", lang), offer_label(item, lang).removeprefix(" · ")
+    pricing, live = pricing_text(item, lang), offer_label(item, lang).removeprefix(" · ")
     return live if live.startswith(pricing) else " · ".join(x for x in (pricing, live) if x)
 
 

@@ -302,7 +302,13 @@ class AzurePrices:
             if hours is not None:  # convert read the hourly equivalent as `Price`: relabel it
                 note = f"Azure {label[-2]}-year reservation: total price for the term / {hours} hours"
                 converted = [
-                    {**o, "pricing": label, "kind": "pricing", "note": "; ".join(n for n in (o.get("note"), note) if n)}
+                    {
+                        **o,
+                        "pricing": label,
+                        "term": label,  # worded "1-year reservation" (handlers.terms)
+                        "kind": "pricing",
+                        "note": "; ".join(n for n in (o.get("note"), note) if n),
+                    }
                     for o in converted
                 ]
             offers += converted

@@ -1,0 +1,104 @@
+"""How a cheapest-offers answer orders and groups its lines (issue 26):
+
+- "per hour for the whole instance" (整机): rank by the instance-hour price, not the GPU-hour price;
+- sizes of one instance family at one per-GPU price in one place are one option ("n3-H100 x1/x2/x4/x8",
+  "tpu-v5litepod x1/x4/x8"), headed by its first ranked size, instead of four lines of the same offer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from handlers.common import scan_text
+from handlers.models import Offer, Query
+
+_WHOLE = re.compile(
+    r"whole (instance|machine|node|server|vm)|per instance[- ]hour|per[- ]instance|instance[- ]hour|"
+    r"整机|整台|每台|按实例",
+    re.IGNORECASE,
+)
+_DIGITS = re.compile(r"\d+")
+_DIGIT_SPLIT = re.compile(r"(\d+)")
+_COUNT_SUFFIX = re.compile(r"(?<=[A-Za-z0-9])x\d+$")
+
+
+def per_instance(query: Query) -> bool:
+    """True when the question asks for the price of the whole instance per hour."""
+    return bool(_WHOLE.search(scan_text(query)))
+
+
+def by_instance_hour(rows: Sequence[dict | Offer]) -> list[dict | Offer]:
+    """Rows cheapest per instance-hour (USD) first, ties in their own order."""
+    return sorted(rows, key=lambda r: r["price_per_hour_usd"] if isinstance(r, dict) else r.price_per_hour_usd)
+
+
+def _group_key(item: Offer) -> tuple:
+    return (
+        item.provider,
+        item.region,
+        item.zone_label,
+        item.pricing,
+        item.term,
+        item.gpu_variant or item.gpu,
+        round(item.price_per_gpu_hour_usd, 4),
+        _DIGITS.sub("#", _COUNT_SUFFIX.sub("", item.instance_type)),  # "scaleway_L4" is the x1 of "scaleway_L4x2"
+        item.kind,
+    )
+
+
+def collapse(offers: Sequence[Offer]) -> list[Offer]:
+    """One line per (provider, place, pricing, GPU, per-GPU price, instance naming pattern): the first ranked size,
+    with every size of the group in `sizes` and a label in `size_label`. Order: the first member's position."""
+    groups: dict[tuple, list[Offer]] = {}
+    order: list[tuple] = []
+    for item in offers:
+        key = _group_key(item) if item.kind != "article" else (id(item),)
+        if key not in groups:
+            order.append(key)
+        groups.setdefault(key, []).append(item)
+    out = []
+    for key in order:
+        members = groups[key]  # in rank order: the first ranked size heads the line
+        if len(members) == 1:
+            out.append(members[0])
+            continue
+        head = members[0]
+        out.append(
+            head.model_copy(
+                update={
+                    "sizes": [m.instance_type for m in sorted(members, key=lambda o: (o.gpu_count, o.instance_type))],
+                    "size_label": size_label(members),
+                    "other_regions": max(m.other_regions for m in members),
+                }
+            )
+        )
+    return out
+
+
+def size_label(members: Sequence[Offer]) -> str:
+    """ "n3-H100 x1/x2/x4/x8" when the names differ only by a trailing GPU count, "Standard_NC24/48/96ads_A100_v4"
+    or "1/2/4/8x_L4_SECURE" when by one number, else up to three names or the first and the counts
+    ("hyperstack__1xH100_80GB__28__180 (x1/x2/x4/x8)")."""
+    ordered = sorted(members, key=lambda m: (m.gpu_count, m.instance_type))
+    counts = "/".join(f"x{m.gpu_count:g}" for m in ordered)
+    bases = {_COUNT_SUFFIX.sub("", m.instance_type) for m in ordered}
+    if len(bases) == 1:  # "scaleway_L4" and "scaleway_L4x2": one name with its counts
+        return f"{bases.pop()} {counts}"
+    parts = [_DIGIT_SPLIT.split(m.instance_type) for m in ordered]
+    differ = {
+        i
+        for p in parts[1:]
+        if len(p) == len(parts[0])
+        for i, (a, b) in enumerate(zip(p, parts[0], strict=True))
+        if a != b
+    }
+    at = next(iter(differ)) if len(differ) == 1 and all(len(p) == len(parts[0]) for p in parts) else None
+    if at is not None:
+        head, tail = "".join(parts[0][:at]), "".join(parts[0][at + 1 :])
+        if not tail and all(float(p[at]) == m.gpu_count for p, m in zip(parts, ordered, strict=True)):
+            return f"{head.rstrip('x-_ ') or head} {counts}"
+        return head + "/".join(p[at] for p in parts) + tail  # "Standard_NC24/48/96ads_A100_v4"
+    if len(ordered) <= 3:
+        return "/".join(m.instance_type for m in ordered)  # "p5.4xlarge/p5.48xlarge"
+    return f"{members[0].instance_type} ({counts})"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from bot.render_train import text_lines as table_lines
 from bot.render_work import work_line
 from handlers.common import also_in, money, place
 from handlers.i18n import t
@@ -195,6 +196,7 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             as_of_label=_label("as_of", lang),
             dated=lambda s: dated(s, lang),
             work_line=lambda r, d: work_line(r, d, lang, lambda s, a: index.get((s, a), "?")),  # bot/render_work.py
+            table_lines=table_lines(answer, lambda s, a: index.get((s, a), "?")),  # bot/render_train.py (issue 27)
         )
     )
     lines = [line.rstrip() for line in text.splitlines()]

@@ -26,6 +26,8 @@ Intent = Literal[
     "help",
     "unknown",
     "work",
+    "train_cost",
+    "rent_or_api",
 ]
 Pricing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 Workload = Literal["training", "fine_tuning", "inference", "hpc", "rendering", "general"]
@@ -93,6 +95,9 @@ class Query(Model):
     model: str | None = None
     bench_workload: BenchWorkload | None = None
     bench_step: BenchStep | None = None
+    # issue 27: the MLPerf Training benchmark asked about (train_cost), the usage stated (rent_or_api)
+    train_benchmark: str | None = None
+    tokens_per_day: float | None = None
 
 
 class Offer(Model):

@@ -86,6 +86,9 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         budget=budget,
         machines=machines,
     )
+    from handlers.parse_train import refine as refine_27  # train_cost and rent_or_api (issue 27)
     from handlers.parse_work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
 
-    return routing.reroute(refine(query, body))  # routing: break-even, spot-or-on-demand and off-topic questions
+    return routing.reroute(
+        refine_27(refine(query, body), body)
+    )  # routing: break-even, spot-or-on-demand and off-topic questions

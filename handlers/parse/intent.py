@@ -45,6 +45,8 @@ _Rule = tuple[Intent, Callable[[State], bool]]
 _INTENT_RULES: tuple[_Rule, ...] = (
     ("help", lambda s: set(s.cues) == {"help"} and not _anything(s)),
     ("checklist", lambda s: "checklist" in s.cues),
+    ("rent_or_api", lambda s: "rent_or_api" in s.cues),  # rent GPUs or pay an API per token (handlers/rent_or_api)
+    ("train_cost", lambda s: "train_cost" in s.cues),  # what a training run costs, MLPerf (handlers/train_cost)
     ("history", lambda s: "history" in s.cues or ("change" in s.cues and _has_target(s))),
     ("digest", lambda s: "digest" in s.cues or "change" in s.cues
         or ("recent" in s.cues and "price" in s.cues and not _has_target(s) and not _anything_else(s))),

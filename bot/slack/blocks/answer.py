@@ -16,6 +16,7 @@ import datetime as dt
 from typing import Any
 
 from bot.render import answer_sources, offer_line, render_text
+from bot.render_train import table_blocks
 from bot.render_work import work_blocks
 from bot.slack.blocks.base import cell, header, render, section, sections
 from bot.slack.blocks.buttons import action_buttons
@@ -73,6 +74,7 @@ def answer_message(
         blocks.append(offers_table(answer.offers, source_no, lang, answer.extra.get("display_currency")))
     if answer.extra.get("work"):  # $ per 1M tokens rows (bot/render_work.py)
         blocks += work_blocks(answer, lambda s, a: index.get((s, a), "?"), cell)
+    blocks += table_blocks(answer, lambda s, a: index.get((s, a), "?"), cell, sections)  # issue 27 (render_train)
     if answer.more > 0:
         more = phrase("more", lang, n=answer.more)
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})

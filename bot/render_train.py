@@ -1,0 +1,160 @@
+"""Rendering of the issue-27 answers: training cost (MLPerf Training), MLPerf serving rows, rent or API.
+
+The rows are the JSON contract (`Answer.extra`): `train_cost` / `train_cost_estimates` / `train_cost_unpriced`,
+`mlperf_serving`, `rent_or_api` (`api`, `rentals`, `mlperf`). `text_lines` gives one text line per row (the CLI and
+the Slack fallback: `bot/render.py` through `templates/answer.txt.j2`); `table_blocks` gives ONE Slack table (Slack
+allows one per message: the measured rows, or the API prices) plus mrkdwn sections for the rest; `switch_buttons`
+the buttons that ask the same question for another workload or pricing model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bot.slack.escape import slack_escape
+from handlers.common import money
+from handlers.i18n import t
+from handlers.models import Answer, Query
+
+__all__ = ["TABLE_KEYS", "switch_buttons", "table_blocks", "text_lines"]
+
+TABLE_KEYS = ("train_cost", "train_cost_estimates", "train_cost_unpriced", "mlperf_serving", "rent_or_api")
+SourceNo = Callable[[str, str], int | str]
+_PRICINGS = ("on_demand", "spot")
+
+
+def _train_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
+    measured = row["basis"] == "measured"
+    runs = f" ({row['min_minutes']:.1f}-{row['max_minutes']:.1f}, {row['runs']} runs)" if measured else ""
+    basis = t("train.row_measured", lang, framework=row["framework"], url=row["results_url"]) if measured else (
+        row["basis"] if lang == "en" else t("train.row_estimate", lang, reference=row["reference"], ratio=row["ratio"])
+    )  # fmt: skip
+    return [
+        row["provider"],
+        row["instance_type"],
+        f"{row['nodes']} x {row['gpus_per_node']:g} {row['gpu']}",
+        row["region"],
+        f"{money(row['price_per_hour_usd'])}/h",
+        f"{row['minutes']:.1f} min{runs}",
+        f"{row['gpu_hours']:,.1f}",
+        money(row["cost_usd"]),
+        basis,
+        f"[{source_no(row['source'], row['as_of'])}] [1]",
+    ]
+
+
+def _serving_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
+    return [
+        row["provider"],
+        row["instance_type"],
+        f"{row['gpus_used']:g}/{row['gpu_count']:g} {row['gpu']}",
+        row["region"],
+        f"{money(row['price_per_hour_usd'])}/h",
+        f"{row['tokens_per_s']:,.0f}",
+        f"${row['usd_per_million_tokens']:.4f}",
+        t(
+            "serving.row",
+            lang,
+            scenario=row["scenario"],
+            precision=row["precision"],
+            id=row["result_id"],
+            model=row["mlperf_model"],
+            software=row["software"],
+        ),  # fmt: skip
+        f"[{source_no(row['source'], row['as_of'])}]",
+    ]
+
+
+def _api_cells(row: dict, lang: str) -> list[str]:
+    cost = row["usd_per_million_output"]
+    flag = t(f"api.flag.{row['flag']}", lang) if row["flag"] else ""
+    return [
+        row["provider"],
+        row["api_model_id"],
+        "—" if row["input_usd_per_million"] is None else f"${row['input_usd_per_million']:.3f}",
+        "—" if row["output_usd_per_million"] is None else f"${row['output_usd_per_million']:.3f}",
+        "—" if cost is None else f"${cost:.4f}",
+        "—" if row["break_even_utilisation"] is None else f"{row['break_even_utilisation']:.0%}",
+        flag,
+    ]
+
+
+def _sections(answer: Answer, lang: str, source_no: SourceNo) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(heading, columns, rows) for every table the answer carries, in the order shown."""
+    extra = answer.extra
+    out: list[tuple[str, list[str], list[list[str]]]] = []
+    cols = t("train.columns", lang).split("|")
+    if extra.get("train_cost"):
+        out.append(
+            (t("train.measured_heading", lang), cols, [_train_cells(r, lang, source_no) for r in extra["train_cost"]])
+        )
+    if extra.get("train_cost_estimates"):
+        rows = [_train_cells(r, lang, source_no) for r in extra["train_cost_estimates"]]
+        out.append((t("train.estimate_heading", lang), cols, rows))
+    if extra.get("train_cost_unpriced"):
+        rows = [
+            [u["system"], f"{u['minutes']:.1f} min", u["reason"], u["results_url"]]
+            for u in extra["train_cost_unpriced"]
+        ]
+        out.append((t("train.unpriced_heading", lang), t("train.unpriced_columns", lang).split("|"), rows))
+    if extra.get("mlperf_serving"):
+        rows = [_serving_cells(r, lang, source_no) for r in extra["mlperf_serving"]]
+        out.append((t("serving.heading", lang), t("serving.columns", lang).split("|"), rows))
+    if rent := extra.get("rent_or_api"):
+        rows = [_api_cells(r, lang) for r in rent["api"]]
+        out.append((t("api.heading", lang, mix=rent["input_per_output"]), t("api.columns", lang).split("|"), rows))
+        rentals = [
+            [r["provider"], r["instance_type"], f"{money(r['price_per_hour_usd'])}/h", f"{r['tokens_per_s']:,.1f}",
+             f"${r['usd_per_million_tokens']:.4f}", r["basis_label"], f"[{source_no(r['source'], r['as_of'])}]"]
+            for r in rent["rentals"]
+        ]  # fmt: skip
+        if rentals:
+            out.append((t("api.rent_heading", lang), t("api.rent_columns", lang).split("|"), rentals))
+    return out
+
+
+def text_lines(answer: Answer, source_no: SourceNo) -> list[str]:
+    """Every table of the answer as text: a heading, then one numbered line per row."""
+    lang = answer.query.language
+    lines: list[str] = []
+    for heading, _columns, rows in _sections(answer, lang, source_no):
+        lines.append(heading)
+        for n, cells in enumerate(rows, start=1):
+            lines.append(f"{n}. " + " · ".join(c for c in cells if c))
+    return lines
+
+
+def table_blocks(
+    answer: Answer, source_no: SourceNo, cell: Callable[[str], dict], text: Callable[[str], list]
+) -> list[dict]:
+    """The first table as a Slack table block (one per message), the others as mrkdwn sections (`text`)."""
+    lang = answer.query.language
+    blocks: list[dict] = []
+    for n, (heading, columns, rows) in enumerate(_sections(answer, lang, source_no)):
+        if n == 0:
+            blocks += text(f"*{slack_escape(heading)}*")
+            table = [[cell(c) for c in columns]] + [[cell(c) for c in r] for r in rows[:99]]
+            settings = [{"is_wrapped": i >= len(columns) - 3} for i in range(len(columns))]
+            blocks.append({"type": "table", "column_settings": settings, "rows": table})
+        else:
+            listed = "\n".join(f"{i}. " + " · ".join(c for c in r if c) for i, r in enumerate(rows[:20], 1))
+            blocks += text(f"*{slack_escape(heading)}*\n" + slack_escape(listed))
+    return blocks
+
+
+def switch_buttons(
+    query: Query, common: dict[str, Any], button: Callable[..., dict | None], encode_value: Callable[..., str | None]
+) -> list[dict]:
+    """The other pricing model (train_cost), the other workloads (rent_or_api), as `bot.slack.blocks` buttons."""
+    from bot.render_work import work_buttons
+
+    lang = query.language
+    buttons: list[dict | None] = []
+    if query.intent in ("train_cost", "rent_or_api"):
+        other = "spot" if (query.pricing or "on_demand") == "on_demand" else "on_demand"
+        label = t("slack.btn.spot" if other == "spot" else "slack.btn.on_demand", lang)
+        buttons.append(button(label, encode_value(query, **common), "gpu_toggle_pricing"))
+    if query.intent == "rent_or_api":
+        buttons += work_buttons(query, common, button, encode_value)
+    return [b for b in buttons if b is not None]

@@ -21,7 +21,7 @@ __all__ = ["TABLE_KEYS", "switch_buttons", "table_blocks", "text_lines"]
 
 TABLE_KEYS = ("train_cost", "train_cost_estimates", "train_cost_unpriced", "mlperf_serving", "rent_or_api")
 SourceNo = Callable[[str, str], int | str]
-_PRICINGS = ("on_demand", "spot")
+_RENTALS_SHOWN = 10  # the JSON keeps every measured rental
 
 
 def _train_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
@@ -66,6 +66,14 @@ def _serving_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
     ]
 
 
+def _break_even(row: dict, lang: str) -> str:
+    if row["break_even_utilisation"] is None:
+        return "—"
+    if not row["renting_can_win"]:
+        return t("api.never", lang, u=row["break_even_utilisation"])
+    return f"{row['break_even_utilisation']:.0%}"
+
+
 def _api_cells(row: dict, lang: str) -> list[str]:
     cost = row["usd_per_million_output"]
     flag = t(f"api.flag.{row['flag']}", lang) if row["flag"] else ""
@@ -75,42 +83,55 @@ def _api_cells(row: dict, lang: str) -> list[str]:
         "—" if row["input_usd_per_million"] is None else f"${row['input_usd_per_million']:.3f}",
         "—" if row["output_usd_per_million"] is None else f"${row['output_usd_per_million']:.3f}",
         "—" if cost is None else f"${cost:.4f}",
-        "—" if row["break_even_utilisation"] is None else f"{row['break_even_utilisation']:.0%}",
+        _break_even(row, lang),
         flag,
     ]
 
 
-def _sections(answer: Answer, lang: str, source_no: SourceNo) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(heading, columns, rows) for every table the answer carries, in the order shown."""
+_PREFIX = {  # text lines: the main table is numbered, the others carry a letter ("M1." an MLPerf serving row)
+    "train.estimate_heading": "E",
+    "train.unpriced_heading": "U",
+    "serving.heading": "M",
+    "api.rent_heading": "R",
+}
+
+
+Section = tuple[str, str, list[str], list[list[str]]]  # (text prefix, heading, columns, rows)
+
+
+def _section(heading: str, columns: str, rows: list[list[str]], lang: str, **values: Any) -> Section:
+    return _PREFIX.get(heading, ""), t(heading, lang, **values), t(columns, lang).split("|"), rows
+
+
+def _sections(answer: Answer, lang: str, source_no: SourceNo) -> list[Section]:
+    """Every table the answer carries, in the order shown."""
     extra = answer.extra
-    out: list[tuple[str, list[str], list[list[str]]]] = []
-    cols = t("train.columns", lang).split("|")
+    out: list[Section] = []
     if extra.get("train_cost"):
-        out.append(
-            (t("train.measured_heading", lang), cols, [_train_cells(r, lang, source_no) for r in extra["train_cost"]])
-        )
+        rows = [_train_cells(r, lang, source_no) for r in extra["train_cost"]]
+        out.append(_section("train.measured_heading", "train.columns", rows, lang))
     if extra.get("train_cost_estimates"):
         rows = [_train_cells(r, lang, source_no) for r in extra["train_cost_estimates"]]
-        out.append((t("train.estimate_heading", lang), cols, rows))
+        out.append(_section("train.estimate_heading", "train.columns", rows, lang))
     if extra.get("train_cost_unpriced"):
         rows = [
             [u["system"], f"{u['minutes']:.1f} min", u["reason"], u["results_url"]]
             for u in extra["train_cost_unpriced"]
         ]
-        out.append((t("train.unpriced_heading", lang), t("train.unpriced_columns", lang).split("|"), rows))
+        out.append(_section("train.unpriced_heading", "train.unpriced_columns", rows, lang))
     if extra.get("mlperf_serving"):
         rows = [_serving_cells(r, lang, source_no) for r in extra["mlperf_serving"]]
-        out.append((t("serving.heading", lang), t("serving.columns", lang).split("|"), rows))
+        out.append(_section("serving.heading", "serving.columns", rows, lang))
     if rent := extra.get("rent_or_api"):
         rows = [_api_cells(r, lang) for r in rent["api"]]
-        out.append((t("api.heading", lang, mix=rent["input_per_output"]), t("api.columns", lang).split("|"), rows))
+        out.append(_section("api.heading", "api.columns", rows, lang, mix=rent["input_per_output"]))
         rentals = [
             [r["provider"], r["instance_type"], f"{money(r['price_per_hour_usd'])}/h", f"{r['tokens_per_s']:,.1f}",
              f"${r['usd_per_million_tokens']:.4f}", r["basis_label"], f"[{source_no(r['source'], r['as_of'])}]"]
-            for r in rent["rentals"]
+            for r in rent["rentals"][:_RENTALS_SHOWN]
         ]  # fmt: skip
         if rentals:
-            out.append((t("api.rent_heading", lang), t("api.rent_columns", lang).split("|"), rentals))
+            out.append(_section("api.rent_heading", "api.rent_columns", rentals, lang))
     return out
 
 
@@ -118,10 +139,10 @@ def text_lines(answer: Answer, source_no: SourceNo) -> list[str]:
     """Every table of the answer as text: a heading, then one numbered line per row."""
     lang = answer.query.language
     lines: list[str] = []
-    for heading, _columns, rows in _sections(answer, lang, source_no):
+    for prefix, heading, _columns, rows in _sections(answer, lang, source_no):
         lines.append(heading)
         for n, cells in enumerate(rows, start=1):
-            lines.append(f"{n}. " + " · ".join(c for c in cells if c))
+            lines.append(f"{prefix}{n}. " + " · ".join(c for c in cells if c))
     return lines
 
 
@@ -131,7 +152,7 @@ def table_blocks(
     """The first table as a Slack table block (one per message), the others as mrkdwn sections (`text`)."""
     lang = answer.query.language
     blocks: list[dict] = []
-    for n, (heading, columns, rows) in enumerate(_sections(answer, lang, source_no)):
+    for n, (_prefix, heading, columns, rows) in enumerate(_sections(answer, lang, source_no)):
         if n == 0:
             blocks += text(f"*{slack_escape(heading)}*")
             table = [[cell(c) for c in columns]] + [[cell(c) for c in r] for r in rows[:99]]

@@ -97,6 +97,7 @@ class Query(Model):
     bench_step: BenchStep | None = None
     # issue 27: the MLPerf Training benchmark asked about (train_cost), the usage stated (rent_or_api)
     train_benchmark: str | None = None
+    mlperf_model: str | None = None  # a model only MLPerf Inference measured (work): "llama2-70b-99"
     tokens_per_day: float | None = None
 
 

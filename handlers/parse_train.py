@@ -20,9 +20,9 @@ from functools import cache
 from handlers.models import NameIssue, Query
 from handlers.parse_work import model_mention
 from knowledge import names as nm
-from knowledge.facts.mlperf import training_benchmarks
+from knowledge.facts.mlperf import inference_models, training_benchmarks
 
-__all__ = ["benchmark_aliases", "refine", "usage_per_day"]
+__all__ = ["benchmark_aliases", "mlperf_inference_model", "refine", "usage_per_day"]
 
 _COST = re.compile(
     r"\b(?:cost|costs|price|priced|how much|spend|dollars?|usd|budget|cheapest|cheaper)\b|\$|"
@@ -53,6 +53,20 @@ def benchmark_aliases() -> dict[str, str]:
         for alias in (b.benchmark, b.name, *b.aliases):
             names.setdefault(alias.lower(), b.benchmark)
     return names
+
+
+@cache
+def _inference_aliases() -> list[tuple[re.Pattern, str]]:
+    """(alias as a whole-word pattern, MLPerf model id), longest first ("llama 2 70b 99.9" before "llama 2 70b")."""
+    pairs = [(a.strip(), m) for m, r in inference_models().items() for a in r["aliases"].split("|") if a.strip()]
+    pairs.sort(key=lambda p: -len(p[0]))
+    return [(re.compile(r"(?<![\w.])" + re.escape(a).replace(r"\ ", r"[\s_-]*") + r"(?![\w])"), m) for a, m in pairs]
+
+
+def mlperf_inference_model(text: str) -> str | None:
+    """The MLPerf Inference model a text names ("Llama 2 70B" -> "llama2-70b-99"), or None."""
+    low = text.lower()
+    return next((m for pattern, m in _inference_aliases() if pattern.search(low)), None)
 
 
 def usage_per_day(text: str) -> float | None:
@@ -99,6 +113,9 @@ def refine(query: Query, text: str) -> Query:
         benchmark, issue = _benchmark(query, text)
         issues = [i for i in query.issues if i.kind != "model"] + ([issue] if issue else [])
         return query.model_copy(update={"train_benchmark": benchmark, "issues": issues, "model": None})
+    if query.intent == "work" and query.model is None and (found := mlperf_inference_model(text)):
+        issues = [i for i in query.issues if i.kind != "model"]  # named: a model MLPerf Inference measured
+        return query.model_copy(update={"mlperf_model": found, "issues": issues})
     if query.intent == "rent_or_api":
         return query.model_copy(update={"tokens_per_day": usage_per_day(text)})
     return query

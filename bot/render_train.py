@@ -147,17 +147,18 @@ def text_lines(answer: Answer, source_no: SourceNo) -> list[str]:
 
 
 def table_blocks(
-    answer: Answer, source_no: SourceNo, cell: Callable[[str], dict], text: Callable[[str], list]
+    answer: Answer, source_no: SourceNo, cell: Callable[[str], dict], text: Callable[[str], list], *, table: bool = True
 ) -> list[dict]:
-    """The first table as a Slack table block (one per message), the others as mrkdwn sections (`text`)."""
+    """The first table as a Slack table block (`table`: one per message, so False when the answer has another),
+    the others as mrkdwn sections (`text`)."""
     lang = answer.query.language
     blocks: list[dict] = []
     for n, (_prefix, heading, columns, rows) in enumerate(_sections(answer, lang, source_no)):
-        if n == 0:
+        if n == 0 and table:
             blocks += text(f"*{slack_escape(heading)}*")
-            table = [[cell(c) for c in columns]] + [[cell(c) for c in r] for r in rows[:99]]
+            cells = [[cell(c) for c in columns]] + [[cell(c) for c in r] for r in rows[:99]]
             settings = [{"is_wrapped": i >= len(columns) - 3} for i in range(len(columns))]
-            blocks.append({"type": "table", "column_settings": settings, "rows": table})
+            blocks.append({"type": "table", "column_settings": settings, "rows": cells})
         else:
             listed = "\n".join(f"{i}. " + " · ".join(c for c in r if c) for i, r in enumerate(rows[:20], 1))
             blocks += text(f"*{slack_escape(heading)}*\n" + slack_escape(listed))

@@ -74,7 +74,9 @@ def answer_message(
         blocks.append(offers_table(answer.offers, source_no, lang, answer.extra.get("display_currency")))
     if answer.extra.get("work"):  # $ per 1M tokens rows (bot/render_work.py)
         blocks += work_blocks(answer, lambda s, a: index.get((s, a), "?"), cell)
-    blocks += table_blocks(answer, lambda s, a: index.get((s, a), "?"), cell, sections)  # issue 27 (render_train)
+    blocks += table_blocks(  # issue 27 (bot/render_train.py); Slack allows one table per message: work has its own
+        answer, lambda s, a: index.get((s, a), "?"), cell, sections, table=not answer.extra.get("work")
+    )
     if answer.more > 0:
         more = phrase("more", lang, n=answer.more)
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})

@@ -17,11 +17,11 @@ phrase = scoped("train")
 
 
 def _system(run: dict) -> str:
-    """ "Nebius B200 n1 (8x B200-SXM-180GB) (1x8 B200)", "Oracle BM.GPU.B200.8 (8x8 B200)": submitter named once."""
+    """ "Nebius B200 n1 (8x B200-SXM-180GB), 1x8 B200", "Oracle BM.GPU.B200.8, 8x8 B200": submitter named once."""
     name = run["system_name"]
     if not name.lower().startswith(run["submitter"].lower()):
         name = f"{run['submitter']} {name}"
-    return f"{name} ({run['nodes']}x{run['gpus_per_node']} {run['gpu']})"
+    return f"{name}, {run['nodes']}x{run['gpus_per_node']} {run['gpu']}"
 
 
 def _which(query: Query, lang: str) -> Answer:

@@ -27,7 +27,8 @@ _RENTALS_SHOWN = 10  # the JSON keeps every measured rental
 def _train_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
     measured = row["basis"] == "measured"
     runs = f" ({row['min_minutes']:.1f}-{row['max_minutes']:.1f}, {row['runs']} runs)" if measured else ""
-    basis = t("train.row_measured", lang, framework=row["framework"], url=row["results_url"]) if measured else (
+    basis = t("train.row_measured", lang, benchmark=row["benchmark"], target=row["quality_target"],
+              framework=row["framework"], url=row["results_url"]) if measured else (
         row["basis"] if lang == "en" else t("train.row_estimate", lang, reference=row["reference"], ratio=row["ratio"])
     )  # fmt: skip
     return [

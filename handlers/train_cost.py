@@ -38,7 +38,7 @@ def _which(query: Query, lang: str) -> Answer:
         title=title,
         lines=lines,
         notes=[phrase("nothing_else", lang)],
-        suggestions=[b.name for b in training_benchmarks()],
+        suggestions=[b.benchmark for b in training_benchmarks()],  # Slack: did-you-mean buttons (train_benchmark)
         sources=[Source(source=TRAINING_SOURCE, as_of=TRAINING_DATE)],
         extra={"train_cost": [], "train_cost_estimates": [], "train_cost_unpriced": [], "train_benchmark": None},
     )
@@ -67,6 +67,8 @@ def _notes(query: Query, bench, found: train_cost.TrainRanking, lang: str) -> li
     notes.append(phrase("formula", lang))
     if scaled := [r for r in found.rows if r["scaling_factor"]]:
         notes.append(phrase("scaling", lang, system=_system(scaled[0]), factor=scaled[0]["scaling_factor"]))
+    if any(" or " in r["framework"] for r in found.rows + found.unpriced):  # Oracle's system JSON (data README)
+        notes.append(phrase("framework_template", lang))
     if found.estimates:
         notes.append(phrase("estimates", lang))
     if found.no_datasheet:

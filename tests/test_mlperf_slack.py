@@ -63,3 +63,16 @@ def test_work_answer_keeps_its_table_and_lists_the_mlperf_rows_beside(app, slack
     assert tuned and harness.table_rows(message)[0][7] == "$ per 1M tokens"  # the Spare Cores table stays the table
     shown = json.dumps(message["blocks"], ensure_ascii=False)
     assert "MLPerf Inference v5.1" in shown and all(r["result_id"] in shown for r in tuned)
+
+
+def test_did_you_mean_button_answers_for_the_benchmark_picked(app, slack, kb):
+    message = slash(app, slack, "cost to train Mistral 7B")
+    assert_valid(message)
+    picks = {b["text"]["text"]: b for b in buttons(message).values() if b["action_id"].startswith("gpu_suggest_")}
+    assert "llama2_70b_lora" in picks
+    body, hook = block_action(slack, picks["llama2_70b_lora"])
+    assert dispatch(app, body, "application/x-www-form-urlencoded").status == 200
+    picked = slack.wait_for(f"hooks/{hook}")[0].body
+    assert_valid(picked)
+    expected = answer("cost to fine-tune Llama 2 70B with LoRA", kb).extra["train_cost"]
+    assert [r[1] for r in harness.table_rows(picked)[1:]] == [e["instance_type"] for e in expected]

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from knowledge.catalog import availability
+from knowledge.facts.mlperf import training_benchmarks
 from knowledge.facts.work import _prices  # the cheapest orderable offer per instance type (shared with `work`)
 
 __all__ = ["FAMILIES", "TrainRanking", "rank"]
@@ -53,10 +54,15 @@ def _measured(run: dict, offer: dict) -> dict:
         "price_per_hour_usd": price,
         "cost_usd": round(hours * run["nodes"] * price, 2),
         "basis": "measured",
+        "quality_target": _targets_of().get(run["benchmark"]),
         "results_url": run["results_url"],
         "source": offer["source"],
         "as_of": offer["as_of"],
     }
+
+
+def _targets_of() -> dict[str, str]:
+    return {b.benchmark: b.quality_target for b in training_benchmarks()}
 
 
 def _name(run: dict) -> str:

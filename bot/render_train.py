@@ -26,7 +26,9 @@ _RENTALS_SHOWN = 10  # the JSON keeps every measured rental
 
 def _train_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
     measured = row["basis"] == "measured"
-    runs = f" ({row['min_minutes']:.1f}-{row['max_minutes']:.1f}, {row['runs']} runs)" if measured else ""
+    minutes = t("train.minutes", lang, m=row["minutes"])
+    if measured:
+        minutes = t("train.runs", lang, m=row["minutes"], lo=row["min_minutes"], hi=row["max_minutes"], n=row["runs"])
     basis = t("train.row_measured", lang, benchmark=row["benchmark"], target=row["quality_target"],
               framework=row["framework"], url=row["results_url"]) if measured else (
         row["basis"] if lang == "en" else t("train.row_estimate", lang, reference=row["reference"], ratio=row["ratio"])
@@ -37,7 +39,7 @@ def _train_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
         f"{row['nodes']} x {row['gpus_per_node']:g} {row['gpu']}",
         row["region"],
         f"{money(row['price_per_hour_usd'])}/h",
-        f"{row['minutes']:.1f} min{runs}",
+        minutes,
         f"{row['gpu_hours']:,.1f}",
         money(row["cost_usd"]),
         basis,
@@ -116,7 +118,7 @@ def _sections(answer: Answer, lang: str, source_no: SourceNo) -> list[Section]:
         out.append(_section("train.estimate_heading", "train.columns", rows, lang))
     if extra.get("train_cost_unpriced"):
         rows = [
-            [u["system"], f"{u['minutes']:.1f} min", u["reason"], u["results_url"]]
+            [u["system"], t("train.minutes", lang, m=u["minutes"]), u["reason"], u["results_url"]]
             for u in extra["train_cost_unpriced"]
         ]
         out.append(_section("train.unpriced_heading", "train.unpriced_columns", rows, lang))

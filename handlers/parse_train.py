@@ -18,7 +18,7 @@ import re
 from functools import cache
 
 from handlers.models import NameIssue, Query
-from handlers.parse_work import model_mention
+from handlers.parse_work import model_mention, resolve_model
 from knowledge import names as nm
 from knowledge.facts.mlperf import inference_models, training_benchmarks
 
@@ -117,5 +117,15 @@ def refine(query: Query, text: str) -> Query:
         issues = [i for i in query.issues if i.kind != "model"]  # named: a model MLPerf Inference measured
         return query.model_copy(update={"mlperf_model": found, "issues": issues})
     if query.intent == "rent_or_api":
-        return query.model_copy(update={"tokens_per_day": usage_per_day(text)})
+        update: dict = {"tokens_per_day": usage_per_day(text)}
+        if query.model is None and (mention := model_mention(text)):  # "rent or api phi 4": the model named
+            found = resolve_model(mention[1])
+            if isinstance(found, nm.Resolved):
+                update["model"] = found.name
+            elif not any(i.kind == "model" for i in query.issues):
+                candidates = found.candidates if isinstance(found, nm.Ambiguous) else found.suggestions
+                status = "ambiguous" if isinstance(found, nm.Ambiguous) else "unknown"
+                issue = NameIssue(kind="model", text=mention[0], status=status, candidates=list(candidates)[:3])
+                update["issues"] = [*query.issues, issue]
+        return query.model_copy(update=update)
     return query

@@ -78,7 +78,7 @@ def _notes(query: Query, bench, found: train_cost.TrainRanking, lang: str) -> li
 
 
 def handle(query: Query, kb) -> Answer:
-    """train <model> [fine-tune|pretrain] [on <gpu>] [spot]: what a training run costs, MLPerf Training v5.1
+    """cost to train|fine-tune <model> [on <gpu>] [spot]: what a training run costs, MLPerf Training v5.1
 
     e.g. `cost to fine-tune Llama 2 70B with LoRA`, `how much to pretrain Llama 3.1 8B on B200`."""
     lang = query.language

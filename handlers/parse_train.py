@@ -119,12 +119,12 @@ def refine(query: Query, text: str) -> Query:
     if query.intent == "rent_or_api":
         update: dict = {"tokens_per_day": usage_per_day(text)}
         if query.model is None and (mention := model_mention(text)):  # "rent or api phi 4": the model named
-            found = resolve_model(mention[1])
-            if isinstance(found, nm.Resolved):
-                update["model"] = found.name
+            resolved = resolve_model(mention[1])
+            if isinstance(resolved, nm.Resolved):
+                update["model"] = resolved.name
             elif not any(i.kind == "model" for i in query.issues):
-                candidates = found.candidates if isinstance(found, nm.Ambiguous) else found.suggestions
-                status = "ambiguous" if isinstance(found, nm.Ambiguous) else "unknown"
+                candidates = resolved.candidates if isinstance(resolved, nm.Ambiguous) else resolved.suggestions
+                status = "ambiguous" if isinstance(resolved, nm.Ambiguous) else "unknown"
                 issue = NameIssue(kind="model", text=mention[0], status=status, candidates=list(candidates)[:3])
                 update["issues"] = [*query.issues, issue]
         return query.model_copy(update=update)

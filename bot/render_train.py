@@ -54,7 +54,7 @@ def _serving_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
         f"{row['gpus_used']:g}/{row['gpu_count']:g} {row['gpu']}",
         row["region"],
         f"{money(row['price_per_hour_usd'])}/h",
-        f"{row['tokens_per_s']:,.0f}",
+        t("serving.tokens", lang, tps=row["tokens_per_s"], per_gpu=row["tokens_per_s_per_gpu"]),
         f"${row['usd_per_million_tokens']:.4f}",
         t(
             "serving.row",

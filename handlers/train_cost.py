@@ -91,14 +91,16 @@ def handle(query: Query, kb) -> Answer:
     all_measured = list(found.rows)
     found.rows, found.estimates = _filter_gpus(found.rows, query.gpus), _filter_gpus(found.estimates, query.gpus)
     lines: list[str] = []
-    if query.gpus and not found.rows:
-        gpus = sorted({r["gpu"] for r in all_measured} | {u["gpu"] for u in found.unpriced})
-        lines.append(phrase("not_measured_on", lang, gpus=", ".join(query.gpus), measured=", ".join(gpus)))
+    measured_gpus = sorted({r["gpu"] for r in all_measured} | {u["gpu"] for u in found.unpriced})
+    asked = {g.split()[0].upper() for g in query.gpus}
     if found.rows:
         cheap, fast = found.rows[0], min(found.rows, key=lambda r: r["minutes"])
         title = phrase("title", lang, name=bench.name, pricing=label, cheap=_system(cheap), cost=cheap["cost_usd"],
                        minutes=cheap["minutes"], fast=_system(fast), fast_minutes=fast["minutes"],
                        fast_cost=fast["cost_usd"])  # fmt: skip
+    elif asked and not asked & {g.upper() for g in measured_gpus}:  # "... on H100": MLPerf ran none there
+        title = phrase("not_measured_on", lang, name=bench.name, gpus=", ".join(query.gpus),
+                       measured=", ".join(measured_gpus))  # fmt: skip
     else:
         title = phrase("none", lang, name=bench.name, pricing=label)
     fastest = min(found.unpriced, key=lambda r: r["minutes"], default=None)

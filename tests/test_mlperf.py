@@ -236,3 +236,12 @@ def test_mlperf_serving_cost_of_every_mapped_system(ask, text, mlperf_model):
         assert result["work"] == []
     else:
         assert result["work"] and {w["basis"] for w in result["work"]} == {"measured"}
+
+
+def test_a_gpu_mlperf_did_not_run_is_said_with_what_it_ran(ask):
+    result = ask("how much to pretrain Llama 3.1 8B on H100")
+    assert result["train_cost"] == [] and "$" not in result["title"]
+    assert "H100" in result["title"] and "B200" in result["title"]
+    estimated = ask("cost to train Llama 3.1 405B on H100")["train_cost_estimates"]
+    assert estimated and {e["gpu"] for e in estimated} == {"H100"}  # scaled from the H200 runs, labelled
+    assert all("H200" in e["basis"] and e["basis"].startswith("estimate: ") for e in estimated)

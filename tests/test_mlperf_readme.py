@@ -31,3 +31,13 @@ def test_the_readme_asks_the_issue_questions():
 def test_each_readme_answer_is_what_the_bot_says(kb, question, title):
     found = answer(question, kb)
     assert found.title == title
+
+
+def test_the_readme_counts_are_the_data_s(kb):
+    counts = {
+        "training systems": kb.rows("SELECT COUNT(*) AS n FROM mlperf_training")[0]["n"],
+        "inference rows": kb.rows("SELECT COUNT(*) AS n FROM mlperf_inference")[0]["n"],
+        "API ids": kb.rows("SELECT COUNT(*) AS n FROM api_prices")[0]["n"],
+    }
+    for what, n in counts.items():
+        assert f"{n} {what}" in " ".join(SECTION.split()), what

@@ -106,7 +106,13 @@ def handle(query: Query, kb) -> Answer:
     tuned = mlperf_serving.rank(kb, work_model=model, pricing=pricing, providers=query.providers, regions=query.regions)
     lines = []
     if flagged := [a for a in api if not a["usable"]]:
-        lines.append(phrase("flagged", lang, items=", ".join(f"{a['api_model_id']} ({a['flag']})" for a in flagged)))
+        lines.append(
+            phrase(
+                "flagged",
+                lang,
+                items=", ".join(f"{a['api_model_id']} ({t('api.flag.' + a['flag'], lang)})" for a in flagged),
+            )
+        )
     if tuned:
         best = tuned[0]
         lines.append(phrase("tuned", lang, instance=f"{best['provider']} {best['instance_type']}",

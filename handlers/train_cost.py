@@ -24,12 +24,16 @@ def _system(run: dict) -> str:
     return f"{name}, {run['nodes']}x{run['gpus_per_node']} {run['gpu']}"
 
 
+def _name(bench, lang: str) -> str:
+    return bench.name_zh if lang == "zh" else bench.name
+
+
 def _which(query: Query, lang: str) -> Answer:
     """No benchmark named (or one MLPerf does not measure): the name said back, and what is measured."""
     asked = next((i for i in query.issues if i.kind == "model"), None)
     title = phrase("unknown", lang, text=asked.text) if asked else phrase("which", lang)
     lines = [
-        phrase("benchmark_line", lang, id=b.benchmark, name=b.name, task=b.task_zh if lang == "zh" else b.task,
+        phrase("benchmark_line", lang, id=b.benchmark, name=_name(b, lang), task=b.task_zh if lang == "zh" else b.task,
                target=b.quality_target)
         for b in training_benchmarks()
     ]  # fmt: skip
@@ -47,7 +51,9 @@ def _which(query: Query, lang: str) -> Answer:
 def _unpriced(runs: list[dict], pricing: str, lang: str) -> list[dict]:
     out = []
     for run in runs:
-        why = run["mapping_source"] if not run["instance_type"] else phrase("not_at_pricing", lang, pricing=pricing)
+        why = phrase("not_at_pricing", lang, pricing=pricing)
+        if not run["instance_type"]:  # the reviewed mapping's reason (English data), said in the reader's language
+            why = run["mapping_source"] if lang == "en" else phrase("unmapped", lang)
         out.append(
             {"system": _system(run), "minutes": run["minutes"], "reason": why, "results_url": run["results_url"]}
         )
@@ -95,14 +101,14 @@ def handle(query: Query, kb) -> Answer:
     asked = {g.split()[0].upper() for g in query.gpus}
     if found.rows:
         cheap, fast = found.rows[0], min(found.rows, key=lambda r: r["minutes"])
-        title = phrase("title", lang, name=bench.name, pricing=label, cheap=_system(cheap), cost=cheap["cost_usd"],
-                       minutes=cheap["minutes"], fast=_system(fast), fast_minutes=fast["minutes"],
-                       fast_cost=fast["cost_usd"])  # fmt: skip
+        title = phrase("title", lang, name=_name(bench, lang), pricing=label, cheap=_system(cheap),
+                       cost=cheap["cost_usd"], minutes=cheap["minutes"], fast=_system(fast),
+                       fast_minutes=fast["minutes"], fast_cost=fast["cost_usd"])  # fmt: skip
     elif asked and not asked & {g.upper() for g in measured_gpus}:  # "... on H100": MLPerf ran none there
-        title = phrase("not_measured_on", lang, name=bench.name, gpus=", ".join(query.gpus),
+        title = phrase("not_measured_on", lang, name=_name(bench, lang), gpus=", ".join(query.gpus),
                        measured=", ".join(measured_gpus))  # fmt: skip
     else:
-        title = phrase("none", lang, name=bench.name, pricing=label)
+        title = phrase("none", lang, name=_name(bench, lang), pricing=label)
     fastest = min(found.unpriced, key=lambda r: r["minutes"], default=None)
     if fastest and (not found.rows or fastest["minutes"] < min(r["minutes"] for r in found.rows)):
         lines.append(phrase("fastest_unpriced", lang, system=_system(fastest), minutes=fastest["minutes"]))

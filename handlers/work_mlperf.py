@@ -25,7 +25,8 @@ def _notes(rows: list[dict], unpriced: list[dict], lang: str) -> list[str]:
         notes.append(t("serving.why_differ", lang, precision=precision, scenario=scenario,
                        label=t("mlperf.label_inference", lang)))  # fmt: skip
     if unpriced:
-        items = "; ".join(f"{u['system']} ({u['result_id']}): {u['reason']}" for u in unpriced)
+        reason = (lambda u: u["reason"]) if lang == "en" else (lambda u: t("train.unmapped", lang))
+        items = "; ".join(f"{u['system']} ({u['result_id']}): {reason(u)}" for u in unpriced)
         notes.append(t("serving.unpriced", lang, items=items))
     return notes
 

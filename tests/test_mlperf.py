@@ -245,3 +245,11 @@ def test_a_gpu_mlperf_did_not_run_is_said_with_what_it_ran(ask):
     estimated = ask("cost to train Llama 3.1 405B on H100")["train_cost_estimates"]
     assert estimated and {e["gpu"] for e in estimated} == {"H100"}  # scaled from the H200 runs, labelled
     assert all("H200" in e["basis"] and e["basis"].startswith("estimate: ") for e in estimated)
+
+
+@pytest.mark.parametrize("text", ["训练Llama 3.1 8B要花多少钱", "自己部署还是用API", "Llama 2 70B 每百万token成本"])
+def test_chinese_answers_say_their_reasons_and_flags_in_chinese(ask, text):
+    """The reviewed mappings' English reasons and the flag codes stay in the JSON; the text says them in Chinese."""
+    shown = ask(text)["text"]
+    assert not any(w in shown for w in ("bundled", "never wins", "not in the", "(free)", "(implausible)"))
+    assert "未经MLCommons验证" in shown

@@ -59,6 +59,7 @@ class TrainingBenchmark:
 
     benchmark: str
     name: str
+    name_zh: str
     task: str
     task_zh: str
     dataset: str
@@ -78,6 +79,7 @@ def training_benchmarks() -> tuple[TrainingBenchmark, ...]:
         TrainingBenchmark(
             r["benchmark"],
             r["name"],
+            r["name_zh"],
             r["task"],
             r["task_zh"],
             r["dataset"],

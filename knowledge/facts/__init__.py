@@ -1,4 +1,6 @@
 """Reviewed facts and rules: the seed articles' figures and errata, datasheet specs and reference tables,
-pitfalls, the rules engine, reserved/spot pricing files, benchmarks and the cost of work.
-May import knowledge's top-level modules; `work` also reads the built knowledge base (`kb.reader`).
+pitfalls, the rules engine, reserved/spot pricing files, benchmarks and the cost of work; MLPerf Training/Inference
+results, training cost, MLPerf serving cost, LLM API list prices and rent-or-API (issue 27).
+May import knowledge's top-level modules; `work` also reads the built knowledge base (`kb.reader`), and so do
+`train_cost`, `mlperf_serving` and `rent_or_api` (through the queries they are given).
 """

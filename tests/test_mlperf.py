@@ -165,7 +165,7 @@ def test_estimates_scale_by_the_datasheet_ratio_and_stay_apart(ask):
     assert result["train_cost_estimates"], "other clouds' B200 instances are estimated"
     for e in result["train_cost_estimates"]:
         ref = min(
-            (r for r in result["train_cost"] + [] if r["gpu"] == "B200" and r["gpus_per_node"] == e["gpus_per_node"]),
+            (r for r in result["train_cost"] if r["gpu"] == "B200" and r["gpus_per_node"] == e["gpus_per_node"]),
             key=lambda r: (r["nodes"], r["minutes"]),
             default=None,
         )

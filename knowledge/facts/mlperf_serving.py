@@ -12,7 +12,7 @@ bf16, a fixed prompt/answer length).
 
 from __future__ import annotations
 
-from knowledge.facts.work import _prices, usd_per_million  # the cheapest orderable offer per instance type
+from knowledge.facts.work import cheapest_offers, usd_per_million  # priced as the `work` rows are
 
 __all__ = ["SCENARIOS", "basis", "rank", "unpriced"]
 
@@ -47,7 +47,7 @@ def rank(
         if r["instance_type"] and r["scenario"] in scenarios and (not providers or r["provider"] in providers)
     ]
     benches = [{"vendor": r["provider"], "instance_type": r["instance_type"], "gpu_count": r["gpus"]} for r in runs]
-    found, _blocked = _prices(kb, benches, pricing, regions)
+    found, _blocked = cheapest_offers(kb, benches, pricing, regions)
     out = []
     for run in runs:
         offer = found.get((run["provider"], run["instance_type"]))

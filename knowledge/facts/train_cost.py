@@ -1,7 +1,7 @@
 """What a training run costs: MLPerf Training v5.1 measured time-to-train x the system's hourly price.
 
 `cost = minutes / 60 x nodes x the instance type's hourly price` at its cheapest orderable region for the pricing
-asked (the offers of the knowledge base, the same prices every other answer ranks; `knowledge.facts.work._prices`).
+asked (the offers of the knowledge base, the same prices every other answer ranks; `knowledge.facts.work.cheapest_offers`).
 `minutes` is the summary's `computed_mean_minutes` (the mean of the runs, fastest and slowest dropped when there are
 10): the time the clusters ran, before MLPerf's RCP scaling factor (which is shown, not applied).
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from knowledge.catalog import availability
 from knowledge.facts.mlperf import training_benchmarks
-from knowledge.facts.work import _prices  # the cheapest orderable offer per instance type (shared with `work`)
+from knowledge.facts.work import cheapest_offers  # the cheapest orderable offer per instance type, as `work`
 
 __all__ = ["FAMILIES", "TrainRanking", "rank"]
 
@@ -158,7 +158,7 @@ def rank(kb, benchmark: str, *, pricing: str = "on_demand", regions=(), provider
     priced = [r for r in runs if r["instance_type"] and (not providers or r["provider"] in providers)]
     benches = [{"vendor": r["provider"], "instance_type": r["instance_type"], "gpu_count": r["gpus_per_node"]}
                for r in priced]  # fmt: skip
-    found, _blocked = _prices(kb, benches, pricing, regions)
+    found, _blocked = cheapest_offers(kb, benches, pricing, regions)
     for run in runs:
         offer = found.get((run["provider"], run["instance_type"])) if run in priced else None
         if offer is None:

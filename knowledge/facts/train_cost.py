@@ -1,7 +1,7 @@
 """What a training run costs: MLPerf Training v5.1 measured time-to-train x the system's hourly price.
 
 `cost = minutes / 60 x nodes x the instance type's hourly price` at its cheapest orderable region for the pricing
-asked (the offers of the knowledge base, the same prices every other answer ranks; `knowledge.facts.work.cheapest_offers`).
+asked (the offers of the knowledge base, the same prices every other answer ranks: `work.cheapest_offers`).
 `minutes` is the summary's `computed_mean_minutes` (the mean of the runs, fastest and slowest dropped when there are
 10): the time the clusters ran, before MLPerf's RCP scaling factor (which is shown, not applied).
 

@@ -76,3 +76,13 @@ def test_did_you_mean_button_answers_for_the_benchmark_picked(app, slack, kb):
     assert_valid(picked)
     expected = answer("cost to fine-tune Llama 2 70B with LoRA", kb).extra["train_cost"]
     assert [r[1] for r in harness.table_rows(picked)[1:]] == [e["instance_type"] for e in expected]
+
+
+def test_a_model_only_mlperf_measured_gets_its_own_table(app, slack, kb):
+    text = "cost per million tokens for Llama 2 70B"
+    message = slash(app, slack, text)
+    assert_valid(message)
+    tuned = answer(text, kb).extra["mlperf_serving"]
+    rows = harness.table_rows(message)
+    assert [r[6] for r in rows[1:]] == [f"${r['usd_per_million_tokens']:.4f}" for r in tuned]
+    assert all("MLPerf Inference v5.1" in r[7] and LABEL in r[7] for r in rows[1:])

@@ -24,6 +24,7 @@ def _notes(rows: list[dict], unpriced: list[dict], lang: str) -> list[str]:
         scenario = "/".join(s for s in mlperf_serving.SCENARIOS if any(r["scenario"] == s for r in rows))
         notes.append(t("serving.why_differ", lang, precision=precision, scenario=scenario,
                        label=t("mlperf.label_inference", lang)))  # fmt: skip
+        notes.append(t("serving.unknowns", lang))
     if unpriced:
         reason = (lambda u: u["reason"]) if lang == "en" else (lambda u: t("train.unmapped", lang))
         items = "; ".join(f"{u['system']} ({u['result_id']}): {reason(u)}" for u in unpriced)

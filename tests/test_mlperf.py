@@ -253,3 +253,27 @@ def test_chinese_answers_say_their_reasons_and_flags_in_chinese(ask, text):
     shown = ask(text)["text"]
     assert not any(w in shown for w in ("bundled", "never wins", "not in the", "(free)", "(implausible)"))
     assert "未经MLCommons验证" in shown
+
+
+def eight_b200_instances() -> dict[tuple[str, str], float]:
+    """(provider, instance type) -> cheapest on-demand price of every 8x B200 instance type in the catalogs."""
+    found: dict[tuple[str, str], float] = {}
+    for path in CATALOGS.glob("*_vms.csv"):
+        provider = path.name.removesuffix("_vms.csv")
+        for r in _rows(path) if not provider.startswith("gcp") else ():
+            eight = r["AcceleratorName"] == "B200" and r["AcceleratorCount"] and float(r["AcceleratorCount"]) == 8
+            if eight and r["Price"].strip():
+                key = (provider, r["InstanceType"])
+                found[key] = min(found.get(key, float("inf")), float(r["Price"]))
+    found[("gcp", "a4-highgpu-8g")] = price("gcp", "a4-highgpu-8g", 8, "on_demand")
+    return found
+
+
+def test_estimates_are_every_other_8x_b200_at_the_measured_minutes(ask):
+    """Llama 2 70B LoRA ran on Nebius's 8x B200 (1 node: the reference); every other cloud's 8x B200 instance type is
+    an estimate at the same minutes (same GPU: datasheet ratio 1), never a measurement."""
+    result = ask("cost to fine-tune Llama 2 70B with LoRA")
+    reference = run_minutes("Nebius/systems/nebius_b200_n1.json", "llama2_70b_lora")
+    expected = {k: reference / 60 * v for k, v in eight_b200_instances().items() if k[0] != "nebius"}
+    got = {(e["provider"], e["instance_type"]): e["cost_usd"] for e in result["train_cost_estimates"]}
+    assert got == pytest.approx({k: round(v, 2) for k, v in expected.items()}, abs=0.01)

@@ -86,9 +86,8 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         budget=budget,
         machines=machines,
     )
-    from handlers.parse_train import refine as refine_27  # train_cost and rent_or_api (issue 27)
+    from handlers.parse_train import refine as refine_27  # train_cost and rent_or_api fields (issue 27)
     from handlers.parse_work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
 
-    return routing.reroute(
-        refine_27(refine(query, body), body)
-    )  # routing: break-even, spot-or-on-demand and off-topic questions
+    query = refine_27(refine(query, body), body)
+    return routing.reroute(query)  # routing: break-even, spot-or-on-demand and off-topic questions

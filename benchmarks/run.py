@@ -16,7 +16,7 @@
 5. price history (benchmarks/bench_history.py): the knowledge-base build's extra cost for the bundled GCP weekly
    history, and `gpubot history H100 --provider gcp --pricing spot --json` timed inside and around new processes,
    asked for the first time and repeated (target: 200 ms for the whole process);
-6. `--what-if`: the same HTTP runs with the changes recommended for bot/slack_app.py and bot/blocks.py patched
+6. `--what-if`: the same HTTP runs with the changes recommended for bot/slack/app.py and bot/slack/blocks/ patched
    in at start-up (see WHAT_IF below). Not how gpubot ships: evidence for the recommendations.
 
 The machine (CPU, cores, memory, Python, load average) is printed first: on a shared machine, figures move with
@@ -83,7 +83,7 @@ WHAT_IF = {
         "    kwargs.setdefault('auto_reload', False)\n"
         "    jinja_init(self, *args, **kwargs)\n"
         "jinja2.Environment.__init__ = jinja_patched\n"
-        "from bot import blocks\n"
+        "from bot.slack import blocks\n"
         "render, kept, lock = blocks.answer_message, collections.OrderedDict(), threading.Lock()\n"
         "def answer_message(answer, **options):\n"
         "    key = (id(answer), tuple(sorted(options.items())), datetime.date.today())\n"

@@ -9,7 +9,7 @@ Slack: `/gpu alert H100 spot below 2.50`, `/gpu alert A100 on aws below 1.2 per 
 `H100竞价低于每卡每小时2美元时提醒我`, `/gpu alerts`, `/gpu alert remove N` (`alert_reply`). An alert belongs to its
 workspace and channel; anyone in the channel may add or remove the channel's alerts.
 
-Posting (`check_and_post`) follows the digest's protocol (`bot.digest_cmd`): each firing is claimed in the state
+Posting (`check_and_post`) follows the digest's protocol (`bot.slack.digest`): each firing is claimed in the state
 database before the post and recorded after (`knowledge.state.alerts`), so two clocks or workers post it once; a retry
 after a crash first looks for the earlier post in the channel (message metadata `gpubot_alert`) and never posts
 twice; when the channel cannot be read it records the firing `unverified` and does not post it again.
@@ -25,6 +25,7 @@ import logging
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 __all__ = ["AlertReport", "add_alert", "add_arguments", "alert_reply", "check_and_post", "run"]
 
@@ -95,6 +96,7 @@ def add_alert(
         tuple(query.providers),
         tuple(query.regions),
         parsed.allow_vgpu,
+        parsed.stock,
     )
     return alerts.create_alert(
         team or "default",
@@ -112,7 +114,7 @@ def add_alert(
 
 
 def _message(due) -> dict:
-    from bot import blocks
+    from bot.slack import blocks
     from handlers.alerts import fired_message, ranking_query
 
     value = blocks.encode_value(ranking_query(due.alert), shown=0)  # "More results": the top 10, privately
@@ -122,7 +124,7 @@ def _message(due) -> dict:
 
 
 def check_and_post(
-    client_for_team: Callable[[str], object] | None = None,
+    client_for_team: Callable[[str], Any] | None = None,  # team -> its slack_sdk WebClient
     *,
     kb=None,
     now: dt.datetime | None = None,
@@ -137,8 +139,8 @@ def check_and_post(
     """
     from slack_sdk.errors import SlackApiError
 
-    from bot.digest_cmd import CHANNEL_ERRORS, PERMANENT_ERRORS, _ensure_rate_limit_retries
     from bot.earlier_post import find_earlier_post
+    from bot.slack.digest import CHANNEL_ERRORS, PERMANENT_ERRORS, _ensure_rate_limit_retries
     from knowledge.kb.opener import open_kb
     from knowledge.state import alerts
 
@@ -153,7 +155,7 @@ def check_and_post(
         if own:
             kb.close()
     if due_list and post and client_for_team is None:
-        from bot.digest_cmd import clients_by_team
+        from bot.slack.digest import clients_by_team
 
         client_for_team = clients_by_team()
     for due in due_list:
@@ -190,7 +192,7 @@ def check_and_post(
                 result.status, result.message_ts = "already_sent", earlier
                 result.detail = "found in the channel (posted by an earlier attempt)"
             else:
-                response = client.chat_postMessage(  # type: ignore[attr-defined]
+                response = client.chat_postMessage(
                     channel=alert.channel,
                     unfurl_links=False,
                     unfurl_media=False,
@@ -230,7 +232,7 @@ def check_and_post(
 
 def alert_reply(cmd, team: str, channel: str, user: str | None, lang: str, kb) -> dict:
     """The private reply to `/gpu alert ...`, `/gpu alerts`, `/gpu alert remove N` and "…时提醒我"."""
-    from bot import blocks
+    from bot.slack import blocks
     from handlers.alerts import AlertParseError, created_text, list_text, phrase
     from knowledge.state import alerts
 

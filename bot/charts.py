@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from knowledge.errors import UserError
+
 __all__ = [
     "ChartError",
     "alt_text",
@@ -51,7 +53,7 @@ _LOCK = threading.Lock()
 _NOT_IN_FONT = re.compile(r"[\u2e80-\uffff]+")  # CJK and beyond: not in the bundled DejaVu fonts
 
 
-class ChartError(ValueError):
+class ChartError(UserError, ValueError):
     """Nothing to draw (no data), or the chart could not be written."""
 
 
@@ -187,7 +189,7 @@ def _money(value: float) -> str:
     return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
 
 
-def _lines(fig, points: Sequence) -> None:
+def _lines(fig, points: Sequence):
     from matplotlib import dates as mdates
 
     groups = _groups(points)

@@ -58,7 +58,8 @@ def _answer_cache_file(text: str, as_json: bool | str):
     import hashlib
 
     from knowledge.config import raw
-    from knowledge.kb.reader import _identity, fingerprint
+    from knowledge.kb.reader import _identity
+    from knowledge.kb.schema import fingerprint
     from knowledge.paths import home, kb_path
 
     if raw("GPUBOT_ANSWER_CACHE") == "0" or not kb_path().exists():
@@ -85,7 +86,7 @@ def _prefs(args: argparse.Namespace, kb) -> dict | None:
 
     raw = {key: getattr(args, key, None) for key in PREF_FLAGS}
     try:
-        return prefs_from(raw, kb)
+        return dict(prefs_from(raw, kb))
     except SettingError as exc:
         hint = f" (did you mean {', '.join(exc.suggestions)}?)" if exc.suggestions else ""
         print(f"gpubot: --{exc.key or 'option'}: {exc}{hint}", file=sys.stderr)
@@ -97,9 +98,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     flags = [f"{key}={getattr(args, key)}" for key in PREF_FLAGS if getattr(args, key, None)]
     key_text = "\0".join([text, *flags])
     mode = f"{args.json}{'v' if args.verbose else ''}"  # the verbose text is another printed answer
+    from bot import disk_cache  # bounded: least recently used out, by count and bytes
+
     cached = _answer_cache_file(key_text, mode)
-    if cached is not None and cached.exists():
-        sys.stdout.write(cached.read_text(encoding="utf-8"))
+    kept_output = disk_cache.read(cached) if cached is not None else None
+    if kept_output is not None:
+        sys.stdout.write(kept_output)
         return 0
 
     from bot.pipeline import answer_text_with
@@ -120,14 +124,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     )
     sys.stdout.write(output)
     kept = _answer_cache_file(key_text, mode)  # the knowledge base may have been (re)built just now
-    if kept is not None and result.query.intent in CACHEABLE and not result.title.startswith(_APOLOGIES):
-        try:
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            tmp = kept.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(output, encoding="utf-8")
-            os.replace(tmp, kept)
-        except OSError:  # a cache is an optimisation: never fail a question for it
-            pass
+    live = any(o.fetched_at for o in result.offers)  # "spot 12 min ago" is true only now: never printed again
+    if kept is not None and result.query.intent in CACHEABLE and not result.title.startswith(_APOLOGIES) and not live:
+        disk_cache.keep(kept, output)  # a cache is an optimisation: never fails a question
     return 0
 
 
@@ -315,11 +314,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # the last line of defence: a clear message, never a traceback
-        from knowledge.kb.reader import KnowledgeBaseError
+    except Exception as exc:  # the outermost edge of a command: a clear message, never a traceback
+        from knowledge.errors import GpubotError
+        from knowledge.state.presence import state_error_text
 
-        if isinstance(exc, (KnowledgeBaseError, ConfigError)):
+        if isinstance(exc, GpubotError):  # raised on purpose: its message says what went wrong (and what to do)
             print(f"gpubot: {exc}", file=sys.stderr)
+            return 2
+        if state_error_text(exc):  # gone, read-only, full, locked, unreachable: one line, nothing was changed
+            print(f"gpubot: {state_error_text(exc)}", file=sys.stderr)
             return 2
         logging.getLogger("gpubot").debug("unexpected error", exc_info=True)
         print(f"gpubot: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)

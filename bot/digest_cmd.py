@@ -7,9 +7,9 @@
     gpubot digest unsubscribe --channel C123 [--team T1]
     gpubot digest list [--team T1] [--json]
 
-The digest itself and its posting are Slack's (`bot.slack.digest`: `digest_answer`, `post_digests`, re-exported
-here); this module is the command line and the subscription functions it shares with the Slack app
-(`subscribe`, `unsubscribe`, `list_subscriptions`, from `knowledge.state.subscriptions`).
+The digest itself and its posting are Slack's (`bot.slack.digest`: `digest_answer`, `post_digests`); this module
+is the command line and the subscription functions it shares with the Slack app (`subscribe`, `unsubscribe`,
+`list_subscriptions`, from `knowledge.state.subscriptions`).
 """
 
 from __future__ import annotations
@@ -19,34 +19,9 @@ import datetime as dt
 import json
 import sys
 
-from bot.slack.digest import (
-    CHANNEL_ERRORS,
-    PERMANENT_ERRORS,
-    PostReport,
-    PostResult,
-    _ensure_rate_limit_retries,
-    clients_by_team,
-    default_client_for_team,
-    digest_answer,
-    post_digests,
-)
+from bot.slack.digest import clients_by_team, post_digests
 
-__all__ = [
-    "CHANNEL_ERRORS",
-    "PERMANENT_ERRORS",
-    "PostReport",
-    "PostResult",
-    "_ensure_rate_limit_retries",
-    "add_arguments",
-    "clients_by_team",
-    "default_client_for_team",
-    "digest_answer",
-    "list_subscriptions",
-    "post_digests",
-    "run",
-    "subscribe",
-    "unsubscribe",
-]
+__all__ = ["add_arguments", "list_subscriptions", "run", "subscribe", "unsubscribe"]
 
 
 def subscribe(team: str | None, channel: str, **options):

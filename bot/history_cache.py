@@ -11,9 +11,9 @@ here (it writes a file). `GPUBOT_ANSWER_CACHE=0` turns it off.
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 __all__ = ["cache_file", "keep"]
 
@@ -30,7 +30,7 @@ def _state_version() -> str | None:
             path = Path(url[len("sqlite:///") :]) if url else home() / "state.db"
             if not path.exists():
                 return None
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+            conn: Any = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)  # or psycopg, below
         elif url.startswith(("postgres://", "postgresql://", "postgresql+psycopg://")):
             import psycopg
 
@@ -50,7 +50,8 @@ def cache_file(argv: list[str]) -> Path | None:
     """Where the output for these arguments is kept now, or None when there is nothing to key it on."""
     from knowledge.code_version import code_version
     from knowledge.config import raw
-    from knowledge.kb.reader import _identity, fingerprint
+    from knowledge.kb.reader import _identity
+    from knowledge.kb.schema import fingerprint
     from knowledge.paths import home, kb_path
 
     if raw("GPUBOT_ANSWER_CACHE") == "0" or not kb_path().exists():
@@ -68,10 +69,6 @@ def keep(argv: list[str], output: str) -> None:
     path = cache_file(argv)
     if path is None:
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(output, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:  # a cache is an optimisation: never fail a question for it
-        pass
+    from bot import disk_cache
+
+    disk_cache.keep(path, output)  # bounded, least recently used out; never fails a question

@@ -8,8 +8,15 @@ ASGI worker lacks: a deadline for the request headers and a cap on open connecti
 
     GPUBOT_HTTP_READ_TIMEOUT      seconds a client has to send a request's headers, and then its body (default 10)
     GPUBOT_HTTP_MAX_CONNECTIONS   open connections per worker; more are closed at once (default 1000)
+    MAX_CONNECTIONS_PER_CLIENT    open connections per client address per worker (100), unless behind a declared
+                                  proxy (`gpubot serve --behind-proxy`: every connection comes from the proxy)
+    MAX_BUFFERED_BYTES            bytes of not yet verified request bodies a worker holds at once (8 MB); a body
+                                  that would go over gets 503 and its connection is closed; each connection's
+                                  unread bytes are bounded too (CONNECTION_BUFFER_BYTES, 64 KB; gunicorn's: 256 KB)
 
-A request too slow to arrive gets 408 and its connection is closed; a body over the gate's limit 413, unread.
+A request too slow to arrive gets 408 and its connection is closed; a body over the gate's limit 413, unread. A
+POST to the Slack path whose signature headers are missing, malformed or stale gets 401 before its body is read
+(`bot.request_gate.headers_refusal`).
 """
 
 from __future__ import annotations
@@ -30,6 +37,10 @@ from knowledge.config import config
 log = logging.getLogger("gpubot.http")
 DEFAULT_READ_TIMEOUT = 10.0
 DEFAULT_MAX_CONNECTIONS = 1000
+MAX_CONNECTIONS_PER_CLIENT = 100
+MAX_BUFFERED_BYTES = 8 * 1024 * 1024
+CONNECTION_BUFFER_BYTES = 64 * 1024  # read from a socket before reading pauses until the app takes it
+per_client_cap = True  # off behind a declared proxy (set by `gpubot serve --behind-proxy` before the fork)
 
 
 def read_timeout() -> float:
@@ -40,11 +51,20 @@ def max_connections() -> int:
     return config().gpubot_http_max_connections
 
 
-def wsgi_bridge(wsgi: Callable, *, threads: int, max_body: int, timeout: float | None = None) -> Callable:
-    """An ASGI app that reads a request whole (at most `max_body` bytes, within `timeout` s) and then runs `wsgi`
-    with it in a pool of `threads` threads."""
+def wsgi_bridge(
+    wsgi: Callable,
+    *,
+    threads: int,
+    max_body: int,
+    timeout: float | None = None,
+    refuse_early: Callable[[str, str, dict[str, str]], tuple[int, str] | None] | None = None,
+) -> Callable:
+    """An ASGI app that reads a request whole (at most `max_body` bytes, within `timeout` s, all bodies together at
+    most MAX_BUFFERED_BYTES) and then runs `wsgi` with it in a pool of `threads` threads. `refuse_early(method,
+    path, headers)` may refuse a request from its headers alone, before its body is read: (status, reason)."""
     pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="gpubot-http")
     timeout = timeout or read_timeout()
+    buffered = [0]  # bytes of bodies being read now, every connection of this worker (one event loop: no lock)
 
     async def app(scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] == "lifespan":
@@ -59,23 +79,21 @@ def wsgi_bridge(wsgi: Callable, *, threads: int, max_body: int, timeout: float |
         if length is not None and length.isascii() and length.isdigit() and int(length) > max_body:
             await _plain(send, 413, f"body over {max_body} bytes")
             return
+        early = refuse_early(scope["method"], scope["path"], dict(headers)) if refuse_early else None
+        if early is not None:  # unsigned, malformed or stale: refused before a byte of its body is held
+            await _plain(send, *early)
+            return
         body = bytearray()
         try:
             async with asyncio.timeout(timeout):
-                while True:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":  # stopped sending (half-closed) or went away
-                        await _plain(send, 400, "the body is shorter than its Content-Length")
-                        return
-                    body += message.get("body", b"")
-                    if len(body) > max_body:
-                        await _plain(send, 413, f"body over {max_body} bytes")
-                        return
-                    if not message.get("more_body"):
-                        break
+                refusal = await _read_body(receive, body, max_body, buffered)
         except TimeoutError:
             log.info("closed a request whose body did not arrive within %g s (%s)", timeout, _peer(scope))
-            await _plain(send, 408, "the request body did not arrive in time")
+            refusal = (408, "the request body did not arrive in time")
+        finally:
+            buffered[0] -= len(body)
+        if refusal is not None:
+            await _plain(send, *refusal)
             return
         environ = _environ(scope, headers, bytes(body))
         loop = asyncio.get_running_loop()
@@ -90,6 +108,24 @@ def wsgi_bridge(wsgi: Callable, *, threads: int, max_body: int, timeout: float |
         await send({"type": "http.response.body", "body": b"".join(chunks)})
 
     return app
+
+
+async def _read_body(receive: Callable, body: bytearray, max_body: int, buffered: list[int]) -> tuple[int, str] | None:
+    """Read the body into `body` (counted in `buffered`); why it is refused, or None."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":  # stopped sending (half-closed) or went away
+            return 400, "the body is shorter than its Content-Length"
+        chunk = message.get("body", b"")
+        if len(body) + len(chunk) > max_body:
+            return 413, f"body over {max_body} bytes"
+        if buffered[0] + len(chunk) > MAX_BUFFERED_BYTES:
+            log.warning("refused a request body: %d bytes of bodies held already", buffered[0])
+            return 503, "too many request bodies in flight; try again"
+        body += chunk
+        buffered[0] += len(chunk)
+        if not message.get("more_body"):
+            return None
 
 
 def _call(wsgi: Callable, environ: dict) -> tuple[int, list[tuple[str, str]], list[bytes]]:
@@ -171,12 +207,25 @@ class GuardedProtocol(_protocol.ASGIProtocol):
 
     _header_timer: asyncio.TimerHandle | None = None
 
+    _client: str | None = None  # the address counted in the worker's per-client tally
+
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
+        self._max_buffer_size = CONNECTION_BUFFER_BYTES  # gunicorn's 256 KB x every slow sender adds up
         if self.worker.nr_conns > max_connections():
             log.warning("connection refused: %d open (GPUBOT_HTTP_MAX_CONNECTIONS)", self.worker.nr_conns - 1)
             transport.close()
             return
+        if per_client_cap:
+            peer = transport.get_extra_info("peername")
+            client = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+            tally: dict[str, int] = self.worker.__dict__.setdefault("gpubot_clients", {})
+            if tally.get(client, 0) >= MAX_CONNECTIONS_PER_CLIENT:
+                log.warning("connection refused: %s has %d open already", client, tally[client])
+                transport.close()
+                return
+            tally[client] = tally.get(client, 0) + 1
+            self._client = client
         self._arm_header_deadline(read_timeout())
 
     def _arm_header_deadline(self, seconds: float) -> None:
@@ -211,6 +260,12 @@ class GuardedProtocol(_protocol.ASGIProtocol):
 
     def connection_lost(self, exc) -> None:
         self._cancel_header_deadline()
+        if self._client is not None:
+            tally = self.worker.__dict__.get("gpubot_clients", {})
+            tally[self._client] = tally.get(self._client, 1) - 1
+            if tally[self._client] <= 0:
+                tally.pop(self._client, None)
+            self._client = None
         super().connection_lost(exc)
 
 

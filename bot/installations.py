@@ -8,6 +8,11 @@ readable (and are encrypted at the next install). Without the key, tokens are st
 
     python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"
 
+Key rotation: `GPUBOT_SECRET_KEY=new,old` (cryptography's MultiFernet) encrypts with `new` and reads tokens under
+either; `gpubot db rotate-key` then re-encrypts every stored token with `new` in one transaction
+(`rotate_tokens`), after which `old` can be dropped. `undecryptable_tokens()` counts the stored tokens no key
+opens (said at `serve` start: those workspaces would be asked to reinstall).
+
 `find_team_bot(store, team)` finds a workspace's bot by team id alone, whether the workspace is on its own or part
 of an Enterprise Grid org: installed on its own (its installation then carries `enterprise_id`, which slack_sdk's
 lookup needs), or through an org-wide install (which names only the org: Slack's `auth.teams.list` says which
@@ -27,35 +32,38 @@ from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.models.installation import Installation
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 
+from knowledge.errors import UserError
+
 log = logging.getLogger("gpubot.oauth")
 PREFIX = "fernet:"
 TOKEN_FIELDS = ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token")
 
 
-class SecretKeyError(ValueError):
+class SecretKeyError(UserError, ValueError):
     """GPUBOT_SECRET_KEY is set but is not a Fernet key."""
 
 
 @cache
-def _fernet(key: str):
-    from cryptography.fernet import Fernet
+def _fernet(keys: str):
+    from cryptography.fernet import Fernet, MultiFernet
 
     try:
-        return Fernet(key.encode())
+        return MultiFernet([Fernet(key.strip().encode()) for key in keys.split(",") if key.strip()])
     except ValueError:
         raise SecretKeyError(
-            "GPUBOT_SECRET_KEY is not a Fernet key (32 url-safe base64-encoded bytes); make one "
-            'with: python -c "from cryptography.fernet import Fernet; '
+            "GPUBOT_SECRET_KEY is not a Fernet key, or a comma-separated list of them (new,old; each 32 url-safe "
+            'base64-encoded bytes); make one with: python -c "from cryptography.fernet import Fernet; '
             'print(Fernet.generate_key().decode())"'
         ) from None
 
 
 def cipher():
-    """The Fernet of GPUBOT_SECRET_KEY, or None when it is not set."""
+    """The MultiFernet of GPUBOT_SECRET_KEY (`new,old,...`: encrypts with the first, decrypts with any), or None
+    when it is not set."""
     from knowledge.config import config
 
-    key = (config().secret("gpubot_secret_key") or "").strip()
-    return _fernet(key) if key else None
+    keys = (config().secret("gpubot_secret_key") or "").strip().strip(",")
+    return _fernet(keys) if keys else None
 
 
 def encrypt(value: str | None) -> str | None:
@@ -108,6 +116,65 @@ class EncryptedInstallationStore(SQLAlchemyInstallationStore):
     @classmethod
     def build_bot_entity(cls, row) -> Bot:
         return _with(super().build_bot_entity(row), decrypt)
+
+
+TOKEN_TABLES = ("slack_bots", "slack_installations")  # slack_sdk's SQLAlchemyInstallationStore tables
+
+
+def _token_rows(conn: sa.Connection):
+    """(table, id, column, value) of every stored token (of every client id)."""
+    inspector = sa.inspect(conn)
+    for name in TOKEN_TABLES:
+        if not inspector.has_table(name):
+            continue
+        table = sa.Table(name, sa.MetaData(), autoload_with=conn)
+        columns = [c for c in TOKEN_FIELDS if c in table.c]
+        for row in conn.execute(sa.select(table.c.id, *(table.c[c] for c in columns))).mappings():
+            for column in columns:
+                if row[column]:
+                    yield table, row["id"], column, row[column]
+
+
+def undecryptable_tokens(engine: sa.Engine) -> int:
+    """How many stored tokens no key of GPUBOT_SECRET_KEY decrypts (0 without encrypted tokens)."""
+    from cryptography.fernet import InvalidToken
+
+    fernet = cipher()
+    with engine.connect() as conn:
+        found = [value for _t, _i, _c, value in _token_rows(conn) if value.startswith(PREFIX)]
+    if fernet is None:
+        return len(found)
+    bad = 0
+    for value in found:
+        try:
+            fernet.decrypt(value[len(PREFIX) :].encode())
+        except InvalidToken:
+            bad += 1
+    return bad
+
+
+def rotate_tokens(engine: sa.Engine) -> tuple[int, int]:
+    """Re-encrypt every stored token with the first key of GPUBOT_SECRET_KEY (plain ones encrypted too), in one
+    transaction: (re-encrypted, left as they were because no key decrypts them)."""
+    from cryptography.fernet import InvalidToken
+
+    fernet = cipher()
+    if fernet is None:
+        raise SecretKeyError("GPUBOT_SECRET_KEY is not set: there is no key to rotate to")
+    rotated = failed = 0
+    with engine.begin() as conn:
+        for table, row_id, column, value in list(_token_rows(conn)):
+            try:
+                if value.startswith(PREFIX):
+                    new = PREFIX + fernet.rotate(value[len(PREFIX) :].encode()).decode()
+                else:
+                    new = PREFIX + fernet.encrypt(value.encode()).decode()
+            except InvalidToken:
+                failed += 1
+                continue
+            conn.execute(table.update().where(table.c.id == row_id).values({column: new}))
+            rotated += 1
+    return rotated, failed
 
 
 def enterprise_of(store: SQLAlchemyInstallationStore, team_id: str) -> str | None:

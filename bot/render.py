@@ -12,6 +12,7 @@ from typing import Any
 from bot.render_train import text_lines as table_lines
 from bot.render_work import work_line
 from handlers.common import also_in, money, place
+from handlers.freshness import offer_label
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
 from handlers.offer_notes import where_and_what
@@ -63,6 +64,7 @@ def offer_line(item: Offer, lang: str = "en") -> str:
     if item.zone_label:  # a Local / Wavelength Zone is its own place, never shown as its parent region
         region = f" · {place(item, lang)}"
     note = f" · {also_in(item.other_regions, lang)}" if item.other_regions else ""
+    note += offer_label(item, lang)  # "spot 12 min ago · in stock, read 12 min ago" (issue 28)
     provider = item.provider
     if lang == "zh":
         from handlers.brief import provider_label

@@ -6,10 +6,13 @@ Nothing reaches the Slack app unless it is a well-formed, correctly signed, fres
     body shorter than its length         400            not UTF-8                     400
     content type not form or JSON        415            timestamp missing, not a number, more than 5 minutes off,
                                                         signature missing or wrong    401
-    a form request (slash command, button) seen before with the same timestamp and signature (a replay)   401
+    a form request (slash command, button) seen before with the same timestamp and signature (a replay), or
+    one the state database cannot record against replays (PostgreSQL down) that is over
+    UNRECORDED_WINDOW_SECONDS old: no worker could recognise it as a replay                               401
     form without command/payload, slash command without team/channel/user/response_url, payload not a JSON object,
     JSON body not an object, an event callback without its event, JSON nested too deeply, a field Bolt reads
-    with the wrong type (`actions` not a list of objects, `user` not an object, an event's `text` not a string) 400
+    with the wrong type (`actions` not a list of objects, `user` not an object, an event's `text` not a string),
+    a view submission whose view lacks its type, id or callback_id (or whose state is not an object)       400
 
 The timestamp must be 1 to 12 ASCII digits (not `²`, Arabic-Indic digits or 400 digits).
 
@@ -23,12 +26,15 @@ import hashlib
 import hmac
 import io
 import json
+import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_SKEW_SECONDS = 300
+UNRECORDED_WINDOW_SECONDS = 5  # a form request the state cannot record is let in only while this fresh
 FORM, JSON = "application/x-www-form-urlencoded", "application/json"
 
 
@@ -71,10 +77,9 @@ def check(environ: dict, signing_secret: str, *, now: float | None = None, seen_
 
     timestamp = environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP", "")
     signature = environ.get("HTTP_X_SLACK_SIGNATURE", "")
-    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not signature.startswith("v0="):
-        return _refuse("401 Unauthorized", "missing or malformed signature headers")
-    if abs((now or time.time()) - int(timestamp)) > MAX_SKEW_SECONDS:
-        return _refuse("401 Unauthorized", "stale timestamp")
+    refusal = signature_headers_problem(timestamp, signature, now)
+    if refusal is not None:
+        return refusal
     expected = "v0=" + hmac.new(signing_secret.encode(), f"v0:{timestamp}:{body}".encode(), hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected, signature):
         return _refuse("401 Unauthorized", "invalid signature")
@@ -83,10 +88,36 @@ def check(environ: dict, signing_secret: str, *, now: float | None = None, seen_
     if problem:
         return _refuse("400 Bad Request", problem)
     if content_type == FORM and seen_before is not None and seen_before(f"slack-signature:{timestamp}:{signature}"):
-        return _refuse("401 Unauthorized", "replayed request")
+        return _refuse("401 Unauthorized", "replayed request (or one that cannot be recorded against replays now)")
     environ["wsgi.input"] = io.BytesIO(raw)
     environ["CONTENT_LENGTH"] = str(length)
     return None
+
+
+_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
+
+
+def signature_headers_problem(timestamp: str, signature: str, now: float | None = None) -> Refusal | None:
+    """What is wrong with the signature headers alone (missing, malformed, stale), or None: checked before the
+    body is read (`headers_refusal`) and again with it (`check`)."""
+    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12) or not _SIGNATURE.fullmatch(
+        signature
+    ):
+        return _refuse("401 Unauthorized", "missing or malformed signature headers")
+    if abs((now or time.time()) - int(timestamp)) > MAX_SKEW_SECONDS:
+        return _refuse("401 Unauthorized", "stale timestamp")
+    return None
+
+
+def headers_refusal(method: str, path: str, headers: dict[str, str], *, slack_path: str) -> tuple[int, str] | None:
+    """(status, reason) refusing a POST to the Slack path from its headers, before its body is read (nothing is
+    buffered for a request that could never be verified), or None."""
+    if method != "POST" or path != slack_path:
+        return None
+    problem = signature_headers_problem(
+        headers.get("x-slack-request-timestamp", ""), headers.get("x-slack-signature", "")
+    )
+    return (int(problem.status.split()[0]), problem.reason) if problem else None
 
 
 def _shape_problem(body: str, content_type: str) -> str | None:
@@ -169,7 +200,7 @@ _INNER = {
 }
 
 
-def _typed(data: dict, fields: dict[str, tuple[type, ...]]) -> str | None:
+def _typed(data: dict, fields: Mapping[str, tuple[type, ...]]) -> str | None:
     """The first field of `data` that is there with the wrong type (objects: their ids too), or None."""
     for name, types in fields.items():
         value = data.get(name)
@@ -190,4 +221,11 @@ def _interaction_problem(payload: dict) -> str | None:
     """What makes a signed interaction payload unusable (Bolt would fail on it), or None."""
     if not isinstance(payload.get("type"), str):
         return "payload without a type"
+    if payload["type"] in ("view_submission", "view_closed"):  # Bolt and the form handler read these unchecked
+        view = payload.get("view")
+        if not isinstance(view, dict) or not all(isinstance(view.get(k), str) for k in ("type", "id", "callback_id")):
+            return "a view payload without its view's type, id and callback_id"
+        state = view.get("state")
+        if state is not None and not (isinstance(state, dict) and isinstance(state.get("values", {}), dict)):
+            return "a view whose state is not an object"
     return _typed(payload, _INTERACTION)

@@ -1,10 +1,11 @@
 """serve: run the Slack app, over HTTP (gunicorn) or Socket Mode.
 
-    gpubot serve --http [--port PORT] [--host 0.0.0.0] [--workers N] [--threads 8]
+    gpubot serve --http [--port PORT] [--host 127.0.0.1] [--behind-proxy] [--workers N] [--threads 8]
     gpubot serve --socket
 
 HTTP mode serves every Slack request (slash commands, events, buttons) on `POST /slack/events` with signature
-verification on, `GET /healthz` (JSON: is the knowledge base there and how fresh it is), and 404 elsewhere. In
+verification on, `GET /healthz` (JSON: is the knowledge base there and how fresh it is, and `state`: `ok`,
+`read-only` or `unavailable`; 503 unless both are fine, so a load balancer drains the worker), and 404 elsewhere. In
 OAuth mode (SLACK_CLIENT_ID and SLACK_CLIENT_SECRET set) it also serves `GET /slack/install` (a redirect to
 Slack's consent page carrying the client id, the scopes and a fresh state, which is also set as a cookie) and
 `GET /slack/oauth_redirect` (checks the state, exchanges the code with `oauth.v2.access`, stores the
@@ -24,11 +25,13 @@ Heavy imports happen inside `run()` so that `gpubot ask` stays fast.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import sys
+import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 SLACK_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
@@ -40,7 +43,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--http", action="store_true", help=f"serve Slack's requests on POST {SLACK_PATH} (gunicorn)")
     mode.add_argument("--socket", action="store_true", help="connect to Slack with Socket Mode (no public URL)")
     parser.add_argument("--port", type=int, help="HTTP port (default: $PORT, else 3000)")
-    parser.add_argument("--host", default="0.0.0.0", help="HTTP interface to bind (default: 0.0.0.0)")
+    parser.add_argument(
+        "--host",
+        help="HTTP interface to bind (default: 127.0.0.1, only this machine: put a proxy in front; 0.0.0.0 with "
+        "--behind-proxy)",
+    )
+    parser.add_argument(
+        "--behind-proxy",
+        action="store_true",
+        help="a reverse proxy or load balancer (Heroku's router, nginx on another host) forwards every request: "
+        "bind 0.0.0.0 unless --host says otherwise, and cap connections per worker, not per client address",
+    )
     parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes (default: 1)")
     parser.add_argument("--threads", type=int, default=8, help="threads per HTTP worker (default: 8)")
 
@@ -64,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     _check_secrets_at_rest(settings)
     from knowledge.kb.live import CurrentKB, LiveKB
+    from knowledge.kb.reader import KB
 
     live = LiveKB(tolerate_missing=True)  # builds it when missing or stale: once, before any worker starts
     try:
@@ -76,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     from bot.slack.app import build_app
 
     try:
-        app = build_app(settings, kb, oauth=settings.oauth_enabled and mode == "http")
+        kb_view = cast(KB, kb)  # CurrentKB stands in for a KB, attribute for attribute
+        app = build_app(settings, kb_view, oauth=settings.oauth_enabled and mode == "http")
     except (RuntimeError, SQLAlchemyError) as exc:  # OAuth stores unavailable: a missing dependency, no database
         print(f"gpubot serve: OAuth mode cannot start: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
@@ -91,10 +106,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     port = args.port or settings.port
     return _serve_http(
-        make_wsgi(app, kb, settings.secret("slack_signing_secret")),
+        make_wsgi(app, kb, settings.secret("slack_signing_secret") or ""),  # empty: every request refused
         live,
-        host=args.host,
+        host=args.host or ("0.0.0.0" if args.behind_proxy else "127.0.0.1"),
         port=port,
+        behind_proxy=args.behind_proxy,
         workers=args.workers,
         threads=args.threads,
         log_level=settings.log_level,
@@ -112,6 +128,28 @@ def _check_secrets_at_rest(settings) -> None:
         log.warning("state files should be private: %s", warning)
     if settings.oauth_enabled and not settings.secret("gpubot_secret_key"):
         log.warning("GPUBOT_SECRET_KEY is not set: workspaces' bot tokens are stored unencrypted in the state database")
+    if settings.oauth_enabled:
+        _check_tokens_decrypt(log)
+
+
+def _check_tokens_decrypt(log: logging.Logger) -> None:
+    """Say at start how many stored tokens no key of GPUBOT_SECRET_KEY opens (their workspaces would reinstall)."""
+    from bot.installations import undecryptable_tokens
+    from knowledge.state import db as state
+
+    try:
+        bad = undecryptable_tokens(state.engine())
+    except Exception as exc:  # noqa: BLE001 - the state is unreachable now: the first request says so
+        log.warning("could not check the stored tokens: %s", exc)
+        return
+    if bad:
+        log.error(
+            "%d stored token%s do%s not decrypt with GPUBOT_SECRET_KEY: those workspaces would have to reinstall; "
+            "set GPUBOT_SECRET_KEY=new,old with the key they were stored with (then `gpubot db rotate-key`)",
+            bad,
+            "" if bad == 1 else "s",
+            "es" if bad == 1 else "",
+        )
 
 
 def _warm_up(kb) -> None:
@@ -155,9 +193,15 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
     from bot import request_gate
     from bot.slack.oauth import INSTALL_PATH, REDIRECT_PATH
     from knowledge.state import claims
+    from knowledge.state import db as state
+    from knowledge.state.presence import health as state_health
 
     def seen_before(key: str) -> bool:  # bounded in time: a locked state database never holds up the ack
-        return not claims.claim(key, hold=False)
+        # a request the database cannot record (PostgreSQL down) is let in only while it is seconds old: a replay
+        # of it later, to any worker, is refused (the other workers could not have recognised it)
+        stamp = key.split(":")[1]
+        fresh = stamp.isdigit() and abs(time.time() - int(stamp)) <= request_gate.UNRECORDED_WINDOW_SECONDS
+        return not claims.claim(key, hold=False, if_unrecorded=fresh)
 
     slack = SlackRequestHandler(app, path=SLACK_PATH)
     oauth_paths = (INSTALL_PATH, REDIRECT_PATH) if app.oauth_flow is not None else ()
@@ -174,6 +218,10 @@ def make_wsgi(app, kb, signing_secret: str) -> Callable[[dict, Callable], Iterab
             return slack(environ, start_response)
         if path == HEALTH_PATH and method in ("GET", "HEAD"):
             report = health(kb)
+            report["state"] = state_health(
+                state.engine
+            )  # ok | read-only | unavailable: writes cannot be made -> drained
+            report["ok"] = report["ok"] and report["state"] == "ok"
             status = "200 OK" if report["ok"] else "503 Service Unavailable"
             return _reply(start_response, status, json.dumps(report).encode(), "application/json")
         if path in (SLACK_PATH, HEALTH_PATH, *oauth_paths):
@@ -188,10 +236,14 @@ def _reply(start_response: Callable, status: str, body: bytes, content_type: str
     return [body]
 
 
-def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int, log_level: str) -> int:
+def _serve_http(
+    wsgi, live, *, host: str, port: int, workers: int, threads: int, log_level: str, behind_proxy: bool = False
+) -> int:
     from gunicorn.app.base import BaseApplication
 
     from bot import http_server, request_gate
+
+    http_server.per_client_cap = not behind_proxy  # behind a proxy every connection comes from the proxy
 
     def post_fork(server, worker) -> None:  # each worker gets its own connections: none may cross a fork
         from knowledge.kb.reader import KB
@@ -231,7 +283,12 @@ def _serve_http(wsgi, live, *, host: str, port: int, workers: int, threads: int,
                     self.cfg.set(key, value)
 
         def load(self):
-            return http_server.wsgi_bridge(wsgi, threads=threads, max_body=request_gate.MAX_BODY_BYTES)
+            return http_server.wsgi_bridge(
+                wsgi,
+                threads=threads,
+                max_body=request_gate.MAX_BODY_BYTES,
+                refuse_early=functools.partial(request_gate.headers_refusal, slack_path=SLACK_PATH),
+            )
 
     logging.getLogger("gpubot").info("gpubot serving Slack on http://%s:%s%s", host, port, SLACK_PATH)
     try:

@@ -23,6 +23,7 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_vali
 from pydantic_settings import SettingsConfigDict
 
 from knowledge.config_model import Config, error_text
+from knowledge.errors import UserError
 
 __all__ = ["REQUIRED", "MissingSettingError", "Settings", "SettingsError", "load_settings"]
 
@@ -40,7 +41,7 @@ DEFAULT_SCOPES = (
 )
 
 
-class SettingsError(ValueError):
+class SettingsError(UserError, ValueError):
     """The environment holds an invalid setting; the message names the variable."""
 
 

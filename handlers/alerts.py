@@ -19,6 +19,7 @@ from handlers.common import as_of_text, money, pricing_label
 from handlers.i18n import scoped
 from handlers.language import has_chinese
 from handlers.models import Query
+from knowledge.errors import UserError
 
 __all__ = [
     "AlertParseError",
@@ -33,7 +34,8 @@ __all__ = [
 ]
 
 _CUR = r"(?P<pre>US\$|\$|¥|￥|USD|CNY|RMB)?\s*"
-_NUM = r"(?P<num>\d+(?:[.,]\d+)?)"
+_NUM = r"(?P<num>\d+(?:[.,]\d+)?(?:[eE][+-]?\d+)?)"  # 2e1 is 20 (exponent read right, never dropped)
+MIN_THRESHOLD, MAX_THRESHOLD = 0.0001, 100_000.0  # per GPU-hour, in the alert's currency: outside is a typo
 _UNIT = r"\s*(?P<post>美元|美金|人民币|元|块|usd|dollars?|cny|rmb|yuan)?"
 _EN = re.compile(
     r"\b(?:below|under|less than|at most|drops? (?:below|under|to)|falls? (?:below|under|to)|"
@@ -50,12 +52,13 @@ _NOISE = re.compile(
     r"每(?:张|块)?(?:卡|GPU)\s*每?\s*(?:小时|时)",
     re.IGNORECASE,
 )
+_STOCK = re.compile(r"\b(?:back\s+)?in[- ]stock\b|\bavailable\s+again\b|有货|补货|到货", re.IGNORECASE)
 _VGPU = re.compile(r"vgpu|fractional|slice|partial gpu|分片|切片", re.IGNORECASE)
 _CNY = {"¥", "￥", "CNY", "RMB", "人民币", "元", "块", "cny", "rmb", "yuan"}
 _ZH_ALERT = re.compile(r"(?:提醒|通知).{0,6}$|^(?:提醒我|通知我)")
 
 
-class AlertParseError(ValueError):
+class AlertParseError(UserError, ValueError):
     """The text is not an alert that can be watched; the message says what is missing, with an example."""
 
 
@@ -65,6 +68,7 @@ class ParsedAlert:
     amount: float
     currency: str  # USD or CNY
     allow_vgpu: bool
+    stock: str | None = None  # "in_stock": a stock alert ("H100 on runpod in stock"), no price threshold
 
 
 phrase = scoped("alerts")
@@ -85,9 +89,13 @@ def parse_alert(text: str, vocab) -> ParsedAlert:
 
     lang = "zh" if _is_cjk(text) else "en"
     match = _ZH.search(text) or _EN.search(text)
+    if match is None and (stock := _STOCK.search(text)):
+        return _stock_alert(text, text[: stock.start()] + " " + text[stock.end() :], lang, vocab)
     if match is None:
         raise AlertParseError(phrase("no_threshold", lang, text=text[:200]) + "\n" + phrase("usage", lang))
     amount = float(match.group("num").replace(",", "."))
+    if not (MIN_THRESHOLD <= amount <= MAX_THRESHOLD):  # 1e309 is inf, 1e-320 tiny: refused, never misread
+        raise AlertParseError(phrase("threshold_range", lang, text=text[:200], most=f"{MAX_THRESHOLD:,.0f}"))
     marks = {m for m in (match.group("pre"), match.group("post")) if m}
     currency = "CNY" if marks & _CNY or any(m.lower() in _CNY for m in marks) else "USD"
     rest = _NOISE.sub(" ", text[: match.start()] + " " + text[match.end() :])
@@ -97,6 +105,16 @@ def parse_alert(text: str, vocab) -> ParsedAlert:
     if len(query.gpus) > 1:
         raise AlertParseError(phrase("several_gpus", lang, gpus=", ".join(query.gpus)))
     return ParsedAlert(query, amount, currency, bool(_VGPU.search(text)))
+
+
+def _stock_alert(text: str, rest: str, lang: str, vocab) -> ParsedAlert:
+    from handlers.parse import parse
+
+    query = parse(_NOISE.sub(" ", rest), vocab).model_copy(update={"text": text, "language": lang})
+    if len(query.gpus) != 1:
+        key = "no_gpu" if not query.gpus else "several_gpus"
+        raise AlertParseError(phrase(key, lang, text=text[:200], gpus=", ".join(query.gpus)))
+    return ParsedAlert(query, 0.0, "USD", bool(_VGPU.search(text)), "in_stock")
 
 
 def what_text(spec, lang: str) -> str:
@@ -133,6 +151,9 @@ def _offer_text(offer: dict, lang: str) -> str:
 
 def created_text(alert, offer: dict) -> str:
     lang = alert.language
+    if alert.spec.stock:
+        key = "stock_created" if alert.armed else "stock_created_in"
+        return phrase(key, lang, id=alert.id, what=what_text(alert.spec, lang), offer=_offer_text(offer, lang))
     as_of = as_of_text(offer, lang)
     where = f"{offer['instance_type']}, {offer['region']}, {offer['provider']}; {offer.get('source') or '?'}, {as_of}"
     values = dict(
@@ -163,6 +184,16 @@ def ranking_query(alert) -> Query:
 
 def fired_text(alert, offer: dict, price: float, previous: float | None, previous_at) -> str:
     lang = alert.language
+    if alert.spec.stock:
+        stock = phrase("stock_word_" + str(offer.get("stock") or "in_stock"), lang)
+        return phrase(
+            "stock_fired",
+            lang,
+            id=alert.id,
+            what=what_text(alert.spec, lang),
+            stock=stock,
+            offer=_offer_text(offer, lang),
+        )
     lines = [
         phrase(
             "fired",
@@ -217,6 +248,10 @@ def list_text(alerts, lang: str) -> str:
             if a.last_price is not None and a.last_checked_at
             else "—"
         )
+        if a.spec.stock:  # a stock alert: no threshold; waiting for stock, or for it to run out and return
+            state = phrase("stock_armed" if a.armed else "stock_disarmed", lang)
+            lines.append("• " + phrase("stock_list_line", lang, id=a.id, what=what_text(a.spec, lang), state=state))
+            continue
         lines.append(
             "• "
             + phrase(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from handlers.common import as_of_text, money, pricing_label
-from handlers.i18n_rules import rule_hits, t
+from handlers.i18n import t
+from handlers.i18n_rules import rule_hits
 from handlers.models import Answer, Query, Source
 from handlers.tco_model import TERMS
 from knowledge.facts import rules as R

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from handlers import brief
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
+from handlers.freshness import answer_notes, out_of_stock_last
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
 from handlers.offer_notes import excluded_note
@@ -53,6 +54,7 @@ def handle(query: Query, kb: KB) -> Answer:
         notes.insert(0, budget_note)
         if before and not whole:  # nothing within the cap: say what the cheapest costs
             notes.insert(1, t("brief.budget_cheapest", lang, offer=offer_phrase(kb, offer(before[0]), lang)))
+    whole, out_of_stock = out_of_stock_last(whole)  # known out of stock: after the rest (issue 28)
     ranked, context = _with_articles(kb, query, refs, pricing, whole, notes, details)
     if not ranked:
         notes.insert(0, t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)))
@@ -61,6 +63,9 @@ def handle(query: Query, kb: KB) -> Answer:
     shown = [_as_offer(item).model_copy(update={"other_regions": n}) for item, n in picked[:top]]
     if any(o.vgpu for o in shown):
         notes.append(t("cheapest.vgpu", lang))
+    if out_of_stock:
+        notes.append(t("cheapest.out_of_stock_last", lang, count=out_of_stock))
+    notes += answer_notes(shown, lang)  # mixed freshness tiers, live sources silent for a day
     return Answer(
         query=query,
         title=_verdict(kb, query, what, pricing, shown),
@@ -155,8 +160,9 @@ def _with_articles(
 
 def _rank_key(item: dict | Offer) -> tuple:
     if isinstance(item, dict):  # a catalog row, ordered like the knowledge base orders its query
-        return (item["price_per_gpu_hour_usd"], item["provider"], item["instance_type"], item["region"])
-    return (item.price_per_gpu_hour_usd, item.provider, item.instance_type, item.region)
+        out = item.get("stock") == "out_of_stock"
+        return (out, item["price_per_gpu_hour_usd"], item["provider"], item["instance_type"], item["region"])
+    return (item.stock == "out_of_stock", item.price_per_gpu_hour_usd, item.provider, item.instance_type, item.region)
 
 
 def _per_gpu(item: Offer) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from handlers import brief
 from handlers.common import money, name_notes, offer, pricing_label, sources
-from handlers.i18n_rules import rule_hits, t
+from handlers.i18n import t
+from handlers.i18n_rules import rule_hits
 from handlers.models import Answer, Offer, Query
 from handlers.spec import (
     errata_json,
@@ -17,6 +18,7 @@ from handlers.spec import (
     whole,
 )
 from knowledge.facts import rules as R
+from knowledge.facts.question_facts import query_facts
 from knowledge.kb.reader import KB, GpuRef
 
 PROVIDER_FAMILIES = ("H100", "A100", "L4")  # compared when providers are named without a GPU
@@ -29,7 +31,7 @@ def handle(query: Query, kb: KB) -> Answer:
     notes, suggestions = name_notes(query)
     subjects = _subjects(query, kb)
     errata = match_errata(query, kb)
-    facts = {**R.query_facts(query), "erratum_ids": [e["id"] for e in errata]}
+    facts = {**query_facts(query), "erratum_ids": [e["id"] for e in errata]}
     if len(subjects) < 2 and not errata:
         return Answer(
             query=query,

@@ -169,6 +169,7 @@ def summarize(
         lines.append("")
         lines.append(phrase("moves", lang))
         lines += [f"  {n}. {_move_line(c, lang)}" for n, c in enumerate(moves, start=1)]
+    lines += _stock_lines(digest.stock, lang, top)
     notes.append(phrase("threshold", lang, t=digest.threshold_pct, small=small))
     return Answer(
         query=query,
@@ -181,6 +182,7 @@ def summarize(
                 "changes": len(digest.changed),
                 "added": len(digest.added),
                 "removed": len(digest.removed),
+                "stock": len(digest.stock),
                 "groups": [
                     {"gpu": k[0], "provider": k[1], "pricing": k[2], **{kind: len(v) for kind, v in items.items()}}
                     for k, items in ordered
@@ -188,6 +190,35 @@ def summarize(
             }
         },
     )
+
+
+def _stock_lines(changes: list[Change], lang: str, top: int) -> list[str]:
+    """ "Stock changes:" and one line per offer whose stock a live source saw change (issue 28)."""
+    if not changes:
+        return []
+    from handlers.i18n import t
+
+    lines = ["", phrase("stock", lang)]
+    seen: dict[tuple, Change] = {}
+    for change in changes:  # stock is the offer's, not a pricing model's: one line per offer
+        seen.setdefault(
+            (change.provider, change.instance_type, change.region, change.old_stock, change.new_stock), change
+        )
+    for change in list(seen.values())[:top]:
+        old, new = (t(f"live.stock.{s}", lang) for s in (change.old_stock, change.new_stock))
+        lines.append(
+            "  • "
+            + phrase(
+                "stock_line",
+                lang,
+                provider=_provider(change.provider, lang),
+                instance=change.instance_type,
+                region=change.region,
+                old=old,
+                new=new,
+            )
+        )
+    return lines
 
 
 def handle(query: Query, kb: KB | None = None, reader: HistoryReader | None = None) -> Answer:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 
-from handlers.i18n import MESSAGES, t  # noqa: F401 - re-exported: the rules handlers import them from here
 from handlers.models import RuleHit
 
 

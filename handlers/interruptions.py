@@ -4,7 +4,8 @@ its date and the older ones, and what that costs a job (`handlers.tco_model.spot
 from __future__ import annotations
 
 from handlers.break_even import saving_facts
-from handlers.i18n_rules import rule_hits, t
+from handlers.i18n import t
+from handlers.i18n_rules import rule_hits
 from handlers.models import Answer, Query, Source
 from handlers.tco_model import DEFAULT_HOURS, spot_estimate
 from knowledge.facts import rules as R

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Intent = Literal[
     "cheapest",
@@ -144,6 +144,21 @@ class Offer(Model):
     zone_label: str | None = None
     other_prices: list[dict[str, Any]] = Field(default_factory=list)
     price_trust_reason: str | None = None
+    # When a live source read the price (ISO UTC), the figure's freshness tier (knowledge.catalog.freshness,
+    # computed from fetched_at / as_of when not given) and the stock a source reported (issue 28).
+    fetched_at: str | None = None
+    freshness: Literal["live", "fresh", "stale", "bundled"] | None = None
+    stock: Literal["in_stock", "low", "out_of_stock"] | None = None
+    stock_read_at: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _with_freshness(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("freshness") is None and "as_of" in data:
+            from knowledge.catalog.freshness import tier
+
+            data = {**data, "freshness": tier(data.get("fetched_at"), data["as_of"], data.get("as_of_known", True))}
+        return data
 
     @field_validator("availability", mode="before")
     @classmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from handlers import brief, cheapest
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
+from handlers.freshness import answer_notes
 from handlers.i18n import t
 from handlers.models import PRICINGS, Answer, Offer, Query
 from handlers.offer_notes import other_price_notes
@@ -44,6 +45,7 @@ def handle(query: Query, kb: KB) -> Answer:
     if query.pricing in ("reserved_1y", "reserved_3y"):
         notes += _other_terms(kb, query)
     notes += other_price_notes(rows, lang)  # where two sources disagree: both figures, and which one ranks
+    notes += answer_notes(rows, lang)  # mixed freshness tiers, live sources silent for a day (issue 28)
     return Answer(
         query=query,
         title=_verdict(query, rows, what) or t("price.title", lang, what=what),

@@ -7,12 +7,14 @@ import math
 from handlers import brief, run_cost
 from handlers.break_even import saving_facts
 from handlers.common import money, name_notes, offer, pricing_label, sources
-from handlers.i18n_rules import provider_name, provider_notes, rule_hits, t
+from handlers.i18n import t
+from handlers.i18n_rules import provider_name, provider_notes, rule_hits
 from handlers.models import Answer, Query, Recommendation
 from handlers.offer_notes import excluded_note
 from handlers.spec import errata_json, errata_lines, match_errata, whole
 from handlers.tco_model import spot_estimate
 from knowledge.facts import rules as R
+from knowledge.facts.question_facts import in_mainland_china, query_facts
 from knowledge.kb.reader import KB, GpuRef
 
 DEFAULT_FAMILIES = ("H100", "A100", "L40S", "L4", "A10G", "T4")
@@ -29,7 +31,7 @@ def handle(query: Query, kb: KB) -> Answer:
 
         return spec.handle(query.model_copy(update={"intent": "spec"}), kb)
     notes, suggestions = name_notes(query)
-    facts = R.query_facts(query)
+    facts = query_facts(query)
     fired = R.evaluate(facts, lang)
     hardware = R.first(fired, "hardware")
     if hardware and hardware.then.device == "cpu" and not query.gpus:
@@ -249,7 +251,7 @@ def _scope(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> tuple[lis
         return list(query.providers), list(query.regions)
     providers = [p for p in rule.then.providers if p in kb.providers]
     regions = query.regions or [
-        r for r, owners in kb.regions.items() if R.in_mainland_china(r) and owners & set(providers)
+        r for r, owners in kb.regions.items() if in_mainland_china(r) and owners & set(providers)
     ]
     names = [provider_name(kb, p, query.language) for p in providers]
     facts["compliance_providers"] = ", ".join(names)

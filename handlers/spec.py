@@ -9,10 +9,12 @@ import re
 import unicodedata
 
 from handlers.common import name_notes, scan_text
-from handlers.i18n_rules import rule_hits, t
+from handlers.i18n import t
+from handlers.i18n_rules import rule_hits
 from handlers.models import Answer, Offer, Query
 from knowledge.catalog.availability import orderable
-from knowledge.facts.rules import evaluate, query_facts
+from knowledge.facts.question_facts import query_facts
+from knowledge.facts.rules import evaluate
 from knowledge.kb.reader import KB, GpuRef
 
 PRECISIONS = {  # asked precision -> (gpu_specs column, label)

@@ -4,11 +4,13 @@ which to take. Reached through `tco` when the question weighs the two (`handlers
 from __future__ import annotations
 
 from handlers.common import money, name_notes
-from handlers.i18n_rules import rule_hits, t
+from handlers.i18n import t
+from handlers.i18n_rules import rule_hits
 from handlers.models import Answer, Query
 from handlers.tco_model import DEFAULT_HOURS, best_option, sources, subjects
 from handlers.tco_terms import no_interruptions
 from knowledge.facts import rules as R
+from knowledge.facts.question_facts import query_facts
 from knowledge.kb.reader import KB
 
 DEFAULT_GPU, DEFAULT_COUNT = "H100", 8.0  # a training node, when the question names no GPU
@@ -30,7 +32,7 @@ def handle(query: Query, kb: KB) -> Answer:
     fx, cands = kb.fx(), priced[0]
     base = (cands["on_demand"] or cands["spot"])[0]
     currency = query.currency or base["currency"]
-    facts = {**R.query_facts(query), "topic": None}
+    facts = {**query_facts(query), "topic": None}
     spot = best_option(kb, query, cands, "spot", hours, currency, fx, facts)
     od = best_option(kb, query, cands, "on_demand", hours, currency, fx, {})
     what = ", ".join(query.instance_types[:1]) or f"{query.gpu_count or 1:g}x {query.gpus[0]}"

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from handlers.break_even import break_even, break_even_answer, break_even_facts, break_even_line, saving_facts
 from handlers.common import money, name_notes
-from handlers.i18n_rules import rule_hits, t
+from handlers.i18n import t
+from handlers.i18n_rules import rule_hits
 from handlers.interruptions import interruptions
 from handlers.models import PRICINGS, Answer, Query
 from handlers.spec import errata_json, errata_lines, match_errata
 from handlers.tco_model import DEFAULT_HOURS, TERMS, best_option, sources, spot_estimate, subjects
 from handlers.tco_terms import budget_hours, budget_line, fits, no_interruptions
 from knowledge.facts import rules as R
+from knowledge.facts.question_facts import query_facts
 from knowledge.kb.reader import KB
 
 __all__ = [  # the cost model and the one-figure answers live in their own modules; named here as before
@@ -33,7 +35,7 @@ __all__ = [  # the cost model and the one-figure answers live in their own modul
 
 def handle(query: Query, kb: KB) -> Answer:
     """tco <instance type | gpu> [xN] [hours] [pricing] [storage/egress GB] [CNY]: cost breakdown, break-even"""
-    facts = R.query_facts(query)
+    facts = query_facts(query)
     if no_interruptions(query):  # "the job cannot be interrupted": a constraint, not a question about interruptions
         facts["topic"] = None
     if facts["topic"] == "interruption":
@@ -113,7 +115,7 @@ def price_or_tco(query: Query, kb: KB) -> Answer:
     """price <instance type | gpu> [spot|on-demand|reserved] [region]: every known price of an instance type"""
     from handlers import price, spec
 
-    topic = R.query_facts(query)["topic"]
+    topic = query_facts(query)["topic"]
     if topic and query.instance_types:  # "how often is X interrupted", "break-even utilisation of X"
         return handle(query, kb)
     if (query.instance_types or query.gpus) and spec.is_fact_question(query, kb):

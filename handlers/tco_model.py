@@ -10,7 +10,8 @@ import math
 
 from handlers import brief
 from handlers.common import as_of_text, money, offer, place, pricing_label
-from handlers.i18n_rules import provider_costs, provider_name, t
+from handlers.i18n import t
+from handlers.i18n_rules import provider_costs, provider_name
 from handlers.models import PRICINGS, Query, Source, Tco
 from handlers.spec import whole
 from knowledge.facts import rules as R

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from handlers.common import money
-from handlers.i18n_rules import t
+from handlers.i18n import t
 from handlers.models import Query, Tco
 from handlers.tco_model import TERMS, convert
 from knowledge.facts import rules as R

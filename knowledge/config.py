@@ -17,7 +17,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-from knowledge.config_defaults import CATALOG_URL_PREFIX, DEFAULTS, FREE_TEXT, NAMES, ConfigError
+from knowledge.config_defaults import CATALOG_URL_PREFIX, DEFAULTS, FREE_TEXT, NAMES, SOURCE_URL_FORM, ConfigError
 
 if TYPE_CHECKING:
     from knowledge.config_model import Config
@@ -33,6 +33,7 @@ __all__ = [
     "config",
     "get",
     "raw",
+    "source_url",
 ]
 
 _lock = threading.Lock()
@@ -62,6 +63,11 @@ def check() -> None:
 def catalog_url(provider: str) -> str | None:
     """GPUBOT_CATALOG_URL_<PROVIDER>: where the clock downloads that provider's catalog (None: the default)."""
     return os.environ.get(CATALOG_URL_PREFIX + provider.upper(), "").strip() or None
+
+
+def source_url(name: str) -> str | None:
+    """GPUBOT_SOURCE_<NAME>_URL: where a live price source (aws_spot, runpod, ...) is fetched from (None: default)."""
+    return os.environ.get(SOURCE_URL_FORM.format(name.upper()), "").strip() or None
 
 
 def config() -> Config:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["CATALOG_URL_PREFIX", "DEFAULTS", "FREE_TEXT", "NAMES", "ConfigError"]
+from typing import Any
+
+from knowledge.errors import UserError
+
+__all__ = ["CATALOG_URL_PREFIX", "DEFAULTS", "FREE_TEXT", "NAMES", "SOURCE_URL_FORM", "ConfigError"]
 
 # every variable of `Config` -> its default (the model's field defaults are these; a test checks the two agree)
-DEFAULTS: dict[str, object] = {
+DEFAULTS: dict[str, Any] = {  # float, int or None: each field of `Config` says which
     "GPUBOT_HOME": None,
     "XDG_DATA_HOME": None,
     "DATABASE_URL": None,
@@ -27,7 +31,8 @@ NAMES = tuple(DEFAULTS)
 # variables any text is valid for (paths, URLs, keys, lists): `check()` need not look at them
 FREE_TEXT = frozenset({"GPUBOT_HOME", "XDG_DATA_HOME", "DATABASE_URL", "GPUBOT_REFRESH_SOURCES", "GPUBOT_SECRET_KEY"})
 CATALOG_URL_PREFIX = "GPUBOT_CATALOG_URL_"  # + a provider name, upper case: that provider's catalog URL
+SOURCE_URL_FORM = "GPUBOT_SOURCE_{}_URL"  # a live source's name, upper case (AWS_SPOT): where it is fetched from
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """An environment variable holds an invalid value; the message names it and says what is expected."""

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from knowledge.config_defaults import CATALOG_URL_PREFIX, ConfigError
+from knowledge.config_defaults import CATALOG_URL_PREFIX, SOURCE_URL_FORM, ConfigError
 from knowledge.config_defaults import DEFAULTS as D
 
 __all__ = ["Config", "describe", "load", "markdown_table"]
@@ -62,7 +62,8 @@ class Config(BaseSettings):
     )
     gpubot_refresh_sources: str | None = Field(
         None,
-        description="Comma-separated sources the clock refreshes daily (default: every bundled cloud).",
+        description="Comma-separated sources the clock refreshes: bundled clouds (daily) and live sources aws_spot, "
+        "aws_price_list, oci, runpod, vast (each on its own cadence) (default: every bundled cloud).",
     )
     gpubot_refresh_hour: int = Field(
         D["GPUBOT_REFRESH_HOUR"], ge=0, le=23, description="UTC hour of the clock's daily price refresh."
@@ -72,7 +73,8 @@ class Config(BaseSettings):
     )
     gpubot_secret_key: SecretStr | None = Field(
         None,
-        description="Fernet key that encrypts workspaces' bot tokens in the state database (OAuth mode).",
+        description="Fernet key that encrypts workspaces' bot tokens in the state database (OAuth mode); "
+        "`new,old` to rotate (encrypts with new, reads both; then `gpubot db rotate-key`).",
     )
     gpubot_http_read_timeout: float = Field(
         D["GPUBOT_HTTP_READ_TIMEOUT"],
@@ -151,6 +153,14 @@ def describe(model: type[BaseSettings] = Config) -> list[tuple[str, str, str]]:
             "Catalog URL the clock downloads for provider NAME, e.g. "
             "GPUBOT_CATALOG_URL_NEBIUS (default: the provider's published catalog, "
             "knowledge/data/catalog_urls.csv).",
+            "",
+        )
+    )
+    rows.append(
+        (
+            SOURCE_URL_FORM.format("<NAME>"),
+            "URL a live price source is fetched from, NAME in AWS_SPOT, AWS_PRICE_LIST, AZURE, OCI, RUNPOD, VAST "
+            "(default: the vendor's public endpoint, README 'Live sources'); for tests and air-gapped mirrors.",
             "",
         )
     )

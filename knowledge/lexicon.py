@@ -17,6 +17,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from knowledge.errors import GpubotError
+
 LEXICON_DIR = Path(__file__).resolve().parent / "data" / "lexicon"
 # file -> its sections (besides "about"), in the order they are read
 FILES: dict[str, tuple[str, ...]] = {
@@ -28,7 +30,7 @@ FILES: dict[str, tuple[str, ...]] = {
 NOT_A_CUE = "none"  # the field of a phrase that only keeps a shorter cue from matching ("比如" is not "比")
 
 
-class LexiconError(ValueError):
+class LexiconError(GpubotError, ValueError):
     """A lexicon file is missing, not JSON, or does not have its sections."""
 
 

@@ -246,8 +246,8 @@ class NameIndex:
             second = same[1][1] if len(same) > 1 else 0.0
             if top_score >= cutoff and top_score >= ranked[0][1][0] and top_score - second >= margin:
                 return Resolved(raw, top_target, "fuzzy", round(top_score, 1))
-            best = max(top_score, ranked[0][1][0])
-            close = [target for target, score in same if score >= AMBIGUOUS_FLOOR and score > best - margin]
+            lead = max(top_score, ranked[0][1][0])
+            close = [target for target, score in same if score >= AMBIGUOUS_FLOOR and score > lead - margin]
             if len(close) > 1:
                 return Ambiguous(raw, tuple(close))
         return Unknown(raw, tuple(target for target, _ in ranked[:SUGGESTIONS]))

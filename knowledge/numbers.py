@@ -11,12 +11,14 @@ import math
 import re
 from typing import Any
 
+from knowledge.errors import UserError
+
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
 MAX_VALUE = 1e9  # no price, count or size in a catalog comes near this
 _NOT_FINITE = re.compile(r"[+-]?(?:inf(?:inity)?|nan)", re.IGNORECASE)
 
 
-class NotFiniteError(ValueError):
+class NotFiniteError(UserError, ValueError):
     """An infinity, a NaN, or a number too large to be a price."""
 
 

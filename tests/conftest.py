@@ -1,19 +1,56 @@
-"""Shared fixtures: one knowledge base, built once per test session from the real bundled data."""
+"""Shared fixtures: two knowledge bases, each built once per test run (whatever the number of xdist workers):
+`kb` from the real bundled data, `small_kb` from a small real subset of it (tests/data/small_kb/, for tests that do
+not need the full catalogs)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+SMALL_KB_DATA = Path(__file__).resolve().parent / "data" / "small_kb"
 
 for name in [key for key in os.environ if key.startswith("SLACK_")]:
     del os.environ[name]  # Bolt reads SLACK_* silently; tests configure everything explicitly
 
 
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], object]) -> Path:
+    """`name`, built by `build(path)` once per test run: by the first xdist worker that asks, under a file lock in
+    the run's shared temporary folder, the other workers waiting for it (a build takes seconds of CPU)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # .../pytest-N/, shared by the workers' popen-gwK folders
+    target = root / "built" / name
+    target.parent.mkdir(exist_ok=True)
+    with (root / "built" / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.exists():
+            home = target.with_name(f"{name}.home")
+            home.mkdir(exist_ok=True)
+            with pytest.MonkeyPatch.context() as patch:  # the build reads the (empty) state of a home of its own
+                patch.setenv("GPUBOT_HOME", str(home))
+                patch.delenv("DATABASE_URL", raising=False)
+                build(target)
+    return target
+
+
 @pytest.fixture(scope="session")
-def gpubot_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def full_kb_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The full knowledge base's file, built once per run; copy it, never write to it."""
+    from knowledge.kb.build import build
+
+    return built_once(tmp_path_factory, "kb.db", build)
+
+
+@pytest.fixture(scope="session")
+def gpubot_home(tmp_path_factory: pytest.TempPathFactory, full_kb_file: Path) -> Path:
+    """This worker's GPUBOT_HOME, holding a copy of the full knowledge base."""
     home = tmp_path_factory.mktemp("gpubot_home")
+    shutil.copyfile(full_kb_file, home / "kb.db")
     os.environ["GPUBOT_HOME"] = str(home)
     return home
 
@@ -24,6 +61,20 @@ def kb(gpubot_home: Path):
     from knowledge.kb.opener import open_kb
 
     return open_kb(gpubot_home / "kb.db")
+
+
+@pytest.fixture(scope="session")
+def small_kb(tmp_path_factory: pytest.TempPathFactory, gpubot_home: Path):
+    """A small knowledge base: every cloud, a few hundred real catalog rows (tests/data/small_kb/make.py says which),
+    the real price files cut to them, every seed fact, spec, pitfall and rule. For tests whose assertions do not
+    depend on the full catalogs (the parser, rules, rendering, fuzzing); answers' figures are tested on `kb`."""
+    from knowledge.kb.build import build
+    from knowledge.kb.reader import KB
+
+    def small(path: Path) -> None:
+        build(path, catalog_dir=SMALL_KB_DATA / "catalogs", pricing_dir=SMALL_KB_DATA / "pricing")
+
+    return KB(built_once(tmp_path_factory, "small_kb.db", small))
 
 
 @pytest.fixture(scope="session")
@@ -67,16 +118,24 @@ SLOW_MODULES = frozenset(
         "test_import_serving",
         "test_import_faults",  # real CLI processes, a server rebuilding in a child process
         "test_hostile",  # real servers, slow-client sockets, nginx
+        "test_live_refresh",  # a stand-in HTTP server for the live price sources, a real server answering
+        "test_stock_alerts",  # the live-source stand-in server builds its knowledge bases
     }
 )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: starts servers, subprocesses or PostgreSQL (left out by -m 'not slow')")
+    config.addinivalue_line(
+        "markers", "live: fetches the real vendor endpoints (internet); runs only with GPUBOT_LIVE_TESTS=1 -m live"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    live = os.environ.get("GPUBOT_LIVE_TESTS") == "1"
     for item in items:
+        if item.get_closest_marker("live") is not None and not live:
+            item.add_marker(pytest.mark.skip(reason="fetches real endpoints: set GPUBOT_LIVE_TESTS=1 and run -m live"))
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         callspec = getattr(item, "callspec", None)
         on_postgres = "postgres" in item.fixturenames or (callspec and callspec.params.get("state_url") == "postgresql")

@@ -806,6 +806,25 @@ class SlackStandIn:
         limit = int(call.body.get("limit") or 100)
         return {"messages": found[:limit], "has_more": len(found) > limit}
 
+    def _api_conversations_replies(self, call: Call) -> dict[str, Any]:
+        """A thread's messages posted through this stand-in, oldest first (metadata when asked for)."""
+        cid, ts = call.body.get("channel"), str(call.body.get("ts") or "")
+        if not cid or not ts:
+            return {"error": "thread_not_found" if cid else "channel_not_found"}
+        with_metadata = str(call.body.get("include_all_metadata", "")).lower() in ("1", "true")
+        found = []
+        for message in self.messages(cid):
+            if message["ts"] != ts and message.get("thread_ts") != ts:
+                continue
+            item = {"type": "message", "ts": message["ts"], "text": message.get("text", ""), "bot_id": self.bot_id}
+            if message.get("thread_ts"):
+                item["thread_ts"] = message["thread_ts"]
+            if with_metadata and message.get("metadata"):
+                item["metadata"] = message["metadata"]
+            found.append(item)
+        limit = int(call.body.get("limit") or 100)
+        return {"messages": found[:limit], "has_more": len(found) > limit}
+
     def _api_conversations_info(self, call: Call) -> dict[str, Any]:
         cid = call.body.get("channel")
         if not cid:

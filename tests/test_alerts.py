@@ -1,7 +1,8 @@
 """Price alerts (issue 18) against real knowledge bases and the stand-in Slack Web API, on SQLite and PostgreSQL.
 
-Prices move by importing the real AWS catalog with every H100 spot price scaled (x3: dearer, x0.5: cheaper), one
-knowledge base per price level, built once for the module. The expected prices are computed straight from the
+Prices move by building knowledge bases from the real AWS catalog rows with every H100 spot price scaled (x3:
+dearer, x0.5: cheaper), one per price level, built once for the module (from the small test knowledge base's rows,
+which hold every GPU and size's cheapest AWS spot row). The expected prices are computed straight from the
 CSV here. What a user would notice is asserted: one post when the cheapest offer crosses below the threshold
 (across two runs, two worker processes on PostgreSQL and a crash between post and record), none when the price
 rises, none for an alert created below its threshold until the next crossing, 5 % hysteresis, English and
@@ -29,6 +30,7 @@ from bot.cli import main
 from knowledge.kb.reader import KB
 from knowledge.paths import CATALOG_DIR
 from knowledge.state import alerts
+from tests.conftest import SMALL_KB_DATA
 from tests.slack_standin import SlackStandIn, validate_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,27 +61,43 @@ BASE = h100_spot_min(CATALOG_DIR / "aws_vms.csv")
 
 @pytest.fixture(scope="module")
 def kbs(tmp_path_factory, kb):
-    """The session's knowledge base ("base") and two more with AWS H100 spot prices x3 ("high") and x0.5 ("low")."""
-    from knowledge.catalog.importer import import_catalog
+    """The session's knowledge base ("base") and two more with AWS H100 spot prices x3 ("high") and x0.5 ("low"):
+    small ones (tests/data/small_kb/), which keep every GPU and size's cheapest AWS spot row, built from its catalogs
+    with the AWS one's H100 spot prices scaled."""
+    from knowledge.kb.build import build
 
     out = {"base": kb}
     tmp = tmp_path_factory.mktemp("alert_kbs")
-    with (CATALOG_DIR / "aws_vms.csv").open(encoding="utf-8", newline="") as handle:
+    small = SMALL_KB_DATA / "catalogs"
+    with (small / "aws_vms.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
+    with (small / "manifest.csv").open(encoding="utf-8", newline="") as handle:
+        manifest = list(csv.DictReader(handle))
     for name, factor in LEVELS.items():
-        path = tmp / f"aws_{name}.csv"
-        with path.open("w", encoding="utf-8", newline="") as handle:
+        folder = tmp / name / "catalogs"
+        folder.mkdir(parents=True)
+        with (folder / "aws_vms.csv").open("w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
             writer.writeheader()
             for row in rows:
                 if row["AcceleratorName"] in H100 and row["SpotPrice"]:
                     row = {**row, "SpotPrice": f"{float(row['SpotPrice']) * factor:.6f}"}
                 writer.writerow(row)
-        (tmp / name).mkdir()
+        assert h100_spot_min(folder / "aws_vms.csv") == pytest.approx(
+            h100_spot_min(CATALOG_DIR / "aws_vms.csv", factor)
+        )
+        with (folder / "manifest.csv").open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(manifest[0]))
+            writer.writeheader()
+            for entry in manifest:  # the other catalogs: the small knowledge base's files, where they are
+                if entry["provider"] != "aws":
+                    entry = {**entry, "file": str(small / entry["file"])}
+                    entry["hosts_file"] = str(small / entry["hosts_file"]) if entry["hosts_file"] else ""
+                writer.writerow(entry)
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("GPUBOT_HOME", str(tmp / name))
             patch.setenv("DATABASE_URL", f"sqlite:///{tmp / name / 'state.db'}")
-            import_catalog(path, "aws", source=f"aws catalog, H100 spot x{factor}", as_of="2026-12-02")
+            build(tmp / name / "kb.db", catalog_dir=folder, pricing_dir=SMALL_KB_DATA / "pricing")
         out[name] = KB(tmp / name / "kb.db")
     yield out
     for name in LEVELS:
@@ -353,7 +371,7 @@ def test_a_cny_threshold_is_converted(slack, kbs):
 @pytest.fixture()
 def app(slack, kb):
     from bot.settings import load_settings
-    from bot.slack_app import build_app
+    from bot.slack.app import build_app
 
     settings = load_settings(
         slack_signing_secret="test-signing-secret", slack_bot_token="xoxb-test", slack_api_url=slack.base_url
@@ -362,7 +380,7 @@ def app(slack, kb):
 
 
 def slash(app, slack, text: str, channel: str = "C0SLASH", team: str = "T0001") -> str:
-    from bot import blocks
+    from bot.slack import blocks
     from tests.test_slack_app import dispatch
 
     hook = f"alert-{uuid.uuid4().hex[:8]}"

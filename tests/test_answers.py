@@ -9,10 +9,10 @@ import re
 import pytest
 import yaml
 
-from bot import blocks
 from bot.cli import main
 from bot.pipeline import answer
 from bot.render import answer_json, render_text
+from bot.slack import blocks
 from tests.reference_calc import CATALOGS, distinct_ranking, per_gpu_ranking, region_offers, rows
 
 PROVIDERS = yaml.safe_load((CATALOGS.parent / "providers.yaml").read_text(encoding="utf-8"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot import blocks
+from bot.slack import blocks
 from tests.test_slack_app import (  # noqa: F401  (fixtures: app, slack, _fresh)
     _fresh,
     app,

@@ -23,7 +23,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import pytest
 import sqlalchemy as sa
@@ -185,6 +185,37 @@ def test_a_replayed_slash_command_is_rejected(server, slack):
     nothing_processed(slack, status, raw)
 
 
+def test_with_postgresql_down_a_replayed_slash_command_is_refused_by_every_worker(kb, tmp_path, slack):
+    """Issue 25: replay records live in PostgreSQL; while it is down a worker that did not see the request could
+    not recognise a replay, so a request that cannot be recorded is let in only while seconds old
+    (`UNRECORDED_WINDOW_SECONDS`); replays later are refused by every worker."""
+    from bot.request_gate import UNRECORDED_WINDOW_SECONDS
+    from tests.pgserver import PostgresServer
+
+    pg = PostgresServer().start()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "kb.db").symlink_to(Path(kb.path))
+    try:
+        with running_server(home, slack, "--workers", "2", DATABASE_URL=pg.new_database()) as port:
+            body, hook = slash_body(slack, "cheapest A100 spot")
+            headers = signed(body, FORM)
+            sent = time.monotonic()
+            assert post_raw(port, body.encode(), headers)[0] == 200  # answered (in the ack), recorded
+            pg.stop()  # the shared state goes away
+            fresh, _ = slash_body(slack, "cheapest L4 spot")
+            status = post_raw(port, fresh.encode(), signed(fresh, FORM))[0]
+            assert status == 200, "a new command is still answered during the outage"
+            time.sleep(max(0.0, UNRECORDED_WINDOW_SECONDS + 0.5 - (time.monotonic() - sent)))
+            slack.clear()
+            replies = [post_raw(port, body.encode(), headers) for _ in range(12)]  # both workers get some
+            assert [status for status, _ in replies] == [401] * 12, "refused, never answered again"
+            time.sleep(0.5)
+            assert not slack.calls(f"hooks/{hook}")
+    finally:
+        pg.stop()
+
+
 MALFORMED = [  # (id, build(slack) -> (body bytes, headers), expected statuses, what Bolt alone did)
     (
         "slash-without-command",
@@ -245,6 +276,26 @@ MALFORMED = [  # (id, build(slack) -> (body bytes, headers), expected statuses, 
         lambda s: (b"command=/gpu&text=\xff\xfe", sign_bytes(b"command=/gpu&text=\xff\xfe")),
         {400},
         "500: the WSGI adapter decodes the body as UTF-8 and raises",
+    ),
+    (
+        "view-submission-without-view-type",
+        lambda s: (
+            b := (
+                "payload=" + quote(json.dumps({"type": "view_submission", "view": {"id": "V1", "callback_id": "x"}}))
+            ).encode(),
+            sign_bytes(b),
+        ),
+        {400},
+        "500 with a traceback: the view's type is read unchecked (issue 25)",
+    ),
+    (
+        "view-submission-with-view-a-string",
+        lambda s: (
+            b := ("payload=" + quote(json.dumps({"type": "view_submission", "view": "V1"}))).encode(),
+            sign_bytes(b),
+        ),
+        {400},
+        "500 from Bolt (issue 25)",
     ),
     (
         "block-actions-payload-not-json",

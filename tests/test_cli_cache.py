@@ -47,3 +47,35 @@ def test_history_and_digest_are_never_kept(home, capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'state.db'}")
     ask(capsys, "digest")
     assert not list((home / "cache" / "answers").glob("*.out"))
+
+
+def test_the_kept_answers_stay_within_their_bounds_least_recently_used_out(home, capsys, monkeypatch):
+    """Issue 25: every question used to leave a file for good; now the folder keeps the most recently used."""
+    from bot import disk_cache
+
+    monkeypatch.setattr(disk_cache, "MAX_FILES", 3)
+    folder = home / "cache" / "answers"
+    questions = ["cheapest A100 spot", "cheapest H100 spot", "cheapest L4 spot", "cheapest A10G spot"]
+    for question in questions[:3]:
+        ask(capsys, question)
+    first = ask(capsys, questions[0])  # used again: now the most recent
+    ask(capsys, questions[3])
+    assert len(list(folder.glob("*.out"))) == 3
+    assert any(p.read_text(encoding="utf-8") == first for p in folder.glob("*.out")), "the one used again is kept"
+    monkeypatch.setattr(disk_cache, "MAX_BYTES", 1)
+    ask(capsys, "cheapest V100 spot")
+    assert len(list(folder.glob("*.out"))) <= 1, "bounded by bytes too"
+
+
+def test_a_half_built_knowledge_base_of_a_killed_build_is_removed_at_the_next_build(home):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    leftover = home / f".kb-{dead.stdout.strip()}-x1y2z3.db"
+    old_style = home / ".kbabc123.db"
+    leftover.write_bytes(b"half a database")
+    old_style.write_bytes(b"not ours")
+    assert main(["kb", "build"]) == 0
+    assert not leftover.exists() and old_style.exists()
+    assert not list(home.glob(".kb-*.db")), "the build's own temporary file is gone too"

@@ -126,3 +126,20 @@ def test_the_clock_checks_alerts_after_the_refresh_and_before_the_digest(monkeyp
     monkeypatch.setattr(clock, "post_due", lambda: order.append("digest"))
     clock._daily()
     assert order == ["refresh", "alerts", "digest"]
+
+
+def test_refresh_sources_names_live_sources_beside_catalogs(monkeypatch):
+    """Issue 28: live source names in GPUBOT_REFRESH_SOURCES get their own jobs; the daily job keeps the catalogs."""
+    from bot import clock, prices_cmd
+
+    asked: list[tuple[str, bool]] = []
+    monkeypatch.setattr(
+        prices_cmd, "refresh_one", lambda name, client=None, prefer_live=True: asked.append((name, prefer_live)) or {}
+    )
+    monkeypatch.setenv("GPUBOT_REFRESH_SOURCES", "vast,gcp,runpod,azure,aws_spot")
+    assert clock.live_names() == ["vast", "runpod", "aws_spot"]
+    assert set(clock.refresh_all()) == {"gcp", "azure"} and asked == [("gcp", False), ("azure", False)]
+    jobs = {job.id for job in clock.build_scheduler().get_jobs()}
+    assert jobs == {"refresh", "digest", "live-vast", "live-runpod", "live-aws_spot"}
+    monkeypatch.delenv("GPUBOT_REFRESH_SOURCES")
+    assert clock.live_names() == ["aws_spot", "aws_price_list", "oci", "runpod", "vast"]  # unset: every live source

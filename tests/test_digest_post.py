@@ -16,7 +16,7 @@ import pytest
 from slack_sdk import WebClient
 
 from bot.cli import main
-from bot.digest_cmd import digest_answer, post_digests
+from bot.slack.digest import digest_answer, post_digests
 from knowledge.history import snapshots as history
 from knowledge.state import subscriptions
 from tests.slack_standin import SlackStandIn
@@ -245,7 +245,18 @@ def test_the_clock_refreshes_then_posts_and_one_failing_source_does_not_stop_the
     from knowledge.paths import CATALOG_DIR
 
     jobs = {job.id: str(job.trigger) for job in clock.build_scheduler().get_jobs()}
-    assert jobs == {"refresh": "cron[hour='5', minute='0']", "digest": "cron[minute='5']"}
+    live = {k: v for k, v in jobs.items() if k.startswith("live-")}  # issue 28: each live source on its cadence
+    assert {k: v for k, v in jobs.items() if k not in live} == {
+        "refresh": "cron[hour='5', minute='0']",
+        "digest": "cron[minute='5']",
+    }
+    assert live == {
+        "live-aws_spot": "interval[0:10:00]",
+        "live-aws_price_list": "interval[1 day, 0:00:00]",
+        "live-oci": "interval[1 day, 0:00:00]",
+        "live-runpod": "interval[0:15:00]",
+        "live-vast": "interval[0:10:00]",
+    }
     monkeypatch.setattr(prices_cmd, "_import_into_kb", lambda *a: "skipped in this test")
     monkeypatch.setenv("GPUBOT_REFRESH_SOURCES", "nowhere,gcp")
     monkeypatch.setenv("GPUBOT_CATALOG_URL_NOWHERE", str(CATALOG_DIR / "missing.csv"))

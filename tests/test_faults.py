@@ -63,8 +63,8 @@ def _fresh(request):
 def app(slack, kb):
     """The real app with the production Web API client (its retry handlers), a short timeout for the tests."""
     from bot.settings import load_settings
+    from bot.slack.app import build_app
     from bot.slack.oauth import make_client
-    from bot.slack_app import build_app
 
     settings = load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url)
     client = make_client(settings)
@@ -151,31 +151,36 @@ def test_a_rate_limited_reply_waits_for_retry_after_and_is_posted_once(app, slac
     assert check_message(posted[0]) == (None, []) and "A100" in posted[0]["text"]
 
 
-def test_a_reply_rate_limited_past_the_retries_is_given_up_and_logged_not_duplicated(app, slack, caplog):
-    slack.rate_limit("chat.postMessage", retry_after=0, times=10)
-    body, _ = mention_body("price of p4d.24xlarge")
+def test_a_reply_rate_limited_past_the_retries_is_answered_by_slacks_retry_of_the_event(app, slack, caplog):
+    from bot.slack.reply_once import RATE_LIMIT_RETRIES
+
+    attempts = RATE_LIMIT_RETRIES + 1
+    slack.rate_limit("chat.postMessage", retry_after=0, times=attempts)
+    body, event = mention_body("price of p4d.24xlarge")
     with caplog.at_level(logging.WARNING):
         assert dispatch(app, body).status == 200
-        slack.wait_for("chat.postMessage", 3, timeout=10)
+        slack.wait_for("chat.postMessage", attempts, timeout=20)
         settle(slack)
-    # what the user sees: no reply (Slack kept refusing); the operator sees why; a retry of the event changes nothing
-    assert [c.status for c in slack.calls("chat.postMessage")] == [429, 429, 429]
+    # the first delivery: no reply (Slack kept refusing), the operator sees why, the claim is released
+    assert [c.status for c in slack.calls("chat.postMessage")] == [429] * attempts
     assert any("ratelimited" in r.getMessage() for r in caplog.records)
     assert dispatch(app, body, x_slack_retry_num="1", x_slack_retry_reason="http_timeout").status == 200
+    slack.wait_for("chat.postMessage", attempts + 1, timeout=10)
     settle(slack)
-    assert len(slack.calls("chat.postMessage")) == 3 and not slack.messages("C0FAULT")
+    posted = slack.messages("C0FAULT")
+    assert len(posted) == 1 and posted[0]["thread_ts"] == event["ts"]
 
 
-def test_a_500_on_a_reply_is_logged_with_context_and_never_posted_twice(app, slack, caplog):
-    """A 5xx may come after Slack stored the message: replies are at most once, so it is logged, not retried."""
+def test_a_500_on_a_reply_is_retried_and_posted_once(app, slack):
+    """Slack documents 5xx as retryable: the client's ServerErrorRetryHandler posts it again, once."""
     slack.server_error("chat.postMessage", 500, times=1)
-    body, _ = mention_body("cheapest L4 spot")
-    with caplog.at_level(logging.WARNING, logger="gpubot.slack"):
-        assert dispatch(app, body).status == 200
-        slack.wait_for("chat.postMessage")
-        settle(slack)
-    assert len([c for c in slack.calls("chat.postMessage") if c.ok]) <= 1
-    assert any("C0FAULT" in r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
+    body, event = mention_body("cheapest L4 spot")
+    assert dispatch(app, body).status == 200
+    slack.wait_for("chat.postMessage", 2, timeout=10)
+    settle(slack)
+    assert [c.status for c in slack.calls("chat.postMessage")] == [500, 200]
+    posted = slack.messages("C0FAULT")
+    assert len(posted) == 1 and posted[0]["thread_ts"] == event["ts"]
 
 
 def test_a_reply_that_times_out_is_not_posted_twice(app, slack, caplog):
@@ -259,7 +264,7 @@ def per_channel(slack) -> dict[str, int]:
 
 
 def client_for(slack, timeout: float = 30):
-    """A client with the retry policy of bot.digest_cmd.default_client_for_team (429s retried 3 times)."""
+    """A client with the retry policy of bot.slack.digest.default_client_for_team (429s retried 3 times)."""
     from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
     return lambda team: WebClient(
@@ -273,7 +278,7 @@ def client_for(slack, timeout: float = 30):
 def test_a_digest_rate_limited_past_its_retries_fails_that_channel_and_the_rerun_posts_it_once(
     digest_state, digest_slack
 ):
-    from bot.digest_cmd import post_digests
+    from bot.slack.digest import post_digests
 
     digest_slack.rate_limit("chat.postMessage", retry_after=0, times=4)  # the first channel, every attempt
     report = post_digests(client_for(digest_slack), NOW)
@@ -290,7 +295,7 @@ def test_a_digest_rate_limited_past_its_retries_fails_that_channel_and_the_rerun
 
 
 def test_a_digest_post_that_times_out_is_not_posted_twice(digest_state, digest_slack):
-    from bot.digest_cmd import post_digests
+    from bot.slack.digest import post_digests
 
     digest_slack.delay("chat.postMessage", 2.0)
     report = post_digests(client_for(digest_slack, timeout=0.5), NOW)
@@ -306,7 +311,7 @@ def test_a_digest_retry_that_cannot_verify_its_earlier_post_does_not_post_again(
     """The first post times out after Slack stored it; the retry cannot read the channel's history (a group DM
     or an old install without the history scope, rate limits, or more newer messages than one page): it records
     "unverified" and reports it instead of posting a second time."""
-    from bot.digest_cmd import post_digests
+    from bot.slack.digest import post_digests
 
     digest_slack.delay("chat.postMessage", 0.6)
     first = post_digests(client_for(digest_slack, timeout=0.3), NOW)
@@ -338,7 +343,7 @@ _RUNNER = textwrap.dedent("""
     import datetime as dt, os, sys
     from slack_sdk import WebClient
     from knowledge.history import snapshots as history
-    from bot.digest_cmd import post_digests
+    from bot.slack.digest import post_digests
     history.ensure_baselines = lambda *a, **k: []
     now = dt.datetime.fromisoformat(sys.argv[1])
     client = WebClient(token=os.environ["SLACK_BOT_TOKEN"], base_url=os.environ["SLACK_API_URL"])
@@ -370,7 +375,7 @@ def run_digest_process(digest_state, slack, tmp_path, mode: str, now: dt.datetim
 def test_a_digest_process_that_dies_between_channels_is_completed_exactly_once_by_the_rerun(
     digest_state, digest_slack, tmp_path
 ):
-    from bot.digest_cmd import post_digests
+    from bot.slack.digest import post_digests
 
     proc = run_digest_process(digest_state, digest_slack, tmp_path, "exit-after-first")
     proc.communicate(timeout=60)
@@ -384,7 +389,7 @@ def test_a_digest_process_that_dies_between_channels_is_completed_exactly_once_b
 def test_a_digest_process_killed_mid_post_leaves_the_other_channels_for_the_rerun(digest_state, digest_slack, tmp_path):
     """SIGKILL while Slack holds the second post: the first channel is recorded sent, the third never tried; the
     rerun posts the third once and leaves the second (claimed by a dead sender) alone until the claim is stale."""
-    from bot.digest_cmd import post_digests
+    from bot.slack.digest import post_digests
 
     digest_slack.delay("chat.postMessage", 1.5)  # Slack records each post at once and answers 1.5 s later
     proc = run_digest_process(digest_state, digest_slack, tmp_path, "normal")
@@ -399,7 +404,7 @@ def test_a_digest_process_killed_mid_post_leaves_the_other_channels_for_the_reru
 
 
 def test_after_a_kill_mid_post_the_stale_claim_is_not_posted_twice(digest_state, digest_slack, tmp_path):
-    from bot.digest_cmd import post_digests
+    from bot.slack.digest import post_digests
 
     digest_slack.delay("chat.postMessage", 1.5)
     proc = run_digest_process(digest_state, digest_slack, tmp_path, "normal")

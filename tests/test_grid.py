@@ -21,10 +21,10 @@ from urllib.parse import urlencode
 import pytest
 from slack_sdk.oauth.installation_store.models.installation import Installation
 
-from bot import blocks
 from bot.grid import workspace_of
 from bot.settings import load_settings
-from bot.slack_app import build_app
+from bot.slack import blocks
+from bot.slack.app import build_app
 from knowledge.state import settings_store
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_app import SECRET, assert_valid, buttons, column, dispatch, new_ts

@@ -23,7 +23,7 @@ from slack_sdk.oauth.installation_store.models.installation import Installation
 
 from bot.installations import find_team_bot
 from bot.settings import load_settings
-from bot.slack_app import build_app
+from bot.slack.app import build_app
 from knowledge.state import alerts, settings_audit, settings_store, subscriptions
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_app import BOT_USER, SECRET, dispatch

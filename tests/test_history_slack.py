@@ -10,8 +10,8 @@ import threading
 import pytest
 from slack_sdk import WebClient
 
-from bot import blocks
 from bot.cli import main
+from bot.slack import blocks
 from bot.slack.history import (
     ACTION_ID,
     attach_digest_chart,

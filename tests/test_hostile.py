@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -264,3 +265,82 @@ def test_the_shipped_proxy_config_buffers_slow_clients_in_front_of_gpubot(server
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# --- one client cannot hold a worker down (issue 25) ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def default_server(kb, gpubot_home, slack) -> Iterator[int]:
+    """A server with the shipped caps (1000 connections per worker, 100 per client address)."""
+    with running_server(gpubot_home, slack, "--threads", str(THREADS)) as port:
+        yield port
+
+
+def worker_rss_kb(port: int) -> int:
+    """The resident memory of the server's processes (the gunicorn master and its worker), in kB."""
+    pids = subprocess.run(["lsof", "-t", f"-iTCP:{port}", "-sTCP:LISTEN"], capture_output=True, text=True).stdout
+    total = 0
+    for pid in set(pids.split()):
+        status = Path(f"/proc/{pid}/status").read_text()
+        total += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
+    return total
+
+
+def test_a_thousand_idle_connections_from_one_address_do_not_stop_another(default_server, slack):
+    from bot.http_server import MAX_CONNECTIONS_PER_CLIENT
+
+    idle = []
+    try:
+        for _ in range(1005):  # headers never finished, from 127.0.0.1
+            sock = socket.create_connection(("127.0.0.1", default_server), timeout=5)
+            sock.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\n")
+            idle.append(sock)
+        time.sleep(0.3)
+        open_ones = [s for s in idle if not closed_by_server(s, 0.001)]
+        assert len(open_ones) <= MAX_CONNECTIONS_PER_CLIENT, "the rest were closed at once"
+        body, hook = slash_body(slack, "cheapest A100 spot")
+        other = socket.create_connection(("127.0.0.1", default_server), timeout=5, source_address=("127.0.0.2", 0))
+        headers = "".join(f"{k}: {v}\r\n" for k, v in signed(body, FORM).items())
+        started = time.monotonic()
+        other.sendall(
+            f"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n{headers}\r\n{body}".encode()
+        )
+        reply = other.recv(65536)
+        other.close()
+        assert reply.startswith(b"HTTP/1.1 200") and time.monotonic() - started < 3.0, reply[:200]
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_three_hundred_unverified_megabyte_bodies_hold_little_memory(default_server):
+    """Bodies with well-formed, fresh (but wrong) signature headers must be read before they can be checked: all
+    of them together are held up to MAX_BUFFERED_BYTES; the rest are refused (503); unsigned ones are not read."""
+    before = worker_rss_kb(default_server)
+    ts = str(int(time.time()))
+    head = (
+        "POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n"
+        f"X-Slack-Request-Timestamp: {ts}\r\nX-Slack-Signature: v0={'0' * 64}\r\n\r\n"
+    ).encode()
+    chunk = b"x" * (1024 * 1023)  # all but the last kilobyte: each body stays unfinished
+    socks, peak = [], before
+    try:
+        for i in range(300):
+            sock = socket.create_connection(("127.0.0.1", default_server), timeout=5)
+            socks.append(sock)
+            with contextlib.suppress(OSError):  # refused (503) and closed while sending: held nothing
+                sock.sendall(head + chunk)
+            if i % 50 == 49:
+                peak = max(peak, worker_rss_kb(default_server))
+        time.sleep(0.3)
+        peak = max(peak, worker_rss_kb(default_server))
+    finally:
+        for sock in socks:
+            sock.close()
+    print(f"RSS growth under 300 unverified 1 MB bodies: {(peak - before) / 1024:.1f} MB")
+    assert peak - before < 50 * 1024, f"RSS grew by {(peak - before) / 1024:.0f} MB"
+    unsigned = socket.create_connection(("127.0.0.1", default_server), timeout=5)
+    unsigned.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n" + b"x" * 1000)
+    assert unsigned.recv(4096).startswith(b"HTTP/1.1 401"), "refused before its body is read"
+    unsigned.close()

@@ -29,8 +29,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from slack_bolt import BoltRequest
 
-from bot import blocks
 from bot.render import render_text
+from bot.slack import blocks
 from handlers.models import Answer, NameIssue, Offer, Pitfall, Query, Recommendation, RuleHit, Source, Tco
 from tests.slack_standin import SlackStandIn, check_message
 
@@ -288,7 +288,7 @@ def slack():
 @pytest.fixture(scope="module")
 def app(slack, kb):
     from bot.settings import load_settings
-    from bot.slack_app import build_app
+    from bot.slack.app import build_app
 
     return build_app(
         load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url), kb
@@ -471,7 +471,7 @@ def evil_kb(tmp_path_factory, kb):
 @pytest.fixture(scope="module")
 def evil_app(slack, evil_kb):
     from bot.settings import load_settings
-    from bot.slack_app import build_app
+    from bot.slack.app import build_app
 
     return build_app(
         load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url), evil_kb

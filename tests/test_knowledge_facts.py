@@ -44,6 +44,7 @@ PROVIDERS = {
     "hyperstack",
     "primeintellect",
     "shadeform",
+    "vast",  # issue 28: a live source only
 }  # issue 14
 SECTION7_PROVIDERS = {
     "AWS": {"aws"}, "Azure": {"azure"}, "Alibaba": {"alibaba"}, "Tencent": {"tencent"}, "Huawei": {"huawei"},

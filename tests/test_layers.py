@@ -1,5 +1,6 @@
 """The shape of the code (issue 17): layers bot -> handlers -> knowledge, no import cycles, Slack libraries only
-under bot/, no module over 500 lines.
+under bot/, no module over 500 lines; inside knowledge/, each package imports only what its __init__'s docstring
+says (issue 29), and allows nothing it does not use.
 
 Imports are read from the source (ast), inside functions too: a cycle hidden in a function body is still a cycle.
 """
@@ -151,3 +152,53 @@ def test_handlers_import_nothing_that_writes_state():
     )
     assert found == []
     assert "knowledge.history.reader" in IMPORTS["handlers.history"]  # the check sees lazy imports
+
+
+# --- the knowledge packages' own rules (their __init__ docstrings) ---------------------------------------------
+
+KNOWLEDGE_PACKAGES = ("catalog", "kb", "history", "facts", "state")
+
+
+def _package_of(module: str) -> str | None:
+    """'top' for knowledge's top-level modules, the package name inside knowledge/, None outside knowledge."""
+    parts = module.split(".")
+    if parts[0] != "knowledge":
+        return None
+    return parts[1] if len(parts) > 1 and parts[1] in KNOWLEDGE_PACKAGES else "top"
+
+
+def _rules(package: str) -> tuple[set[str], dict[str, set[str]]]:
+    """(what every module of `package` may import, {module: what else it may}) from the last docstring line of
+    the package's __init__: `Imports: top, facts, state; importer also kb, history`."""
+    init = ROOT / "knowledge" / ("__init__.py" if package == "top" else f"{package}/__init__.py")
+    doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+    line = doc.strip().splitlines()[-1]
+    assert line.startswith("Imports: "), f"{init}: the docstring's last line says what the package may import"
+    allowed, *exceptions = (part.strip() for part in line.removeprefix("Imports: ").split(";"))
+    extra = {}
+    for item in exceptions:
+        module, _, names = item.partition(" also ")
+        extra[module.strip()] = {n.strip() for n in names.split(",")}
+    return {n.strip() for n in allowed.split(",")}, extra
+
+
+@pytest.mark.parametrize("package", ["top", *KNOWLEDGE_PACKAGES])
+def test_each_knowledge_package_imports_only_what_its_docstring_allows(package):
+    allowed, extra = _rules(package)
+    assert allowed <= {"top", *KNOWLEDGE_PACKAGES} and "top" in allowed
+    broken, used = [], set()
+    for module, targets in _graph(with_migrations=True).items():
+        if _package_of(module) != package:
+            continue
+        short = module.split(".")[-1] if package == "top" else module.split(".")[2] if module.count(".") > 1 else ""
+        for target in targets:
+            other = _package_of(target)
+            if other is None or other == package:
+                continue
+            if other in allowed or other in extra.get(short, set()):
+                used.add((short, other) if other not in allowed else ("", other))
+            else:
+                broken.append(f"{module} -> {target}")
+    assert broken == []
+    unused = [f"{m} also {p}" for m, names in extra.items() for p in names if (m, p) not in used]
+    assert unused == [], "the docstring allows an import nobody makes: keep the rules honest"

@@ -332,9 +332,9 @@ def test_app_uninstalled_deletes_the_workspace_tokens_and_settings(server, slack
 
 
 def test_the_digest_posts_to_each_workspace_with_its_own_token(server, slack, monkeypatch):
-    from bot.digest_cmd import post_digests
     from bot.settings import load_settings
-    from bot.slack_app import client_for_team
+    from bot.slack.digest import post_digests
+    from bot.slack.oauth import client_for_team
 
     for code in ("valid-code", "fifth-code"):
         install(server, code)

@@ -16,6 +16,7 @@ import pytest
 from handlers import recommend
 from handlers.models import Query
 from knowledge.facts import rules as R
+from knowledge.facts.question_facts import in_mainland_china, query_facts
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -127,11 +128,11 @@ def test_gpus_needed(required, memory, count):
 
 
 def test_query_facts_read_flags_from_the_text():
-    facts = R.query_facts(Query(text="QLoRA fine-tune, distributed, data must stay in China", workload="fine_tuning"))
+    facts = query_facts(Query(text="QLoRA fine-tune, distributed, data must stay in China", workload="fine_tuning"))
     assert facts["fine_tune_method"] == "qlora" and facts["distributed"] and facts["data_in_china"]
-    assert R.query_facts(Query(text="fine-tune", workload="fine_tuning"))["fine_tune_method"] == "lora"  # default
-    assert R.query_facts(Query(regions=["cn-hongkong"]))["data_in_china"] is False  # Hong Kong is not mainland
-    assert R.query_facts(Query(regions=["ap-beijing"]))["data_in_china"] is True
+    assert query_facts(Query(text="fine-tune", workload="fine_tuning"))["fine_tune_method"] == "lora"  # default
+    assert query_facts(Query(regions=["cn-hongkong"]))["data_in_china"] is False  # Hong Kong is not mainland
+    assert query_facts(Query(regions=["ap-beijing"]))["data_in_china"] is True
 
 
 # --- the seeds' decision trees -----------------------------------------------------------------------------------
@@ -235,7 +236,7 @@ def test_compliance_bound_team_keeps_data_in_mainland_china(kb):
     assert "prio.compliance" in ids
     offers = [r.offer for r in answer.recommendations if r.offer]
     assert offers and {o.provider for o in offers} <= {"alibaba", "tencent"}
-    assert all(R.in_mainland_china(o.region) for o in offers)
+    assert all(in_mainland_china(o.region) for o in offers)
     assert "等保2.0三级" in "\n".join(answer.lines)  # the seed's claim about Huawei, labelled unverified
     assert "未经核实" in next(r.explain for r in answer.rules if r.id == "prio.compliance")
 

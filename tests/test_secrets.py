@@ -176,3 +176,52 @@ def test_a_malformed_secret_key_is_a_clear_startup_error(gpubot_home, slack):
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "GPUBOT_SECRET_KEY is not a Fernet key" in done.stderr and "not-a-fernet-key" not in done.stderr
+
+
+def test_key_rotation_keeps_every_workspace_working(state_url, tmp_path, monkeypatch, capsys):
+    """Issue 25: install with K1, then GPUBOT_SECRET_KEY=K2,K1, `gpubot db rotate-key`, then K2 alone."""
+    from bot.installations import undecryptable_tokens
+    from bot.slack.oauth import client_for_team, installation_store
+    from knowledge.state import db as state
+
+    k1, k2 = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    monkeypatch.setenv("GPUBOT_HOME", str(tmp_path / "home"))
+    settings = _oauth_settings(monkeypatch)
+    tokens = {"T0ROT1": "xoxb-T0ROT1-1111-one", "T0ROT2": "xoxb-T0ROT2-2222-two", "T0PLAIN": "xoxb-T0PLAIN-3-plain"}
+    installation_store(settings).save(_installation("T0PLAIN", tokens["T0PLAIN"]))  # stored before any key was set
+    monkeypatch.setenv("GPUBOT_SECRET_KEY", k1)
+    for team in ("T0ROT1", "T0ROT2"):
+        installation_store(settings).save(_installation(team, tokens[team]))
+
+    def working() -> dict[str, bool]:
+        found = {}
+        for team, token in tokens.items():
+            try:
+                found[team] = client_for_team(team, settings).token == token
+            except LookupError:
+                found[team] = False
+        return found
+
+    monkeypatch.setenv("GPUBOT_SECRET_KEY", k2)  # the old key dropped too early: what start-up would say
+    assert undecryptable_tokens(state.engine()) == 4  # two workspaces, each a bot row and an installation row
+    assert working() == {"T0ROT1": False, "T0ROT2": False, "T0PLAIN": True}
+    monkeypatch.setenv("GPUBOT_SECRET_KEY", f"{k2},{k1}")
+    assert undecryptable_tokens(state.engine()) == 0 and all(working().values())
+    assert main(["db", "rotate-key"]) == 0
+    assert "re-encrypted 6 stored tokens" in capsys.readouterr().out
+    monkeypatch.setenv("GPUBOT_SECRET_KEY", k2)
+    assert undecryptable_tokens(state.engine()) == 0
+    assert all(working().values()), "every workspace keeps working with the new key alone"
+    engine = sa.create_engine(state_url.replace("postgresql://", "postgresql+psycopg://"))
+    with engine.connect() as conn:
+        stored = conn.execute(sa.text("SELECT bot_token FROM slack_bots")).scalars().all()
+    engine.dispose()
+    assert stored and all(v.startswith("fernet:") for v in stored), "the plain token is encrypted now too"
+
+
+def test_rotate_key_without_a_key_is_one_line(state_url, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("GPUBOT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("GPUBOT_SECRET_KEY", raising=False)
+    assert main(["db", "rotate-key"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "gpubot db rotate-key: GPUBOT_SECRET_KEY is not set: there is no key to rotate to"

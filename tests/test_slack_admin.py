@@ -20,11 +20,11 @@ from urllib.parse import urlencode
 import pytest
 import sqlalchemy as sa
 
-from bot import blocks
 from bot.settings import load_settings
 from bot.slack import auth as slack_auth
+from bot.slack import blocks
+from bot.slack.app import build_app
 from bot.slack.help import COMMANDS
-from bot.slack_app import build_app
 from knowledge.state import settings_audit, settings_store, subscriptions
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_app import SECRET, assert_valid, dispatch, rendered_strings

@@ -19,11 +19,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot import blocks
 from bot.pipeline import answer
 from bot.settings import load_settings
+from bot.slack import blocks
+from bot.slack.app import build_app
 from bot.slack.tables import tables_of
-from bot.slack_app import build_app
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_app import (
     SECRET,
@@ -50,10 +50,20 @@ def slack() -> Iterator[SlackStandIn]:
         yield standin
 
 
+def _app(slack, kb, **options):
+    settings = load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url)
+    return build_app(settings, kb, **options)
+
+
 @pytest.fixture(scope="module")
 def app(slack, kb):
-    settings = load_settings(slack_signing_secret=SECRET, slack_bot_token="xoxb-test", slack_api_url=slack.base_url)
-    return build_app(settings, kb)
+    return _app(slack, kb)
+
+
+@pytest.fixture(scope="module")
+def quick_app(slack, kb):
+    """The app with a 0.05 s ack budget: a held answer goes through response_url."""
+    return _app(slack, kb, ack_budget_seconds=0.05)
 
 
 @pytest.fixture(autouse=True)
@@ -73,11 +83,9 @@ def instances(kb, text: str) -> list[str]:
 def held(monkeypatch):
     """Answers wait until the test releases them, so the ack goes out first and the answer via response_url."""
     import bot.slack.digest
-    import bot.slack_app
     import handlers
 
     gate = threading.Event()
-    monkeypatch.setattr(bot.slack_app, "ACK_BUDGET_SECONDS", 0.05)
     for intent in ("cheapest",):
         real = handlers.INTENTS[intent]
         monkeypatch.setitem(handlers.INTENTS, intent, lambda q, kb, real=real: (gate.wait(10), real(q, kb))[1])
@@ -131,11 +139,11 @@ def test_refused_blocks_are_posted_again_as_text_only(app, slack, kb, caplog, te
 
 
 @pytest.mark.parametrize("text, lang", PHRASINGS)
-def test_a_slash_answer_refused_on_its_response_url_arrives_as_text(app, slack, kb, held, caplog, text, lang):
+def test_a_slash_answer_refused_on_its_response_url_arrives_as_text(quick_app, slack, kb, held, caplog, text, lang):
     slack.refuse_block_type("header")
     body, hook = command_body(slack, text)
     with caplog.at_level(logging.WARNING, logger="gpubot.slack"):
-        assert dispatch(app, body, FORM).body == ""
+        assert dispatch(quick_app, body, FORM).body == ""
         held.set()
         refused, sent = slack.wait_for(f"hooks/{hook}", 2)
         settle(0.2)
@@ -145,10 +153,10 @@ def test_a_slash_answer_refused_on_its_response_url_arrives_as_text(app, slack, 
     assert len(slack.calls(f"hooks/{hook}")) == 2 and refusal_logs(caplog)
 
 
-def test_a_throttled_response_url_is_tried_again_once(app, slack, held):
+def test_a_throttled_response_url_is_tried_again_once(quick_app, slack, held):
     body, hook = command_body(slack, "cheapest A100 spot")
     slack.rate_limit(f"hooks/{hook}", retry_after=0, times=1)
-    assert dispatch(app, body, FORM).body == ""
+    assert dispatch(quick_app, body, FORM).body == ""
     held.set()
     throttled, sent = slack.wait_for(f"hooks/{hook}", 2)
     settle()
@@ -156,10 +164,10 @@ def test_a_throttled_response_url_is_tried_again_once(app, slack, held):
     assert column(sent.body, "instance")
 
 
-def test_the_digest_posted_by_digest_now_survives_a_refusal(app, slack, held):
+def test_the_digest_posted_by_digest_now_survives_a_refusal(quick_app, slack, held):
     slack.refuse_block_type("header")
     body, hook = command_body(slack, "digest now")
-    assert dispatch(app, body, FORM).body == ""
+    assert dispatch(quick_app, body, FORM).body == ""
     held.set()
     refused, sent = slack.wait_for(f"hooks/{hook}", 2)
     assert refused.status == 400 and sent.status == 200

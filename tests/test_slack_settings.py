@@ -19,10 +19,12 @@ from urllib.parse import urlencode
 
 import pytest
 
-from bot import blocks
 from bot.pipeline import answer
 from bot.settings import load_settings
-from bot.slack_app import build_app, client_for_team, parse_command
+from bot.slack import blocks
+from bot.slack.app import build_app
+from bot.slack.commands import parse_command
+from bot.slack.oauth import client_for_team
 from knowledge.state import settings_store, subscriptions
 from tests.slack_standin import SlackStandIn, validate_blocks
 from tests.test_slack_app import (

@@ -452,10 +452,10 @@ def test_other_intents_unchanged(kb, text, intent):
 
 
 def test_slack_message_has_table_attribution_and_workload_buttons(kb):
-    from bot import blocks
     from bot.pipeline import answer_query
     from bot.pipeline import understand as parse_query
-    from bot.slack_app import refine
+    from bot.slack import blocks
+    from bot.slack.actions import refine
 
     answer = answer_query(parse_query("cost per million tokens for Llama 3.1 8B", kb), kb)
     message = blocks.answer_message(answer)

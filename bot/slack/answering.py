@@ -23,14 +23,26 @@ from bot.settings import Settings
 from bot.slack import blocks
 from bot.slack.delivery import Delivered, respond_message
 from bot.slack.help import with_commands
+from handlers.i18n import t
 from handlers.language import has_chinese, language_of
 from handlers.models import Answer, Query
 from knowledge.kb.reader import KB
 from knowledge.state import claims
 
-__all__ = ["Answerer", "user_language"]
+__all__ = ["Answerer", "failure_message", "user_language"]
 
 log = logging.getLogger("gpubot.slack")
+
+
+def failure_message(exc: BaseException, lang: str = "en") -> dict[str, Any]:
+    """What a user is told when answering failed: a state database that cannot save (gone, read-only, full, locked,
+    unreachable) is "settings can't be saved right now; nothing was changed; …", anything else the apology."""
+    from knowledge.state.presence import state_error_text
+
+    if state_error_text(exc) is None:
+        return blocks.error_message(lang)
+    log.warning("state database unavailable: %s", state_error_text(exc))
+    return blocks.notice_message(t("state.unavailable", lang))
 
 
 def user_language(client: WebClient, user: str) -> str:

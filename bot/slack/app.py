@@ -38,40 +38,32 @@ from slack_sdk import WebClient
 
 from bot.settings import Settings
 from bot.slack import actions, blocks, events, home, slash
-from bot.slack.actions import refine
 from bot.slack.answering import Answerer
-from bot.slack.commands import Command, parse_command
-from bot.slack.home import HomeContext, home_sections_providers
-from bot.slack.oauth import client_for_team, forget_workspace, installation_store, make_client, oauth_settings
-from bot.slack.payloads import log_context, strip_mention
+from bot.slack.oauth import make_client, oauth_settings
+from bot.slack.payloads import log_context
 from handlers.language import language_of
 from knowledge.kb.reader import KB
 from knowledge.state import claims
 
-__all__ = [
-    "ACK_BUDGET_SECONDS",
-    "Command",
-    "HomeContext",
-    "build_app",
-    "client_for_team",
-    "forget_workspace",
-    "home_sections_providers",
-    "installation_store",
-    "make_client",
-    "parse_command",
-    "refine",
-    "strip_mention",
-]
+__all__ = ["ACK_BUDGET_SECONDS", "build_app", "claim_once"]
 
 log = logging.getLogger("gpubot.slack")
 
 ACK_BUDGET_SECONDS = 2.0  # answer inside the ack when ready by then; Slack's deadline is 3 s (1 s for the network)
 
 
-def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oauth: bool | None = None) -> App:
+def build_app(
+    settings: Settings,
+    kb: KB,
+    *,
+    client: WebClient | None = None,
+    oauth: bool | None = None,
+    ack_budget_seconds: float = ACK_BUDGET_SECONDS,
+) -> App:
     """The Bolt app. Nothing is called at start-up. One workspace: the bot's identity comes from one lazy, cached
     auth.test. OAuth (`oauth`, default: when SLACK_CLIENT_ID/SECRET are set): each request is authorized with its
-    workspace's installation (auth.test per request)."""
+    workspace's installation (auth.test per request). `ack_budget_seconds`: how long a slash command's answer may
+    take to be sent inside the ack (tests shorten it)."""
     oauth = settings.oauth_enabled if oauth is None else oauth
     options: dict[str, Any] = {}
     if oauth:
@@ -85,7 +77,7 @@ def build_app(settings: Settings, kb: KB, *, client: WebClient | None = None, oa
         logger=logging.getLogger("gpubot.bolt"),
         **options,
     )
-    answerer = Answerer(kb, settings, ack_budget=lambda: ACK_BUDGET_SECONDS)  # read per request (tests shorten it)
+    answerer = Answerer(kb, settings, ack_budget=lambda: ack_budget_seconds)
     app.middleware(claim_once)
     for listeners in (slash, events, actions, home):
         listeners.register(app, answerer)

@@ -21,7 +21,7 @@ __all__ = ["Command", "digest_options", "parse_command"]
 class Command:
     """A `/gpu` text that is a command, not a question."""
 
-    kind: str  # set | unset | show | digest | alert
+    kind: str  # set | unset | show | digest | alert | sources
     scope: str = "channel"  # channel | workspace
     key: str | None = None
     value: str = ""
@@ -60,6 +60,8 @@ def parse_command(text: str) -> Command | None:
             scope, rest = _SCOPES[rest[0].lower()], rest[1:]
         key = rest[0] if rest else None
         return Command(head, scope=scope, key=key, value=" ".join(rest[1:]))
+    if head in ("sources", "来源") and len(words) == 1:  # every price source and how fresh it is (issue 28)
+        return Command("sources")
     if head == "digest" and len(words) >= 2 and words[1].lower() in _DIGEST_ACTIONS:
         return Command("digest", action=_DIGEST_ACTIONS[words[1].lower()], args=tuple(words[2:]))
     alert = _alert_command(words, text)

@@ -7,9 +7,11 @@
     app_uninstalled / tokens_revoked   that workspace's tokens, settings and digest subscriptions deleted (an
                                        org-wide install's: the whole org's, `bot.slack.uninstall`)
 
-Never two replies to one message: the reply claims the message's channel+ts (an @-mention in a DM also arrives as
-a DM message), and finishing it releases the event's claim (`knowledge.state.claims`). Other bots' messages and message
-subtypes (edits, deletions) get a no-op, so Slack sees 200 and does not retry.
+Never two replies to one message, none lost to Slack's errors (`bot.slack.reply_once`): the reply claims the
+message's channel+ts (an @-mention in a DM also arrives as a DM message); a delivered reply finishes the message's
+and the event's claims, a refused one releases them for Slack's retry of the event, which looks for an earlier
+reply first. Other bots' messages and message subtypes (edits, deletions) get a no-op, so Slack sees 200 and does
+not retry.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from bot.slack.commands import parse_command
 from bot.slack.delivery import post_message
 from bot.slack.oauth import installation_store
 from bot.slack.payloads import Message
+from bot.slack.reply_once import reply_once
 from bot.slack.uninstall import forget, note_grid_workspace
 from handlers.language import language_of
-from knowledge.state import claims
 
 __all__ = ["register", "reply"]
 
@@ -68,16 +70,11 @@ def register(app: App, answerer: Answerer) -> None:
 
 def reply(answerer: Answerer, client: WebClient, body: dict, message: Message) -> None:
     """Answer `message` once, across the events that carry it and the processes that receive them."""
-    if not claims.claim(message.key):
-        return  # the same message was already answered through another event (a mention in a DM)
-    try:
-        _reply_once(answerer, client, message)
-    finally:  # answered (or given up on): no retry and no other process answers it again
-        claims.finish(message.key)
-        claims.finish(f"slack-event:{claims.event_key(body)}")
+    reply_once(client, body, message, lambda metadata: _reply_once(answerer, client, message, metadata))
 
 
-def _reply_once(answerer: Answerer, client: WebClient, message: Message) -> None:
+def _reply_once(answerer: Answerer, client: WebClient, message: Message, metadata: dict) -> str | None:
+    """Post the reply (with `metadata`); the post's error, None when posted or when the reply is posted later."""
     text, channel, thread_ts, where = message.text, message.channel, message.thread_ts, message.where
     command = parse_command(text)
     if command is not None and command.kind == "alert":  # "…时提醒我" by mention: a price alert here
@@ -86,11 +83,10 @@ def _reply_once(answerer: Answerer, client: WebClient, message: Message) -> None
         reply = alert_reply(
             command, message.team or "", channel or "", message.user, language_of(text), answerer.kb.current()
         )
-        post_message(client, where, channel=channel, thread_ts=thread_ts, **reply)
-        return
+        return post_message(client, where, channel=channel, thread_ts=thread_ts, metadata=metadata, **reply)[1]
     if answerer.is_history(text):  # a chart, uploaded into the thread (rendered on the chart worker)
         query = understand(text, answerer.kb)
         answerer.in_background(where, answerer.post_chart, client, channel, thread_ts, query)
-        return
+        return None
     answer = answerer.message_for(text, shareable=False, where=where, team=message.team, channel=channel)
-    post_message(client, where, channel=channel, thread_ts=thread_ts, **answer)
+    return post_message(client, where, channel=channel, thread_ts=thread_ts, metadata=metadata, **answer)[1]

@@ -13,9 +13,10 @@ import logging
 
 import sqlalchemy as sa
 from slack_sdk import WebClient
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from bot.settings import Settings
+from bot.slack.reply_once import reply_retry_handlers
 
 __all__ = [
     "INSTALL_PATH",
@@ -42,7 +43,7 @@ def make_client(settings: Settings, *, oauth: bool | None = None) -> WebClient:
         base_url=settings.slack_api_url,
         token=None if oauth else settings.secret("slack_bot_token"),
         timeout=10,
-        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2), ConnectionErrorRetryHandler(max_retry_count=2)],
+        retry_handlers=reply_retry_handlers(),  # 429 after Retry-After, 500/503 with backoff (bot.slack.reply_once)
     )
 
 
@@ -116,7 +117,7 @@ _stores_cache: dict[tuple[str, str, int], _Stores] = {}
 
 
 def _stores(settings: Settings) -> _Stores:
-    from knowledge.state.db import database_url
+    from knowledge.state.url import database_url
 
     key = (settings.slack_client_id or "", database_url(), settings.slack_state_expiration_seconds)
     if key not in _stores_cache:

@@ -128,6 +128,10 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
         return with_change_record(message, team, channel, lang), "ephemeral"
     if cmd.kind == "digest":
         return digest_reply(cmd, ctx)
+    if cmd.kind == "sources":  # `/gpu sources` (bot/sources_cmd.py)
+        from bot.sources_cmd import report, sources_text
+
+        return blocks.text_message(blocks.slack_escape(sources_text(report(lang=lang), lang))), "ephemeral"
     if cmd.kind == "alert":  # price alerts (bot/alert_cmd.py)
         from bot.alert_cmd import alert_reply
 

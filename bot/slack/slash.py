@@ -22,7 +22,7 @@ from slack_sdk import WebClient
 
 from bot.pipeline import answer_query
 from bot.slack import blocks
-from bot.slack.answering import Answerer
+from bot.slack.answering import Answerer, failure_message
 from bot.slack.commands import Command, parse_command
 from bot.slack.help import HELP_WORDS, with_commands
 from bot.slack.payloads import SlashCommand
@@ -111,9 +111,9 @@ def run_command(
             try:
                 result, _ = digest_answer(team, channel, lang=lang)
                 return blocks.answer_message(result, buttons=False)
-            except Exception:
+            except Exception as exc:
                 log.exception("internal error building the digest (%s)", cmd.where)
-                return blocks.error_message(lang)
+                return failure_message(exc, lang)
 
         ack_soon(answerer, ack, respond, cmd.where, digest_now, response_type="in_channel")
         return
@@ -123,8 +123,8 @@ def run_command(
             ctx = CommandContext(kb=answerer.kb, client=client, team=team, channel=channel, user=cmd.user, lang=lang)
             message, response_type = command_reply(parsed, ctx)
             return {**message, "response_type": response_type}
-        except Exception:
+        except Exception as exc:  # a state database that cannot save: said so (`failure_message`)
             log.exception("internal error running a command (%s)", cmd.where)
-            return blocks.error_message(lang)
+            return failure_message(exc, lang)
 
     ack_soon(answerer, ack, respond, cmd.where, reply_to_command)

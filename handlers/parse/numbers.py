@@ -43,8 +43,13 @@ def number_word(word: str) -> float | None:
     return _NUMBER_WORDS.get(word) if word not in {"a", "an", "half"} else None
 
 
+MAX_NUMBER = 1e12  # bigger is not a quantity anyone means (a 330-digit "duration" is infinity as a float)
+MAX_DURATION_HOURS = 100 * 8760  # a century
+
+
 def _number(text: str) -> float | None:
-    return _NUMBER_WORDS.get(text) if text in _NUMBER_WORDS else zh_number(text.replace(" ", ""))
+    n = _NUMBER_WORDS.get(text) if text in _NUMBER_WORDS else zh_number(text.replace(" ", ""))
+    return n if n is None or 0 <= n <= MAX_NUMBER else None  # never inf or nan (nan fails both comparisons)
 
 
 def _duration(m: re.Match[str]) -> float | None:
@@ -57,7 +62,7 @@ def _duration(m: re.Match[str]) -> float | None:
         return None  # "per hour", "一小时": the unit of a price, not a duration
     if hours == 8760 and n > 10:
         return None  # "2024年" is a date
-    return n * hours
+    return n * hours if n * hours <= MAX_DURATION_HOURS else None
 
 
 def _unit_kind(unit: str) -> str:
@@ -197,7 +202,7 @@ def _numeric_value(name: str, m: re.Match[str]) -> tuple[str, float] | None:
     if n is None or n <= 0:
         return None
     if name == "model_moe":
-        return "model_size_b", float(m["a"]) * n
+        return ("model_size_b", float(m["a"]) * n) if float(m["a"]) * n <= MAX_NUMBER else None
     if name == "model_size":
         return ("model_size_b", n) if n <= 10000 else None
     if name == "model_t":

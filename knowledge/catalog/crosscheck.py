@@ -87,8 +87,8 @@ def apply(offers: list[dict], terms: list[dict]) -> list[dict]:
         if offer["provider"] != "gcp" or offer.get("kind") != "catalog" or offer["pricing"] not in _COLUMNS:
             continue
         billed = snapshot.get((offer["instance_type"], offer["region"]))
-        value = billed and billed[offer["pricing"]]
-        if not value:
+        value = billed[offer["pricing"]] if billed else None
+        if billed is None or not value:
             continue
         diff = _differs(offer["price_per_hour_usd"], value)
         if diff is None:

@@ -50,6 +50,7 @@ def import_catalog(
     as_of: str | None = None,
     taken_at: dt.datetime | None = None,
     snapshot_kind: str = "catalog",
+    as_of_known: bool = True,
 ) -> dict:
     """Validate, store and load one catalog for `provider`; return a report. Raises CatalogError/ValueError.
 
@@ -75,6 +76,7 @@ def import_catalog(
         currency=src.currency_info(),
         source=source,
         as_of=as_of,
+        as_of_known=as_of_known,
     )
     if not result.offers:
         raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
@@ -91,6 +93,7 @@ def import_catalog(
         "source": source,
         "sha256": hashlib.sha256(content.encode()).hexdigest(),
         "imported_at": dt.datetime.now(dt.UTC),
+        "as_of_known": as_of_known,
     }
     new_id, snapshot = _store(record, result.offers, taken_at, snapshot_kind)
     try:
@@ -121,7 +124,9 @@ def _store(record: dict, offers: list[dict], taken_at: dt.datetime | None, kind:
         latest = history.latest_snapshot(provider)
         try:
             with engine().begin() as conn:
-                new_id = conn.execute(catalog_imports.insert().values(**record)).inserted_primary_key[0]
+                key = conn.execute(catalog_imports.insert().values(**record)).inserted_primary_key
+                assert key is not None  # an INSERT always has one
+                new_id = key[0]
                 snapshot = history.record_snapshot(provider, offers, record["source"], taken_at, kind=kind, conn=conn)
             return new_id, snapshot
         except IntegrityError:

@@ -29,6 +29,8 @@ catalog_imports = sa.Table(
     sa.Column("source", sa.Text, nullable=False),
     sa.Column("sha256", sa.String(64), nullable=False),
     sa.Column("imported_at", sa.DateTime(timezone=True), nullable=False),
+    # False: `as_of` is only the day the rows' upstream file was bundled (a live source updated some of its rows)
+    sa.Column("as_of_known", sa.Boolean),
 )
 
 
@@ -43,6 +45,7 @@ class ImportRecord:
     usd_per_unit: float
     as_of: str
     source: str
+    as_of_known: bool | None = None
 
 
 def latest_imports() -> list[ImportRecord]:
@@ -52,6 +55,25 @@ def latest_imports() -> list[ImportRecord]:
     with engine().connect() as conn:
         rows = conn.execute(sa.select(*columns).where(catalog_imports.c.id.in_(newest)).order_by("id")).all()
     return [ImportRecord(*row) for row in rows]
+
+
+def prune_imports(provider: str, keep: int = 3) -> int:
+    """Delete a provider's imports older than its newest `keep` (only the newest serves); how many were deleted.
+
+    The live sources import a provider every few minutes (issue 28): without this the state would keep every copy.
+    """
+    newest = (
+        sa.select(catalog_imports.c.id)
+        .where(catalog_imports.c.provider == provider)
+        .order_by(catalog_imports.c.id.desc())
+        .limit(keep)
+    )
+    with engine().begin() as conn:
+        kept = [row[0] for row in conn.execute(newest)]
+        if len(kept) < keep:
+            return 0
+        old = catalog_imports.delete().where(catalog_imports.c.provider == provider, catalog_imports.c.id < min(kept))
+        return conn.execute(old).rowcount
 
 
 def imports_version() -> str:

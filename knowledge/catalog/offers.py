@@ -257,6 +257,7 @@ def convert(
                 notes.append(
                     f"vGPU slice: {min(share, acc.fraction):.3g} of a {acc.gpu}; price shown per whole GPU-hour"
                 )
+            live = _live_fields(row, pricing)
             best[key] = {
                 "provider": provider,
                 "instance_type": instance_type,
@@ -281,19 +282,35 @@ def convert(
                 "kind": "catalog",
                 "status": "ok",
                 "note": "; ".join(notes) or None,
-                "source": source,
-                "as_of": as_of,
+                "source": live.get("source") or source,
+                "as_of": (live.get("fetched_at") or as_of)[:10] if live.get("fetched_at") else as_of,
                 "line": row.line,
                 "gpu_variant": acc.variant or None,
                 "gpu_form_factor": acc.form_factor,
                 "gpu_vendor": acc.vendor,
                 "gpu_recognised": acc.recognised,
                 "via": via,
-                "as_of_known": as_of_known,
+                "as_of_known": bool(live.get("fetched_at")) or as_of_known,
+                "fetched_at": live.get("fetched_at"),
+                "stock": live.get("stock"),
+                "stock_read_at": live.get("stock_read_at"),
             }
     result.offers = list(best.values())
     result.notes = list(noted)
     return result
+
+
+def _live_fields(row: CatalogRow, pricing: str) -> dict[str, str | None]:
+    """Where and when a live source read this price (`PriceSource`/`SpotSource`, `...FetchedAt`), and the stock."""
+    if not row.live:
+        return {}
+    prefix = "Spot" if pricing == "spot" else "Price"
+    return {
+        "source": row.live_value(f"{prefix}Source") or None,
+        "fetched_at": row.live_value(f"{prefix}FetchedAt") or None,
+        "stock": row.live_value("Stock") or None,
+        "stock_read_at": row.live_value("StockReadAt") or None,
+    }
 
 
 def _host_type_is_fixed(provider: str, accelerator: str) -> bool:

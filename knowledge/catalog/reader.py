@@ -22,6 +22,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from knowledge.errors import UserError
 from knowledge.numbers import NotFiniteError, decimal
 
 REQUIRED = ("AcceleratorName", "AcceleratorCount", "Price", "Region")
@@ -38,13 +39,21 @@ KNOWN = (
     "AvailabilityZone",
     "Generation",
     "Arch",
+    # written by the live sources (knowledge.catalog.fetchers.live_rows): where and when each figure was read
+    "PriceSource",
+    "PriceFetchedAt",
+    "SpotSource",
+    "SpotFetchedAt",
+    "Stock",
+    "StockReadAt",
 )
+STOCK_VALUES = ("in_stock", "low", "out_of_stock")
 MAX_BYTES = 200 * 1024 * 1024
 UNKNOWN_REGION = "unknown"
 DEFAULT_MAX_ROWS = 100_000
 
 
-class CatalogError(ValueError):
+class CatalogError(UserError, ValueError):
     """A catalog file that cannot be imported; the message names file, line and column."""
 
     def __init__(self, path: str | Path, message: str, line: int | None = None, column: str | None = None):
@@ -74,6 +83,10 @@ class CatalogRow:
     zone: str
     generation: str
     arch: str
+    live: tuple[str, ...] = ()  # PriceSource .. StockReadAt (LIVE), or () for a catalog without them
+
+    def live_value(self, column: str) -> str:
+        return self.live[LIVE.index(column)] if self.live else ""
 
     @property
     def is_host(self) -> bool:
@@ -181,7 +194,27 @@ def _column_at(raw: bytes, offset: int) -> str:
     return name if name.isascii() and name.isidentifier() else str(number + 1)
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # never in a text file (tabs and line ends are fine)
+# never in a text file (tabs and line ends are fine); C1 controls and bidi overrides would reach terminals and Slack
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+LIVE = KNOWN[KNOWN.index("PriceSource") :]
+
+
+def _live_cells(cell, path: str | Path, line: int) -> tuple[str, ...]:
+    """The live columns of one row, checked: a known stock word, ISO UTC times."""
+    values = tuple(cell(name)[:500] for name in LIVE)
+    stock = values[LIVE.index("Stock")]
+    if stock and stock not in STOCK_VALUES:
+        raise CatalogError(path, f"stock {stock!r} is not one of {', '.join(STOCK_VALUES)}", line, "Stock")
+    for name in ("PriceFetchedAt", "SpotFetchedAt", "StockReadAt"):
+        text = values[LIVE.index(name)]
+        if text and not _ISO_UTC.match(text):
+            raise CatalogError(path, f"{text!r} is not an ISO UTC time (2026-12-02T07:30:00Z)", line, name)
+    return values
+
+
+_ISO_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
 def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
@@ -208,6 +241,7 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
         twice = next(name for name in header if header.count(name) > 1)
         raise CatalogError(path, "duplicate column names in header", 1, twice)
     index = {name: header.index(name) for name in KNOWN if name in header}
+    live = any(name in index for name in LIVE)
 
     rows: list[CatalogRow] = []
     hosts: list[CatalogRow] = []
@@ -267,6 +301,7 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
                 zone=cell("AvailabilityZone"),
                 generation=cell("Generation"),
                 arch=cell("Arch"),
+                live=_live_cells(cell, path, line) if live else (),
             )
             if not row.instance_type and not row.accelerator:
                 raise CatalogError(path, "row has neither an instance type nor an accelerator", line, "InstanceType")

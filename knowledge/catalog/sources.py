@@ -53,13 +53,14 @@ class CatalogSource:
         return Currency(self.currency, self.usd_per_unit, note)
 
 
-def bundled_catalogs() -> list[CatalogSource]:
-    with (CATALOG_DIR / "manifest.csv").open(encoding="utf-8", newline="") as handle:
+def bundled_catalogs(catalog_dir: Path = CATALOG_DIR) -> list[CatalogSource]:
+    """The catalogs of `catalog_dir`'s manifest.csv (the bundled ones; tests pass a small subset of them)."""
+    with (catalog_dir / "manifest.csv").open(encoding="utf-8", newline="") as handle:
         return [
             CatalogSource(
                 provider=row["provider"],
-                path=CATALOG_DIR / row["file"],
-                hosts_path=CATALOG_DIR / row["hosts_file"] if row["hosts_file"] else None,
+                path=catalog_dir / row["file"],
+                hosts_path=catalog_dir / row["hosts_file"] if row["hosts_file"] else None,
                 currency=row["currency"],
                 usd_per_unit=float(row["usd_per_unit"]),
                 as_of=row["as_of"],
@@ -83,15 +84,16 @@ def imported_catalogs() -> list[CatalogSource]:
             source=r.source,
             text=r.content,
             hosts_text=r.hosts_content,
+            as_of_known=r.as_of_known is not False,
         )
         for r in latest_imports()
     ]
 
 
-def all_catalogs() -> list[CatalogSource]:
-    """Bundled catalogs, each replaced by a user import for the same provider."""
+def all_catalogs(catalog_dir: Path = CATALOG_DIR) -> list[CatalogSource]:
+    """Bundled catalogs (of `catalog_dir`), each replaced by a user import for the same provider."""
     imported = {c.provider: c for c in imported_catalogs()}
-    bundled = [c for c in bundled_catalogs() if c.provider not in imported]
+    bundled = [c for c in bundled_catalogs(catalog_dir) if c.provider not in imported]
     return bundled + list(imported.values())
 
 
@@ -110,6 +112,6 @@ def catalog_terms(provider: str, currency: str | None, usd_per_unit: float | Non
         usd_per_unit = bundled.usd_per_unit if bundled and bundled.currency == currency else 1.0
     if currency != "USD" and usd_per_unit == 1.0:
         raise ValueError(f"give --usd-per-unit for a {currency} catalog (the rate its USD prices were converted at)")
-    if not (math.isfinite(usd_per_unit) and 0 < usd_per_unit <= 1000):
-        raise ValueError("--usd-per-unit must be a positive number of at most 1000 (USD per unit of the currency)")
+    if not (math.isfinite(usd_per_unit) and 1e-6 <= usd_per_unit <= 1000):  # 1e-320 would make prices infinite
+        raise ValueError("--usd-per-unit must be a number from 0.000001 to 1000 (USD per unit of the currency)")
     return provider, bundled, currency, usd_per_unit

@@ -44,7 +44,7 @@ def classify(zone: str | None) -> tuple[str | None, str | None]:
 def label(zone: str | None, lang: str = "en") -> str | None:
     """`classify`'s label in the answer's language ("亚特兰大（本地区域，需申请开通）"); None for other zones."""
     kind, english = classify(zone)
-    if lang != "zh" or not english:
+    if lang != "zh" or not english or kind is None:
         return english
     match = (_LOCAL if kind == "local_zone" else _WAVELENGTH).match(zone or "")
     place = locations().get((kind, match.group("code"))) if match else None
@@ -72,5 +72,6 @@ def apply(offers: list[dict]) -> dict[str, int]:
         offer["zone_kind"] = kind
         if label:
             offer["zone_label"] = label
-        counts[kind] = counts.get(kind, 0) + 1
+        if kind is not None:  # always, for a zone (classify gives None only without one)
+            counts[kind] = counts.get(kind, 0) + 1
     return counts

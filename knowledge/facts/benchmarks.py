@@ -111,7 +111,7 @@ def tables() -> dict[str, list[dict]]:
             else:
                 step[name] = float(row[value])
     rows = [s for s in steps.values() if "tokens_per_s" in s]
-    for row in rows:
+    for step in rows:
         for name in _LATENCY:
-            row.setdefault(name, None)
+            step.setdefault(name, None)
     return {"llm_benchmarks": rows}

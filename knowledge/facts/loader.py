@@ -9,8 +9,12 @@ as wrong is stored with its status and correction and never served as a price.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from knowledge.paths import DATA_DIR
+
+if TYPE_CHECKING:
+    from knowledge.facts.seed import FxRate
 
 _PRICE_STATUSES_SERVED = {"ok", "unverified", "needs_qualifier", "outdated", "self_contradiction"}
 
@@ -54,7 +58,7 @@ def tables(catalog_offers: list[dict]) -> dict[str, list[dict]]:
     }
 
 
-def article_offers(figures: list, fx: object) -> list[dict]:
+def article_offers(figures: list, fx: FxRate) -> list[dict]:
     """Seed price figures as labelled `article` offers; `seed_price_subjects.csv` says which GPUs a subject is."""
     import csv
 

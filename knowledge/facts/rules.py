@@ -26,13 +26,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from knowledge.facts.question_facts import (  # noqa: F401 - re-exported: handlers read them as rules.query_facts etc.
-    LONG_PROJECT_HOURS,
-    SHORT_PROJECT_HOURS,
-    in_mainland_china,
-    query_facts,
-    text_flags,
-)
 from knowledge.paths import DATA_DIR
 
 RULES_FILE = DATA_DIR / "rules.yaml"

@@ -96,6 +96,7 @@ ProviderId = Literal[
     "hyperstack",
     "primeintellect",
     "shadeform",
+    "vast",  # read live only (knowledge/catalog/fetchers/vast.py), no bundled catalog
 ]
 SeedId = Literal["S0", "S1", "S2"]
 Currency = Literal["USD", "CNY"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from knowledge.clock import utc_now
 from knowledge.history.models import Change, ChangeSet, Digest, HistoryError, ProviderDiff, Snapshot
@@ -77,7 +78,12 @@ def changes(reader: HistoryReader, old: Snapshot | None, new: Snapshot, threshol
             continue
         change = _change(new.provider, before[key], after[key])
         (changed if abs(change.change_pct or 0.0) + 1e-9 >= threshold_pct else small).append(change)
-    return ChangeSet(tuple(added), tuple(removed), tuple(changed), threshold_pct, tuple(small))
+    stock = [
+        replace(_change(new.provider, before[k], after[k]), old_stock=before[k]["stock"], new_stock=after[k]["stock"])
+        for k in sorted(before.keys() & after.keys())
+        if before[k].get("stock") and after[k].get("stock") and before[k]["stock"] != after[k]["stock"]
+    ]
+    return ChangeSet(tuple(added), tuple(removed), tuple(changed), threshold_pct, tuple(small), tuple(stock))
 
 
 def _day_start(value: dt.date | dt.datetime) -> dt.datetime:

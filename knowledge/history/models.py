@@ -11,11 +11,13 @@ import datetime as dt
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
+from knowledge.errors import GpubotError
+
 BASELINE_SEQ = 0  # the bundled catalog, recorded before a provider's first refresh
 PRICINGS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 
 
-class HistoryError(RuntimeError):
+class HistoryError(GpubotError, RuntimeError):
     """Price history could not be read or written (the message says why)."""
 
 
@@ -62,6 +64,7 @@ class SnapshotOffer(NamedTuple):
     price_per_hour: float
     currency: str
     vgpu: bool
+    stock: str | None = None  # in_stock | low | out_of_stock, where a live source reported it (issue 28)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,8 @@ class Change:
     currency: str
     old_native: float | None
     new_native: float | None
+    old_stock: str | None = None  # a stock change: what a live source said before and now
+    new_stock: str | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -110,9 +115,10 @@ class ChangeSet:
     changed: tuple[Change, ...] = ()
     threshold_pct: float = 1.0
     small: tuple[Change, ...] = ()  # price moves smaller than the threshold, left out of `changed`
+    stock: tuple[Change, ...] = ()  # offers whose stock changed (in stock, low, out of stock)
 
     def __bool__(self) -> bool:
-        return bool(self.added or self.removed or self.changed)
+        return bool(self.added or self.removed or self.changed or self.stock)
 
     @property
     def below_threshold(self) -> int:
@@ -126,6 +132,7 @@ class ChangeSet:
             tuple(c for c in self.changed if keep(c)),
             self.threshold_pct,
             tuple(c for c in self.small if keep(c)),
+            tuple(c for c in self.stock if keep(c)),
         )
 
 
@@ -160,6 +167,10 @@ class Digest:
     def changed(self) -> list[Change]:
         return [c for p in self.providers for c in p.changes.changed]
 
+    @property
+    def stock(self) -> list[Change]:
+        return [c for p in self.providers for c in p.changes.stock]
+
     def __bool__(self) -> bool:
         return any(p.changes for p in self.providers)
 
@@ -181,6 +192,7 @@ class Digest:
             "changes": [c.as_json() for c in self.changed],
             "added": [c.as_json() for c in self.added],
             "removed": [c.as_json() for c in self.removed],
+            "stock": [c.as_json() for c in self.stock],
             "unit": "USD per instance-hour (old/new); old_native/new_native in the vendor's currency",
             "threshold_pct": self.threshold_pct,
             "since": self.since,

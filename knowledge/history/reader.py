@@ -79,9 +79,8 @@ def _snapshot(row: Sequence) -> Snapshot:
 
 
 def _offer(row: Sequence) -> SnapshotOffer:
-    values = list(row)
-    values[-1] = bool(values[-1])  # vgpu: 0/1 in SQLite
-    return SnapshotOffer(*values)
+    offer = SnapshotOffer(*row)
+    return offer._replace(vgpu=bool(offer.vgpu))  # vgpu: 0/1 in SQLite
 
 
 def _in(name: str, values: Iterable, params: dict) -> str:

@@ -26,6 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from knowledge.errors import UserError
 from knowledge.history import bundled as hb
 from knowledge.history.models import PRICINGS, HistoryError, Snapshot
 from knowledge.history.reader import HistoryReader, state_reader
@@ -46,7 +47,7 @@ PRICING_ORDER = {p: n for n, p in enumerate(PRICINGS)}
 GPU_ONLY = "GPU only"  # marker in the instance type of a GPU-only figure (knowledge.catalog.offers.convert)
 
 
-class UnknownGpu(HistoryError):
+class UnknownGpu(UserError, HistoryError):
     """No GPU of that name in the price history or the knowledge base's reviewed names."""
 
     def __init__(self, name: str, suggestions: list[str]):
@@ -151,7 +152,8 @@ def mark_source_changes(points: Iterable[Point]) -> list[Point]:
             p.seq if p.seq is not None else -1,
         ),
     )
-    out, previous = [], {}
+    out: list[Point] = []
+    previous: dict[tuple, Point] = {}
     for p in ordered:
         before = previous.get(p.key)
         if before is not None and before.series != p.series:
@@ -234,9 +236,9 @@ def resolve_gpu(
     if kb is not None:
         for alias, family in kb.gpu_names.items():
             aliases.setdefault(alias, family)
-    family = aliases.get(key) or aliases.get(key.replace("-", " "))
-    if family is not None:
-        return GpuRef(families.get(family.lower(), family), ref.memory_gb)
+    named = aliases.get(key) or aliases.get(key.replace("-", " "))
+    if named is not None:
+        return GpuRef(families.get(named.lower(), named), ref.memory_gb)
     pool = sorted({*families.values(), *aliases.values()})
     close = difflib.get_close_matches(key, [p.lower() for p in pool], n=3, cutoff=0.6)
     spelled = {p.lower(): p for p in pool}

@@ -110,6 +110,7 @@ snapshot_offers = sa.Table(
     sa.Column("price_per_hour", sa.Float, nullable=False),
     sa.Column("currency", sa.String(8), nullable=False),
     sa.Column("vgpu", sa.Boolean, nullable=False, default=False),
+    sa.Column("stock", sa.String(16), nullable=True),  # migration 0006
     sa.UniqueConstraint("snapshot_id", "instance_type", "region", "pricing", name="uq_snapshot_offers_key"),
     sa.Index("ix_snapshot_offers_gpu", "provider", "gpu", "pricing"),
 )
@@ -156,6 +157,7 @@ def _offer_rows(provider: str, offers: Iterable[Mapping]) -> list[dict]:
             "price_per_hour": native,
             "currency": str(offer.get("currency") or "USD"),
             "vgpu": bool(offer.get("vgpu")),
+            "stock": offer.get("stock") or None,
         }
         if not row["instance_type"] or not row["region"]:
             raise HistoryError(f"an offer without instance type or region: {what}")
@@ -178,6 +180,7 @@ def content_hash(rows: Iterable[Mapping]) -> str:
                 f"{r['price_per_hour_usd']:.9f}",
                 f"{r['price_per_hour']:.9f}",
                 r["currency"],
+                *([r["stock"]] if r.get("stock") else []),  # stock only where reported: older hashes unchanged
             ]
         )
         for r in rows
@@ -242,8 +245,9 @@ def _store(conn: sa.Connection, rows: list[dict], new: Snapshot, latest: Snapsho
     if new.seq < 0:
         new = dataclasses.replace(new, seq=latest.seq + 1 if latest else 1)
     values = {k: getattr(new, k) for k in ("provider", "seq", "source", "kind", "taken_at", "content_hash", "offers")}
-    inserted = conn.execute(snapshots.insert().values(**values, recorded_at=_utc(None)))
-    new = dataclasses.replace(new, id=inserted.inserted_primary_key[0])
+    key = conn.execute(snapshots.insert().values(**values, recorded_at=_utc(None))).inserted_primary_key
+    assert key is not None  # an INSERT always has one
+    new = dataclasses.replace(new, id=key[0])
     conn.execute(snapshot_offers.insert(), [{**row, "snapshot_id": new.id} for row in rows])
     return SnapshotResult(new, created=True)
 
@@ -347,13 +351,17 @@ def offers_from_catalog(
     Raises `knowledge.catalog.reader.CatalogError` for a malformed file.
     """
     from knowledge.catalog.offers import convert
-    from knowledge.catalog.reader import CatalogError, read_catalog  # here: recording and reading need no importer
+    from knowledge.catalog.reader import (  # here: recording and reading need no importer
+        CatalogError,
+        CatalogRow,
+        read_catalog,
+    )
     from knowledge.catalog.sources import CatalogSource
 
     catalog = read_catalog(path)
     if not catalog.rows:
         raise CatalogError(path, "no accelerator rows (only host-VM rows)")
-    hosts = ()
+    hosts: tuple[CatalogRow, ...] = ()
     if hosts_path and not catalog.hosts:
         hosts = read_catalog(hosts_path).hosts
     src = CatalogSource(

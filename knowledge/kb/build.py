@@ -23,7 +23,7 @@ from knowledge.facts import pricing
 from knowledge.facts.reference import gpu_families
 from knowledge.history import bundled as history_bundled
 from knowledge.kb.schema import SCHEMA_VERSION, fingerprint
-from knowledge.paths import DATA_DIR, kb_path
+from knowledge.paths import CATALOG_DIR, DATA_DIR, PRICING_DIR, kb_path
 
 Parsed = dict[str, tuple[str, Catalog]]  # see `load_catalogs`
 
@@ -174,10 +174,43 @@ def _insert(db, name: str, rows: list[dict]) -> None:
         db.conn.executemany(sql, ([row.get(k) for k in keys] for row in rows))
 
 
-def build(target: Path | None = None, parsed: Parsed | None = None) -> dict:
+def remove_leftovers(folder: Path) -> list[Path]:
+    """Remove the half-built knowledge bases (`.kb-<pid>-*.db`) of builds that were killed: their process is gone
+    (or they are over an hour old). Returns what was removed."""
+    removed = []
+    for leftover in folder.glob(".kb-*.db*"):
+        pid = leftover.name.removeprefix(".kb-").split("-", 1)[0]
+        try:
+            alive = pid.isdigit() and _alive(int(pid)) and time.time() - leftover.stat().st_mtime < 3600
+            if not alive:
+                leftover.unlink()
+                removed.append(leftover)
+        except OSError:
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def build(
+    target: Path | None = None,
+    parsed: Parsed | None = None,
+    *,
+    catalog_dir: Path = CATALOG_DIR,
+    pricing_dir: Path = PRICING_DIR,
+) -> dict:
     """Build the knowledge base atomically; return a small report (counts, seconds, skipped rows).
 
-    `parsed`: see `load_catalogs`."""
+    `parsed`: see `load_catalogs`. `catalog_dir`, `pricing_dir`: the bundled catalogs (their manifest.csv) and
+    reserved/spot price files; tests build a small knowledge base from a subset of both (tests/data/small_kb/)."""
     import sqlite_utils
 
     started = time.perf_counter()
@@ -185,11 +218,12 @@ def build(target: Path | None = None, parsed: Parsed | None = None) -> dict:
     built_from = fingerprint()
     version = imports_version()  # read before the imports themselves: a later import makes us stale, not wrong
     notes: list[dict] = []
-    offers, raw, skipped = load_catalogs(all_catalogs(), notes, parsed)
-    aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"))
-    gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"))
+    offers, raw, skipped = load_catalogs(all_catalogs(catalog_dir), notes, parsed)
+    aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"), pricing_dir)
+    gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"), pricing_dir)
     risks += pricing.spot_advisor(
-        {o["instance_type"] for o in offers if o["provider"] == "aws"} | {r["instance_type"] for r in risks}
+        {o["instance_type"] for o in offers if o["provider"] == "aws"} | {r["instance_type"] for r in risks},
+        pricing_dir,
     )
     all_offers = offers + aws_offers + gcp_offers
 
@@ -206,52 +240,54 @@ def build(target: Path | None = None, parsed: Parsed | None = None) -> dict:
     extra |= benchmarks.tables()  # measured LLM inference, for $ per 1M tokens (knowledge/facts/benchmarks.py)
     extra |= mlperf.tables() | api_prices.tables()  # MLPerf cloud results, LLM API list prices (issue 27)
 
-    fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".db", dir=target.parent)
+    remove_leftovers(target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".kb-{os.getpid()}-", suffix=".db", dir=target.parent)
     os.close(fd)
     try:
         db = sqlite_utils.Database(tmp)
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
         with db.conn:
-            db["meta"].insert_all(
+            db.table("meta").insert_all(
                 [
                     {"key": "schema_version", "value": str(SCHEMA_VERSION)},
                     {"key": "fingerprint", "value": built_from},
                     {"key": "imports_version", "value": str(version)},
                     {"key": "built_at", "value": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                    *([] if catalog_dir == CATALOG_DIR else [{"key": "catalog_dir", "value": str(catalog_dir)}]),
                 ],
                 pk="key",
             )
-            db["gpus"].insert_all(
+            db.table("gpus").insert_all(
                 [
                     {**f.model_dump(), "aliases": json.dumps(f.aliases), "spec_models": json.dumps(f.spec_models)}
                     for f in gpu_families()
                 ],
                 pk="name",
             )
-            db["gpu_specs"].insert_all(_specs(), pk="model")
+            db.table("gpu_specs").insert_all(_specs(), pk="model")
             _insert(db, "catalog_rows", raw)
             _insert(db, "offers", all_offers + extra.pop("article_offers", []))
             _insert(db, "price_terms", terms + gcp_terms)
             _insert(db, "spot_risk", risks)
             for name, rows in extra.items():
                 if rows:
-                    db[name].insert_all(rows, batch_size=2000, alter=True)
+                    db.table(name).insert_all(rows, batch_size=2000, alter=True)
             if db["pitfalls"].exists():  # full-text search; trigrams so that Chinese text matches too
                 db.execute("CREATE VIRTUAL TABLE pitfalls_fts USING fts5(id UNINDEXED, content, tokenize='trigram')")
                 db.execute(
                     "INSERT INTO pitfalls_fts (id, content) SELECT id, title_en || ' ' || title_zh || ' ' || "
                     "body_en || ' ' || body_zh || ' ' || keywords FROM pitfalls"
                 )
-            db["skipped"].insert_all([{"note": s} for s in skipped] or [{"note": ""}])
-            db["catalog_notes"].insert_all(notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
+            db.table("skipped").insert_all([{"note": s} for s in skipped] or [{"note": ""}])
+            db.table("catalog_notes").insert_all(notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
             history_bundled.write(db.conn)  # bundled weekly price history (GCP), replayed into intervals
-            db["offers"].create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
-            db["offers"].create_index(["instance_type"])
-            db["offers"].create_index(["provider", "pricing"])
-            db["price_terms"].create_index(["instance_type", "region"])
-            db["spot_risk"].create_index(["instance_type", "region"])
-            db["catalog_rows"].create_index(["provider", "instance_type"])
+            db.table("offers").create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
+            db.table("offers").create_index(["instance_type"])
+            db.table("offers").create_index(["provider", "pricing"])
+            db.table("price_terms").create_index(["instance_type", "region"])
+            db.table("spot_risk").create_index(["instance_type", "region"])
+            db.table("catalog_rows").create_index(["provider", "instance_type"])
         db.execute("ANALYZE")
         db.close()
         os.replace(tmp, target)

@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from knowledge.config import config
-from knowledge.kb.reader import KB, KnowledgeBaseError, damage_marker, fingerprint, marked_damaged
+from knowledge.kb.reader import KB, KnowledgeBaseError, damage_marker, marked_damaged
+from knowledge.kb.schema import fingerprint
 from knowledge.paths import home, kb_path
 
 log = logging.getLogger("gpubot.kb")

@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
-from knowledge.kb.schema import SCHEMA_VERSION, fingerprint  # noqa: F401 - re-exported: bot/cli.py, live.py use them
+from knowledge.errors import GpubotError
 
 T = TypeVar("T")
 
@@ -28,8 +28,10 @@ _MEMORY = re.compile(
 _FORMS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL", "oam": "OAM"}
 
 
-class KnowledgeBaseError(RuntimeError):
+class KnowledgeBaseError(GpubotError, RuntimeError):
     """The knowledge base is missing, corrupt or could not be built."""
+
+    phrase = "error.kb"
 
 
 def _identity(path: Path) -> str:
@@ -344,7 +346,8 @@ class KB:
         kinds: Iterable[str] = ("catalog", "pricing"),
         orderable: bool | None = None,
     ) -> tuple[list[str], list]:
-        where, params = ["kind IN ({})".format(",".join("?" * len(kinds := list(kinds))))], list(kinds)
+        kinds = list(kinds)
+        where, params = [f"kind IN ({','.join('?' * len(kinds))})"], list[object](kinds)
         if orderable is not None:
             from knowledge.catalog.availability import NOT_ORDERABLE
 
@@ -353,7 +356,7 @@ class KB:
             params += sorted(NOT_ORDERABLE)
         gpu_clauses = []
         for ref in gpus:
-            clause, values = "gpu = ?", [ref.family]
+            clause, values = "gpu = ?", list[object]([ref.family])
             if ref.memory_gb:
                 clause, values = clause + " AND ABS(gpu_memory_gb - ?) < 0.6", [*values, ref.memory_gb]
             if ref.form_factor:
@@ -362,11 +365,11 @@ class KB:
             params += values
         if gpu_clauses:
             where.append("(" + " OR ".join(gpu_clauses) + ")")
-        for column, values in (("provider", providers), ("region", regions), ("instance_type", instance_types)):
-            values = list(values)
-            if values:
-                where.append(f"{column} IN ({','.join('?' * len(values))})")
-                params += values
+        for column, names in (("provider", providers), ("region", regions), ("instance_type", instance_types)):
+            chosen = list(names)
+            if chosen:
+                where.append(f"{column} IN ({','.join('?' * len(chosen))})")
+                params += chosen
         if pricing:
             where.append("pricing = ?")
             params.append(pricing)

@@ -10,7 +10,7 @@ import hashlib
 
 from knowledge.paths import DATA_DIR
 
-SCHEMA_VERSION = 3  # bump when the tables change shape
+SCHEMA_VERSION = 4  # bump when the tables change shape (4: offers.fetched_at, stock, stock_read_at)
 
 
 def fingerprint() -> str:

@@ -3,6 +3,10 @@
 An alert watches the cheapest matching orderable offer in the knowledge base (GPU, count, pricing model,
 providers, regions; vGPU slices only when the alert allows them; GPU-only figures never) in USD per GPU-hour.
 
+Stock alerts (`AlertSpec.stock == "in_stock"`, "/gpu alert H100 on runpod in stock"): the cheapest matching offer a
+live source reports `in_stock` or `low` is due when the alert is armed; the alert re-arms once every matching offer
+with stock data is out of stock again, so it posts once each time stock returns (same ledger, same generations).
+
 Crossing rules (`evaluate`):
 - *armed* and the price is at or below the threshold: the alert is due, and fires once;
 - after firing it is disarmed until the price has gone back above the threshold by `HYSTERESIS` (5 %), which
@@ -24,11 +28,12 @@ import datetime as dt
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import sqlalchemy as sa
 
 from knowledge.clock import utc_now
+from knowledge.errors import UserError
 from knowledge.state import db as state
 from knowledge.state import post_once
 from knowledge.state.db import metadata
@@ -102,7 +107,7 @@ firings = sa.Table(
 )
 
 
-class AlertError(ValueError):
+class AlertError(UserError, ValueError):
     """An alert that cannot be created or changed (the message says why, for the user)."""
 
 
@@ -116,6 +121,7 @@ class AlertSpec:
     providers: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
     allow_vgpu: bool = False
+    stock: str | None = None  # "in_stock": fires when a matching offer is in stock again (no price threshold)
 
     def as_json(self) -> dict:
         return {
@@ -134,6 +140,7 @@ class AlertSpec:
             tuple(data.get("providers") or ()),
             tuple(data.get("regions") or ()),
             bool(data.get("allow_vgpu")),
+            data.get("stock") or None,
         )
 
 
@@ -228,7 +235,11 @@ _OFFER_KEYS = (
     "as_of",
     "as_of_known",
     "vgpu",
+    "fetched_at",
+    "stock",
+    "stock_read_at",
 )
+AVAILABLE = ("in_stock", "low")
 
 
 def best_offer(kb, spec: AlertSpec) -> dict | None:
@@ -245,8 +256,30 @@ def best_offer(kb, spec: AlertSpec) -> dict | None:
     for row in rows:
         if "GPU only" in row["instance_type"] or (row.get("vgpu") and not spec.allow_vgpu):
             continue
+        if spec.stock and row.get("stock") not in AVAILABLE:
+            continue  # a stock alert watches the cheapest offer a source says can be had now
         return {k: row.get(k) for k in _OFFER_KEYS}
     return None
+
+
+def stock_known(kb, spec: AlertSpec) -> bool:
+    """Whether any offer matching a stock alert carries stock data (else "not in stock" is unknown, not out)."""
+    return any(
+        row.get("stock")
+        for row in kb.offers(
+            gpus=[_ref(g) for g in spec.gpus],
+            pricing=spec.pricing,
+            providers=spec.providers,
+            regions=spec.regions,
+            gpu_count=spec.gpu_count,
+        )
+    )
+
+
+def _ref(name: str):
+    from knowledge.kb.reader import GpuRef
+
+    return GpuRef.parse(name)
 
 
 # --- alerts ------------------------------------------------------------------------------------------------------
@@ -278,9 +311,9 @@ def create_alert(
         raise AlertError("an alert needs a GPU, e.g. `H100 spot below 2.50`")
     if spec.pricing not in PRICINGS:
         raise AlertError(f"unknown pricing model {spec.pricing!r}")
-    if not threshold_usd > 0:
+    if not threshold_usd > 0 and not spec.stock:
         raise AlertError("the threshold must be a positive price per GPU-hour")
-    offer = best_offer(kb, spec)
+    offer, in_stock = _watched(kb, spec)
     if offer is None:
         raise AlertError("no offer matches this alert, so there is no price to watch")
     now = utc_now(now)
@@ -294,7 +327,7 @@ def create_alert(
         threshold_amount=amount if amount is not None else threshold_usd,
         currency=currency,
         language=language,
-        armed=price > threshold_usd,
+        armed=not in_stock if spec.stock else price > threshold_usd,
         generation=1,
         last_price=price,
         last_offer=json.dumps(offer),
@@ -308,6 +341,16 @@ def create_alert(
     found = get_alert(inserted[0])
     assert found is not None
     return found, offer
+
+
+def _watched(kb, spec: AlertSpec) -> tuple[dict | None, bool]:
+    """(the offer an alert watches now, whether it is in stock); a stock alert with no stock data is refused."""
+    offer = best_offer(kb, spec)
+    if not spec.stock or offer is not None:
+        return offer, True
+    if not stock_known(kb, spec):
+        raise AlertError("no source reports stock for the offers this alert matches, so there is no stock to watch")
+    return best_offer(kb, replace(spec, stock=None)), False  # the price, while out of stock
 
 
 def get_alert(alert_id: int) -> Alert | None:
@@ -367,18 +410,20 @@ def evaluate(
         if wanted is not None and alert.id not in wanted:
             continue
         offer = best_offer(kb, alert.spec)
+        if alert.spec.stock:  # in stock: due when armed; known out of stock again: re-armed
+            fired, rearm = offer is not None, offer is None and stock_known(kb, alert.spec)
+        else:
+            fired = offer is not None and offer["price_per_gpu_hour_usd"] <= alert.threshold_usd
+            rearm = offer is not None and offer["price_per_gpu_hour_usd"] > alert.rearm_above
         if offer is None:
-            continue  # nothing orderable matches now: neither a crossing nor a re-arm
+            if record and rearm and not alert.armed:
+                _rearm(alert)
+            continue  # nothing orderable (or in stock) matches now
         price = offer["price_per_gpu_hour_usd"]
-        if alert.armed and price <= alert.threshold_usd:
+        if alert.armed and fired:
             due.append(Due(alert, offer, price, alert.last_price, alert.last_checked_at))
-        elif record and not alert.armed and price > alert.rearm_above:
-            with state.engine().begin() as conn:
-                conn.execute(
-                    alerts.update()
-                    .where(alerts.c.id == alert.id, alerts.c.generation == alert.generation, alerts.c.armed.is_(False))
-                    .values(armed=True, generation=alert.generation + 1)
-                )
+        elif record and not alert.armed and rearm:
+            _rearm(alert)
         if record:
             with state.engine().begin() as conn:
                 conn.execute(
@@ -387,6 +432,15 @@ def evaluate(
                     .values(last_price=price, last_offer=json.dumps(offer), last_checked_at=now)
                 )
     return due
+
+
+def _rearm(alert: Alert) -> None:
+    with state.engine().begin() as conn:
+        conn.execute(
+            alerts.update()
+            .where(alerts.c.id == alert.id, alerts.c.generation == alert.generation, alerts.c.armed.is_(False))
+            .values(armed=True, generation=alert.generation + 1)
+        )
 
 
 def disarm(alert_id: int, generation: int) -> bool:

@@ -10,6 +10,13 @@
   `GPUBOT_CLAIM_TIMEOUT` seconds (default 0.5), however long a lock or an unreachable server would hold it. Then
   the claim is decided in memory (this process remembers what it handled), and a delivery that Slack marks as a
   retry (`X-Slack-Retry-Num` >= 1) is taken as handled already: a locked state never produces a second reply.
+- One clock: lease times are written and compared on the database's clock (`now()` on PostgreSQL,
+  `julianday('now')` on SQLite), never on this machine's, so a machine whose clock runs ahead cannot take over a
+  live lease.
+- `release(key)` gives a claim up unfinished (a reply Slack refused): Slack's own retry of the event then handles
+  it. `maybe_done=True` (the post may have reached Slack: it timed out) lets the retry take it over as from a worker
+  that died, and `taken_over(key)` tells the taker to look for the earlier reply before posting
+  (`bot.slack.reply_once`).
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ _lock = threading.Lock()
 _pending: set[str] = set()  # keys being claimed right now by a thread of this process
 _held: dict[str, float] = {}  # key -> when this process claimed it (renewed by the heartbeat)
 _seen: OrderedDict[str, None] = OrderedDict()  # keys this process won (in the database or here), newest last
+_taken: OrderedDict[str, None] = OrderedDict()  # keys this process won by taking over an earlier holder's claim
 _heartbeat: threading.Thread | None = None
 _owner_pid = os.getpid()
 
@@ -63,10 +71,12 @@ def claim_timeout() -> float:
     return config().gpubot_claim_timeout
 
 
-def claim(key: str, *, retry_num: int = 0, hold: bool = True) -> bool:
+def claim(key: str, *, retry_num: int = 0, hold: bool = True, if_unrecorded: bool = True) -> bool:
     """True if this process should handle `key` (and now holds it); False if it is handled or being handled.
 
-    `hold=False` records it as handled at once (a signed request seen before is a replay: nothing to finish)."""
+    `hold=False` records it as handled at once (a signed request seen before is a replay: nothing to finish).
+    `if_unrecorded`: the answer for a first delivery the database cannot record (locked, unreachable), decided on
+    this process's memory alone; False refuses what other workers could not recognise again (replays)."""
     key = key[:200]
     _after_fork()
     with _lock:
@@ -76,11 +86,14 @@ def claim(key: str, *, retry_num: int = 0, hold: bool = True) -> bool:
     now = time.time()
     try:
         try:
-            won = _bounded(_claim_in_db, key, now, lease_seconds(), None if hold else now)
+            won = _bounded(_claim_in_db, key, lease_seconds(), hold)
         except Exception as exc:  # locked, unreachable, too slow: decide here, never make the ack wait
-            if retry_num > 0:
+            if retry_num > 0 or not if_unrecorded:
                 log.warning(
-                    "state database unavailable (%s); retry %d of %s taken as handled", _why(exc), retry_num, key
+                    "state database unavailable (%s); %s of %s taken as handled",
+                    _why(exc),
+                    f"retry {retry_num}" if retry_num else "a delivery that cannot be recorded",
+                    key,
                 )
                 won = False
             else:
@@ -113,9 +126,31 @@ def finish(key: str) -> None:
     with _lock:
         _held.pop(key, None)
     try:
-        _bounded(_finish_in_db, key, time.time())
+        _bounded(_finish_in_db, key)
     except Exception as exc:
         log.warning("could not mark %s handled (%s); its lease runs out instead", key, _why(exc))
+
+
+def release(key: str, *, maybe_done: bool = False) -> None:
+    """`key` was not handled after all (its reply failed): Slack's next retry of it is handled, here or elsewhere.
+
+    `maybe_done`: the work may have happened (a post that timed out), so the retry takes the claim over and is
+    told so (`taken_over`), instead of starting afresh. Best effort, bounded: else the lease runs out."""
+    key = key[:200]
+    with _lock:
+        _held.pop(key, None)
+        _seen.pop(key, None)
+        _taken.pop(key, None)
+    try:
+        _bounded(_release_in_db, key, maybe_done)
+    except Exception as exc:
+        log.warning("could not release %s (%s); its lease runs out instead", key, _why(exc))
+
+
+def taken_over(key: str) -> bool:
+    """Whether this process's claim of `key` took over one that another handler (dead, or unsure) had."""
+    with _lock:
+        return key[:200] in _taken
 
 
 def bounded(function, *args):
@@ -132,32 +167,46 @@ def _why(exc: BaseException) -> str:
     return "timed out" if isinstance(exc, FutureTimeout) else f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
-def _claim_in_db(key: str, now: float, lease: float, done_at: float | None) -> bool:
+def db_now(conn: sa.Connection) -> sa.ColumnElement[float]:
+    """The database's clock, in Unix seconds: the one clock every process's leases are written and compared on."""
+    if conn.dialect.name == "postgresql":
+        return sa.cast(sa.func.extract("epoch", sa.func.now()), sa.Float)
+    return (sa.func.julianday("now") - 2440587.5) * 86400.0
+
+
+def _claim_in_db(key: str, lease: float, hold: bool) -> bool:
     try:
         with engine().begin() as conn:
+            now = db_now(conn)
             conn.execute(
                 event_claims.insert().values(
-                    claim_key=key, owner=OWNER, lease_until=now + lease, claimed_at=now, done_at=done_at
+                    claim_key=key, owner=OWNER, lease_until=now + lease, claimed_at=now, done_at=None if hold else now
                 )
             )
         return True
     except IntegrityError:
         pass
     with engine().begin() as conn:
+        now = db_now(conn)
         taken = conn.execute(  # a claim whose holder stopped renewing it (died) is taken over
             event_claims.update()
             .where(event_claims.c.claim_key == key, event_claims.c.done_at.is_(None), event_claims.c.lease_until < now)
-            .values(owner=OWNER, lease_until=now + lease, claimed_at=now, done_at=done_at)
+            .values(owner=OWNER, lease_until=now + lease, claimed_at=now, done_at=None if hold else now)
         ).rowcount
     if taken:
-        log.warning("took over %s: its first handler stopped renewing its claim", key)
+        log.warning("took over %s: its first handler stopped renewing its claim (or was unsure it was done)", key)
+        with _lock:
+            _taken[key] = None
+            while len(_taken) > _MEMORY_SIZE:
+                _taken.popitem(last=False)
     return bool(taken)
 
 
-def _finish_in_db(key: str, now: float) -> None:
+def _finish_in_db(key: str) -> None:
     with engine().begin() as conn:
+        now = db_now(conn)
         conn.execute(event_claims.update().where(event_claims.c.claim_key == key).values(done_at=now))
-        if int(now) % 97 == 0:  # occasional cleanup keeps the table small
+        if int(time.time()) % 97 == 0:  # occasional cleanup keeps the table small
             conn.execute(
                 event_claims.delete().where(
                     sa.or_(event_claims.c.done_at < now - KEEP_SECONDS, event_claims.c.lease_until < now - KEEP_SECONDS)
@@ -165,12 +214,21 @@ def _finish_in_db(key: str, now: float) -> None:
             )
 
 
-def _renew(keys: list[str], now: float) -> None:
+def _release_in_db(key: str, maybe_done: bool) -> None:
+    mine = sa.and_(event_claims.c.claim_key == key, event_claims.c.owner == OWNER, event_claims.c.done_at.is_(None))
+    with engine().begin() as conn:
+        if maybe_done:  # an expired lease: the next handler takes it over, and looks before it posts
+            conn.execute(event_claims.update().where(mine).values(lease_until=0.0))
+        else:  # never claimed as far as anyone is concerned: the next handler starts afresh
+            conn.execute(event_claims.delete().where(mine))
+
+
+def _renew(keys: list[str]) -> None:
     with engine().begin() as conn:
         conn.execute(
             event_claims.update()
             .where(event_claims.c.claim_key.in_(keys), event_claims.c.owner == OWNER, event_claims.c.done_at.is_(None))
-            .values(lease_until=now + lease_seconds())
+            .values(lease_until=db_now(conn) + lease_seconds())
         )
 
 
@@ -188,7 +246,7 @@ def _beat() -> None:
             keys = list(_held)
         if keys:
             try:
-                _renew(keys, now)
+                _renew(keys)
                 renewed = now
             except Exception as exc:
                 log.warning("could not renew %d claims (%s)", len(keys), _why(exc))
@@ -223,3 +281,4 @@ def forget_local() -> None:
     with _lock:
         _seen.clear()
         _held.clear()
+        _taken.clear()

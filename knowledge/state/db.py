@@ -25,8 +25,9 @@ from sqlalchemy.exc import IntegrityError
 
 from knowledge.paths import home
 from knowledge.state.limits import guard
+from knowledge.state.presence import StateError, StateUnavailableError, watch
 from knowledge.state.schema import head_revision
-from knowledge.state.url import database_url  # noqa: F401  (re-exported: where the state lives)
+from knowledge.state.url import database_url
 
 metadata = sa.MetaData()
 
@@ -41,7 +42,7 @@ _init_lock = threading.Lock()
 MIGRATION_LOCK_KEY = 7_227_001  # pg_advisory_lock key for schema migrations
 
 
-class StateBusyError(RuntimeError):
+class StateBusyError(StateError):
     """The SQLite state database stayed locked by another process for longer than the busy timeout.
 
     Nothing of the failed operation was written (its transaction was rolled back); trying again is safe."""
@@ -84,12 +85,23 @@ def _engine_for(url: str) -> sa.Engine:
                 ) from error
 
         guard(engine)
+        if where and where != url and where != ":memory:":
+            watch(engine, Path(where))  # deleted or replaced under a running process: refused, then reconnected
         return engine
     engine = sa.create_engine(
         url, pool_pre_ping=True, pool_size=5, max_overflow=5, connect_args={"connect_timeout": 5}
     )  # an unreachable server fails, never hangs
     guard(engine)  # the same length limits as SQLite: refused before PostgreSQL would raise a DataError
+    _unreachable_is_unavailable(engine)
     return engine
+
+
+def _unreachable_is_unavailable(engine: sa.Engine) -> None:
+    @sa.event.listens_for(engine, "handle_error")
+    def _down(context) -> None:  # the server is down or went away: say so, in one line
+        if context.is_disconnect or isinstance(context.sqlalchemy_exception, sa.exc.OperationalError):
+            first = (str(context.original_exception).strip().splitlines() or ["unreachable"])[0][:200]
+            raise StateUnavailableError(f"the state database cannot be reached ({first}); nothing was written")
 
 
 def engine() -> sa.Engine:
@@ -179,6 +191,7 @@ def load_table_owners() -> None:
         "knowledge.state.settings_store",
         "knowledge.state.claims",
         "knowledge.state.grid_members",
+        "knowledge.state.live_sources",
     ):
         try:
             importlib.import_module(module)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.sql.dml import Insert, Update
 
+from knowledge.errors import UserError
 
-class ValueTooLongError(ValueError):
+
+class ValueTooLongError(UserError, ValueError):
     """A value is longer than the state database keeps for its field."""
 
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from knowledge.clock import utc_now
+from knowledge.errors import UserError
 from knowledge.numbers import decimal
 from knowledge.state import db as state
 from knowledge.state.db import metadata
@@ -131,7 +132,7 @@ settings_table = sa.Table(
 )
 
 
-class SettingError(ValueError):
+class SettingError(UserError, ValueError):
     """A setting the user asked for is not valid; `suggestions` are what they may have meant."""
 
     def __init__(self, message: str, suggestions: Iterable[str] = (), *, key: str | None = None) -> None:

@@ -20,7 +20,8 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from functools import cache
+from zoneinfo import ZoneInfo, available_timezones
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
@@ -157,15 +158,18 @@ def resolve_gpus(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(resolved)
 
 
+@cache
+def _zones() -> frozenset[str]:
+    """Every IANA zone name this machine knows (zoneinfo's own list)."""
+    return frozenset(available_timezones())
+
+
 def _validate(options: Mapping) -> dict:
     values = {k: v for k, v in options.items() if v is not None}
     if "hour" in values and not (isinstance(values["hour"], int) and 0 <= values["hour"] <= 23):
         raise ValueError(f"hour must be 0..23, not {values['hour']!r}")
-    if "timezone" in values:
-        try:
-            ZoneInfo(values["timezone"])
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown timezone {values['timezone']!r} (e.g. UTC, Europe/Berlin)") from None
+    if "timezone" in values and values["timezone"] not in _zones():  # "America" is a folder, not a zone
+        raise ValueError(f"unknown timezone {str(values['timezone'])[:60]!r} (e.g. UTC, Europe/Berlin)")
     if "gpus" in values:
         gpus = values["gpus"]
         values["gpus"] = ",".join(resolve_gpus(gpus.split(",") if isinstance(gpus, str) else gpus))

@@ -42,11 +42,19 @@ def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: 
         ""
         if item.region == "article"
         else place(item, lang) + (f" · {also_in(item.other_regions, lang)}" if item.other_regions else ""),
-        t(f"pricing.{item.pricing}", lang),
+        _pricing_cell(item, lang),
         per_gpu,
         money(item.price_per_hour, item.currency),
         f"[{source_no}]",
     ]
+
+
+def _pricing_cell(item: Offer, lang: str) -> str:
+    """ "spot", or with a live source's figure "spot 12 min ago · in stock, read 12 min ago" (issue 28)."""
+    from handlers.freshness import offer_label
+
+    pricing, live = t(f"pricing.{item.pricing}", lang), offer_label(item, lang).removeprefix(" · ")
+    return live if live.startswith(pricing) else " · ".join(x for x in (pricing, live) if x)
 
 
 def offers_table(

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import httpx
 
+from knowledge.errors import GpubotError
+
 __all__ = ["DEFAULT_TIMEOUT", "FetchError", "download", "get_with_retries", "new_client"]
 
 log = logging.getLogger("gpubot.fetchers")
@@ -31,7 +33,7 @@ RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 _sleep = time.sleep  # looked up at call time, so tests can replace it
 
 
-class FetchError(RuntimeError):
+class FetchError(GpubotError, RuntimeError):
     """A live price source failed or returned malformed data; the message names the page or URL."""
 
     def __init__(self, message: str, *, url: str | None = None, page: int | None = None):

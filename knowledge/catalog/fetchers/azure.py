@@ -273,7 +273,7 @@ class AzurePrices:
         from knowledge.catalog.reader import parse_catalog
 
         offers: list[dict] = []
-        batches = [("on_demand/spot", self.rows, None)]
+        batches: list[tuple[str, list[dict], int | None]] = [("on_demand/spot", self.rows, None)]
         batches += [(pricing, self.reserved_rows(pricing), hours) for pricing, hours in TERM_HOURS.values()]
         for label, rows, hours in batches:
             if not rows:

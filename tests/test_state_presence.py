@@ -1,0 +1,174 @@
+"""Issue 25: a state that knows it is gone. `state.db` deleted, replaced or full under a running process: no write is
+confirmed that is not stored (a fresh connection, as a restart or the CLI would open, sees every confirmed change),
+users get "settings can't be saved right now; nothing was changed", `/healthz` says which and answers 503, and the
+process reconnects once the file is back.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import uuid
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+import sqlalchemy as sa
+
+from bot.cli import main
+from bot.slack import blocks
+from knowledge.state import db as state
+from knowledge.state import settings_store
+from knowledge.state.presence import StateUnavailableError, health
+from tests.slack_standin import SlackStandIn
+from tests.test_slack_app import dispatch
+
+TEAM = "TGONE"
+
+
+@pytest.fixture
+def state_file(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "state.db"
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{path}")
+    settings_store.set_setting(TEAM, "C1", "providers", "aws")
+    return path
+
+
+def stored(path: Path, channel: str) -> str | None:
+    """What a fresh process (a restart, the CLI) reads for `channel`'s providers: straight from the file."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name LIKE '%setting%'").fetchall()
+        assert rows, "the settings table is in the file"
+    state._engine_for.cache_clear()  # a new process: its own engine
+    try:
+        return json.dumps(settings_store.get_settings(TEAM, channel).get("providers"))
+    finally:
+        state._engine_for.cache_clear()
+
+
+def delete(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def test_a_deleted_state_refuses_writes_creates_nothing_and_health_says_unavailable(state_file):
+    delete(state_file)
+    with pytest.raises(StateUnavailableError, match="is gone"):
+        settings_store.set_setting(TEAM, "C1", "providers", "azure")
+    assert not state_file.exists(), "no empty database was created in its place"
+    assert health(state.engine) == "unavailable"
+
+
+def test_a_replaced_state_refuses_once_then_writes_to_the_file_that_is_there(state_file, tmp_path):
+    backup = tmp_path / "backup.db"
+    with sqlite3.connect(state_file) as src, sqlite3.connect(backup) as dst:
+        src.backup(dst)
+    delete(state_file)
+    shutil.copy(backup, state_file)  # restored from a backup: another file (inode) at the same path
+    with pytest.raises(StateUnavailableError, match="replaced"):
+        settings_store.set_setting(TEAM, "C2", "providers", "azure")
+    settings_store.set_setting(TEAM, "C2", "providers", "gcp")  # reconnected: confirmed, and stored
+    assert health(state.engine) == "ok"
+    assert stored(state_file, "C2") == json.dumps(["gcp"])
+    assert stored(state_file, "C1") == json.dumps(["aws"])
+
+
+def test_a_full_state_refuses_with_a_clear_message(state_file):
+    eng = state.engine()
+    eng.pool.dispose()
+    sa.event.listen(eng, "connect", lambda conn, _record: conn.execute("PRAGMA max_page_count=1"))
+    try:
+        with pytest.raises(StateUnavailableError, match="refused the write"), eng.begin() as conn:
+            settings_store.set_setting(TEAM, "C3", "providers", "aws")
+            conn.execute(sa.text("CREATE TABLE filler (x BLOB)"))  # the write that finds the disk full
+            conn.execute(sa.text("INSERT INTO filler VALUES (randomblob(1000000))"))
+    finally:
+        state._engine_for.cache_clear()
+    assert stored(state_file, "C3") == json.dumps(["aws"]), "the write before the full disk was confirmed and kept"
+
+
+def test_the_cli_says_in_one_line_that_the_state_cannot_be_reached(monkeypatch, capsys):
+    monkeypatch.setenv("DATABASE_URL", "postgresql://gpubot@127.0.0.1:9/gpubot")  # nothing listens on port 9
+    assert main(["alert", "list"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("gpubot: the state database cannot be reached") and len(err.splitlines()) == 1
+
+
+# --- what a Slack user and the load balancer see ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def slack():
+    with SlackStandIn(team_id=TEAM) as standin:
+        standin.admins.add("U_ASKER")
+        yield standin
+
+
+@pytest.fixture
+def app(slack, kb):
+    from bot.settings import load_settings
+    from bot.slack.app import build_app
+
+    settings = load_settings(
+        slack_signing_secret="test-signing-secret", slack_bot_token="xoxb-test", slack_api_url=slack.base_url
+    )
+    return build_app(settings, kb)
+
+
+def slash_reply(app, slack, text: str, channel: str) -> str:
+    hook = f"gone-{uuid.uuid4().hex[:8]}"
+    body = urlencode(
+        {
+            "team_id": TEAM,
+            "channel_id": channel,
+            "channel_name": "general",
+            "user_id": "U_ASKER",
+            "command": "/gpu",
+            "text": text,
+            "response_url": slack.hook_url(hook),
+            "trigger_id": "1.2.3",
+        }
+    )
+    response = dispatch(app, body, "application/x-www-form-urlencoded")
+    assert response.status == 200
+    message = json.loads(response.body) if response.body else {}
+    if message.get("text") in (None, blocks.slack_escape(blocks.phrase("working", "en")), "…"):
+        message = slack.wait_for(f"hooks/{hook}", timeout=10)[0].body
+    return message["text"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("set providers azure", "Settings can't be saved right now; nothing was changed; try again in a minute."),
+        ("set providers 阿里云", "设置暂时无法保存；没有做任何更改；请一分钟后再试。"),
+    ],
+    ids=["en", "zh"],
+)
+def test_gpu_set_on_a_deleted_state_says_nothing_was_changed(app, slack, state_file, text, expected):
+    delete(state_file)
+    assert slash_reply(app, slack, text, "C1") == expected
+
+
+def test_healthz_drains_a_worker_whose_state_is_gone(app, kb, state_file):
+    from bot.serve import make_wsgi
+
+    wsgi = make_wsgi(app, kb, "test-signing-secret")
+
+    def get() -> tuple[str, dict]:
+        seen: dict = {}
+        body = b"".join(
+            wsgi(
+                {"PATH_INFO": "/healthz", "REQUEST_METHOD": "GET"},
+                lambda status, headers: seen.update(status=status),
+            )
+        )
+        return seen["status"], json.loads(body)
+
+    status, report = get()
+    assert status.startswith("200") and report["state"] == "ok" and report["kb"]["offers"] > 0
+    delete(state_file)
+    status, report = get()
+    assert status.startswith("503") and report["state"] == "unavailable"
+    assert report["kb"]["offers"] > 0, "the knowledge base is reported separately"

@@ -414,7 +414,7 @@ ZH = [
 TERMS = re.compile(
     r"https?://\S+|--verbose|(?<![A-Za-z])(?:GPU|GPUs|GB|TB|TFLOPS|TOPS|PFLOPS|BF16|FP16|FP8|FP32|FP64|TF32|INT8|NVLink|NVSwitch|SXM\d?|NVL|"
     r"PCIe|HBM\w*|GDDR\w*|vGPU|Tensor|token|tokens|Kaplan|Hoffmann|Slack|Azure|AWS|GCP|gpubot|Ada|RTX|HGX|aws|"
-    r"API)(?![A-Za-z])"  # API: no Chinese form in use (issue 27)
+    r"API|MLPerf)(?![A-Za-z])"  # API, MLPerf (a benchmark's name): no Chinese form in use (issue 27)
 )
 
 

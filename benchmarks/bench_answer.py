@@ -61,6 +61,18 @@ QUESTIONS: dict[str, list[str]] = {
         "cheapest way to serve llama 8b rag",
         "用Llama 3.1 8B做在线推理，每百万token成本最低的是哪家？",
         "$/token for a 13B model",
+        "cost per million tokens for Llama 2 70B",  # MLPerf Inference rows only (issue 27)
+    ],
+    "train_cost": [  # issue 27: MLPerf Training v5.1 time-to-train x catalog prices
+        "cost to fine-tune Llama 2 70B with LoRA",
+        "how much to pretrain Llama 3.1 8B on B200",
+        "训练Llama 3.1 8B要花多少钱",
+    ],
+    "rent_or_api": [  # issue 27: API list prices vs measured self-hosting
+        "self-host Llama 3.1 8B or use an API?",
+        "Llama 70B: rent GPUs or pay per token?",
+        "自己部署还是用API",
+        "we serve 50M tokens a day of Llama 3.1 8B, rent or API?",
     ],
 }
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot import citations
 from bot.citations import public_source
+from bot.render_train import text_lines as table_lines
 from bot.render_work import brief_work, work_line
 from handlers.common import also_in, money, place
 from handlers.freshness import offer_label
@@ -227,6 +228,7 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             work_line=lambda r, d: work_line(
                 r, d, lang, lambda s, a: index.get((s, a), "?"), full=verbose, mark=_mixed(answer)
             ),
+            table_lines=table_lines(answer, lambda s, a: index.get((s, a), "?")),  # bot/render_train.py (issue 27)
         )
     )
     lines = [line.rstrip() for line in text.splitlines()]

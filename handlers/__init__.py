@@ -30,6 +30,8 @@ HANDLERS: dict[str, str] = {
     "history": "handlers.history:handle",
     "help": "handlers.help:handle",
     "work": "handlers.work:handle",
+    "train_cost": "handlers.train_cost:handle",
+    "rent_or_api": "handlers.rent_or_api:handle",
 }
 # intents whose handler reads the price history: `handle(query, kb, reader)`, the reader injected by the edge
 READS_HISTORY = frozenset({"digest", "history"})

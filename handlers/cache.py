@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 CACHEABLE = frozenset(
     {"cheapest", "price", "compare", "spec", "recommend", "tco", "pitfalls", "checklist", "help", "work"}
+    | {"train_cost", "rent_or_api"}  # issue 27: pure over (query, KB) too
 )
 DEFAULT_SIZE = 512
 

@@ -26,6 +26,8 @@ Intent = Literal[
     "help",
     "unknown",
     "work",
+    "train_cost",
+    "rent_or_api",
 ]
 Pricing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 Workload = Literal["training", "fine_tuning", "inference", "hpc", "rendering", "general"]
@@ -124,6 +126,10 @@ class Query(Model):
     model: str | None = None
     bench_workload: BenchWorkload | None = None
     bench_step: BenchStep | None = None
+    # issue 27: the MLPerf Training benchmark asked about (train_cost), the usage stated (rent_or_api)
+    train_benchmark: str | None = None
+    mlperf_model: str | None = None  # a model only MLPerf Inference measured (work): "llama2-70b-99"
+    tokens_per_day: float | None = None
 
     @model_validator(mode="before")
     @classmethod

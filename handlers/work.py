@@ -7,6 +7,7 @@ order); `bot/render_work.py` renders both as text and as a Slack table.
 
 from __future__ import annotations
 
+from handlers import work_mlperf
 from handlers.i18n import t
 from handlers.models import Answer, Query, Source
 from knowledge.facts import work
@@ -22,6 +23,8 @@ def handle(query: Query, kb) -> Answer:
 
     e.g. `cost per million tokens for Llama 3.1 8B`, `$/token for a 70B model`, `Llama 3.1 8B 每百万token成本`."""
     lang = query.language
+    if (tuned_only := work_mlperf.only(query, kb)) is not None:  # a model only MLPerf Inference measured (issue 27)
+        return tuned_only
     workload = query.bench_workload or "chat-256-128"
     step = query.bench_step or "max_throughput"
     pricing = query.pricing or "on_demand"
@@ -160,13 +163,14 @@ def handle(query: Query, kb) -> Answer:
         source = Source(source=row["source"], as_of=row["as_of"])
         if source not in sources:
             sources.append(source)
+    tuned, tuned_notes, tuned_sources = work_mlperf.beside(kb, query, model.name, pricing) if model else ([], [], [])
     return Answer(
         query=query,
         title=title,
-        notes=notes,
+        notes=notes + tuned_notes,
         suggestions=suggestions,
-        sources=sources,
-        extra={"work": found.rows, "work_details": found.details, "excluded": found.excluded},
+        sources=sources + [s for s in tuned_sources if s not in sources],
+        extra={"work": found.rows, "work_details": found.details, "excluded": found.excluded, "mlperf_serving": tuned},
     )
 
 

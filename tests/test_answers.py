@@ -416,7 +416,8 @@ ZH = [
 ]
 TERMS = re.compile(
     r"https?://\S+|--verbose|(?<![A-Za-z])(?:GPU|GPUs|GB|TB|TFLOPS|TOPS|PFLOPS|BF16|FP16|FP8|FP32|FP64|TF32|INT8|NVLink|NVSwitch|SXM\d?|NVL|"
-    r"PCIe|HBM\w*|GDDR\w*|vGPU|Tensor|token|tokens|Kaplan|Hoffmann|Slack|Azure|AWS|GCP|gpubot|Ada|RTX|HGX|aws)(?![A-Za-z])"
+    r"PCIe|HBM\w*|GDDR\w*|vGPU|Tensor|token|tokens|Kaplan|Hoffmann|Slack|Azure|AWS|GCP|gpubot|Ada|RTX|HGX|aws|"
+    r"API|MLPerf)(?![A-Za-z])"  # API, MLPerf (a benchmark's name): no Chinese form in use (issue 27)
 )
 
 

@@ -78,7 +78,9 @@ def live_home(tmp_path_factory, standin, name: str, providers=SUBSET) -> pytest.
     for key, path in URLS.items():
         patch.setenv(f"GPUBOT_SOURCE_{key}_URL", standin.url(path))
     original = sources.bundled_catalogs
-    patch.setattr(sources, "bundled_catalogs", lambda: [c for c in original() if c.provider in providers])
+    patch.setattr(
+        sources, "bundled_catalogs", lambda *a, **k: [c for c in original(*a, **k) if c.provider in providers]
+    )
     return patch
 
 

@@ -1,4 +1,5 @@
-"""Issue 26 (beside test_readme_examples.py, which checks the issue-23 block line by line): README's `$ gpubot ask ...` examples are real output. Every example's first line (the verdict) must
+"""Issue 26 (beside test_readme_examples.py, which checks the issue-23 block line by line):
+README's `$ gpubot ask ...` examples are real output. Every example's first line (the verdict) must
 equal what `gpubot ask` answers now on the bundled data, so the README fails this test when answers drift."""
 
 from __future__ import annotations

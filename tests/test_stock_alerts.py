@@ -52,7 +52,11 @@ def kbs(tmp_path_factory):
                 patch.setenv("GPUBOT_HOME", str(home))
                 patch.setenv("DATABASE_URL", f"sqlite:///{home / 'state.db'}")
                 patch.setenv("GPUBOT_SOURCE_RUNPOD_URL", standin.url("/graphql"))
-                patch.setattr(sources, "bundled_catalogs", lambda: [c for c in original() if c.provider == "lambda"])
+                patch.setattr(
+                    sources,
+                    "bundled_catalogs",
+                    lambda *a, **k: [c for c in original(*a, **k) if c.provider == "lambda"],
+                )
                 refresh_source("runpod", now=T0)
             out[name] = KB(home / "kb.db")
     finally:

@@ -44,6 +44,11 @@ def refine(action_id: str, query: Query, extra: dict[str, Any]) -> Query:
         return query.model_copy(update={"intent": "pitfalls"})
     if action_id.startswith("gpu_work_"):  # switch the benchmark workload of a "work" answer (bot/render_work.py)
         return query.model_copy(update={k: extra[k] for k in ("bench_workload", "bench_step") if extra.get(k)})
+    if action_id.startswith("gpu_suggest_") and query.intent in ("train_cost", "rent_or_api"):  # issue 27
+        field = "train_benchmark" if query.intent == "train_cost" else "model"
+        return query.model_copy(
+            update={field: str(extra["pick"]), "issues": [i for i in query.issues if i.kind != "model"]}
+        )
     if action_id.startswith("gpu_suggest_") and extra.get("kind") == "model":  # a benchmarked model picked
         issues = [i for i in query.issues if i.kind != "model"]
         return query.model_copy(update={"model": str(extra["pick"]), "issues": issues, "intent": "work"})

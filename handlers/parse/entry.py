@@ -112,10 +112,11 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         region_names=[st.said[pos] for pos in sorted(st.said)],
         unapplied=st.excluded.get("unapplied", []),
     )
+    from handlers.parse.train import refine as refine_27  # train_cost and rent_or_api fields (issue 27)
     from handlers.parse.work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
 
     query = machines_of_instance(query, _lower(body))  # "3 x p4d.24xlarge": three instances
-    return reroute(refine(query, body))  # break-even, spot-or-on-demand, off-topic questions
+    return reroute(refine_27(refine(query, body), body))  # break-even, spot-or-on-demand, off-topic questions
 
 
 def _usage_intent(chosen: Intent, usage: object, pricing: str | None, st: State) -> tuple[Intent, str | None]:

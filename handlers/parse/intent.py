@@ -54,6 +54,8 @@ _INTENT_RULES: tuple[_Rule, ...] = (
         or (("either" in s.cues or "cheaper" in s.cues) and "cheapest" not in s.cues and _items(s) >= 2)),
     ("tco", lambda s: bool(s.durations) and bool({"price", "cheapest", "cheaper"} & set(s.cues))
         or bool(s.storage_gb or s.egress_gb)),
+    ("rent_or_api", lambda s: "rent_or_api" in s.cues),  # rent GPUs or pay an API per token (handlers/rent_or_api)
+    ("train_cost", lambda s: "train_cost" in s.cues),  # what a training run costs, MLPerf (handlers/train_cost)
     ("cheapest", lambda s: "cheapest" in s.cues and _has_target(s)),
     ("recommend", lambda s: "recommend" in s.cues
         or bool({"cheapest", "cheaper"} & set(s.cues) and _needs_advice(s) and not _has_target(s))),

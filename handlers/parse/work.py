@@ -174,7 +174,7 @@ def refine(query: Query, text: str) -> Query:
     mention = model_mention(text)
     found = resolve_model(mention[1]) if mention else None
     named = isinstance(found, nm.Resolved)
-    work = (cost and query.intent not in ("compare", "tco")) or (
+    work = (cost and query.intent not in ("compare", "tco", "rent_or_api", "train_cost")) or (
         named
         and bool(_CHEAP.search(text))
         and not _ADVICE.search(text)

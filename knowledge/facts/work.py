@@ -29,6 +29,7 @@ __all__ = [
     "STEPS",
     "WORKLOADS",
     "Ranking",
+    "cheapest_offers",
     "cost_per_token",
     "entry",
     "measured",
@@ -214,6 +215,9 @@ def _prices(
             elif composed:
                 blocked[key] = composed[0]
     return found, {k: v for k, v in blocked.items() if k not in found}
+
+
+cheapest_offers = _prices  # the same pricing for other measured sources (MLPerf: knowledge.facts.train_cost, ...)
 
 
 def _row(bench: dict, offer: dict, basis: str, tokens_per_s: float, step: str) -> tuple[dict, dict]:

@@ -235,9 +235,10 @@ def build(
     for offer in all_offers + extra.get("article_offers", []):  # figures from dated price files and seeds
         offer.setdefault("as_of_known", True)
         offer.setdefault("gpu_recognised", True)
-    from knowledge.facts import benchmarks
+    from knowledge.facts import api_prices, benchmarks, mlperf
 
     extra |= benchmarks.tables()  # measured LLM inference, for $ per 1M tokens (knowledge/facts/benchmarks.py)
+    extra |= mlperf.tables() | api_prices.tables()  # MLPerf cloud results, LLM API list prices (issue 27)
 
     remove_leftovers(target.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".kb-{os.getpid()}-", suffix=".db", dir=target.parent)

@@ -17,6 +17,7 @@ from typing import Any
 
 from bot.citations import public_answer
 from bot.render import answer_sources, offer_line, render_text, tco_parts
+from bot.render_train import table_blocks
 from bot.render_work import brief_work, work_blocks, work_line
 from bot.slack.blocks.base import cell, header, render, section, sections
 from bot.slack.blocks.buttons import action_buttons
@@ -83,6 +84,9 @@ def answer_message(
             rows = zip(answer.extra["work"], answer.extra.get("work_details") or [], strict=False)
             lines = [work_line(r, d, lang, lambda s, a: index.get((s, a), "?")) for r, d in rows]
             blocks += sections(f"*{phrase('details', lang)}*\n" + "\n".join(slack_escape(x) for x in lines))
+    blocks += table_blocks(  # issue 27 (bot/render_train.py); Slack allows one table per message: work has its own
+        answer, lambda s, a: index.get((s, a), "?"), cell, sections, table=not answer.extra.get("work")
+    )
     if answer.more > 0:
         more = phrase("more", lang, n=answer.more)
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})

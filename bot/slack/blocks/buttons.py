@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.render_train import switch_buttons
 from bot.render_work import work_buttons
 from bot.slack.escape import cut, slack_plain
 from bot.slack.limits import LIMITS
@@ -127,6 +128,7 @@ def action_buttons(answer: Answer, *, shareable: bool, why: bool = False) -> lis
         buttons.append(button(phrase("btn.why", lang), encode_value(query, **common), ACTION_IDS["why"]))
     if query.intent == "work" and answer.extra.get("work"):  # switch the benchmark workload (bot/render_work.py)
         buttons += work_buttons(query, common, button, encode_value)
+    buttons += switch_buttons(query, common, button, encode_value)  # train_cost, rent_or_api (bot/render_train.py)
     for n, pick in enumerate(_suggestion_picks(answer)):
         buttons.append(button(pick["pick"], encode_value(query, **pick, **common), ACTION_IDS["suggest"].format(n=n)))
     return [b for b in buttons if b is not None]

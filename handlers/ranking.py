@@ -10,14 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from handlers.common import scan_text
 from handlers.models import Offer, Query
 
-_WHOLE = re.compile(
-    r"whole (instance|machine|node|server|vm)|per instance[- ]hour|per[- ]instance|instance[- ]hour|"
-    r"整机|整台|每台|按实例",
-    re.IGNORECASE,
-)
 _DIGITS = re.compile(r"\d+")
 _DIGIT_SPLIT = re.compile(r"(\d+)")
 _COUNT_SUFFIX = re.compile(r"(?<=[A-Za-z0-9])x\d+$")
@@ -25,7 +19,7 @@ _COUNT_SUFFIX = re.compile(r"(?<=[A-Za-z0-9])x\d+$")
 
 def per_instance(query: Query) -> bool:
     """True when the question asks for the price of the whole instance per hour."""
-    return bool(_WHOLE.search(scan_text(query)))
+    return "whole_instance" in query.flags  # read by handlers/parse/flags.py
 
 
 def by_instance_hour(rows: Sequence[dict | Offer]) -> list[dict | Offer]:

@@ -108,4 +108,5 @@ def test_the_intent_is_decided_in_one_place():
         "handlers/parse/entry.py",  # the Query, with the intent `intent.choose` gives
         "handlers/parse/reroute.py",  # its corrections: words (reroute), then the knowledge base (settle)
         "handlers/parse/work.py",  # a benchmarked model's $ per 1M tokens
+        "handlers/parse/train.py",  # a training run (MLPerf) or rent-or-API question (issue 27)
     }

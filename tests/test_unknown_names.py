@@ -21,7 +21,7 @@ DATA = Path(__file__).resolve().parent.parent / "knowledge" / "data"
     [
         ("cheapest A100 on coreweave", "coreweave"),
         ("cheapest H100 spot on CoreWeave", "CoreWeave"),
-        ("price of H100 on vastai", "vastai"),
+        ("price of H100 on genesiscloud", "genesiscloud"),
         ("compare A100 and H100 via paperspace", "paperspace"),
         ("在coreweave上最便宜的A100", "coreweave"),
         ("用paperspace跑H100多少钱", "paperspace"),

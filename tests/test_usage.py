@@ -2,7 +2,7 @@
 and the reserve-or-on-demand verdict follows from it.
 
 The oracle reads g5.xlarge's us-east-1 Linux rates straight from `knowledge/data/pricing/aws_gpu_instances_reserved_
-spot.json` (on-demand and yrTerm1Standard.noUpfront): at a share u of the hours, on-demand costs od x 730 x u a month
+spot.json` (on-demand and the cheapest 1-year term): at a share u of the hours, on-demand costs od x 730 x u a month
 and the reservation r x 730; reserving is cheaper when u > r / od.
 """
 
@@ -19,10 +19,16 @@ from handlers.parse import Vocabulary, parse
 PRICING = Path(__file__).resolve().parent.parent / "knowledge" / "data" / "pricing"
 
 
-def _rates() -> tuple[float, float]:
+def _linux() -> dict:
     rows = json.loads((PRICING / "aws_gpu_instances_reserved_spot.json").read_text(encoding="utf-8"))
-    linux = next(r for r in rows if r["instance_type"] == "g5.xlarge")["pricing"]["us-east-1"]["linux"]
-    return float(linux["ondemand"]), float(linux["reserved"]["yrTerm1Standard.noUpfront"])
+    return next(r for r in rows if r["instance_type"] == "g5.xlarge")["pricing"]["us-east-1"]["linux"]
+
+
+def _rates(term: str | None = None) -> tuple[float, float]:
+    """(on-demand, reserved) $/h: `term`, or the cheapest 1-year term the file has (issue 26: every term ranks)."""
+    linux = _linux()
+    one_year = {k: float(v) for k, v in linux["reserved"].items() if k.startswith("yrTerm1")}
+    return float(linux["ondemand"]), one_year[term] if term else min(one_year.values())
 
 
 CASES = [
@@ -70,7 +76,7 @@ def test_the_reserve_or_on_demand_verdict_follows_the_usage(kb, text, share):
 
 
 def test_the_issue_figures_hold():
-    od, reserved = _rates()
+    od, reserved = _rates("yrTerm1Standard.noUpfront")
     assert round(od * 730 * 0.5) == 367 and round(reserved * 730) == 463  # the issue's $367 vs $463
 
 

@@ -55,6 +55,10 @@ FLAGS: dict[str, str] = {
         r"bandwidth|带宽|network|网络|memory|显存|\d+\s*gb\b|which gpu|what gpu|gpu型号|什么gpu|什么卡|nvlink|"
         r"\bfp(8|16|32|64)\b|\bbf16\b|tflops|算力|images? per second|images?/s|img/s|吞吐|throughput|benchmark|基准"
     ),
+    "whole_instance": (  # rank per instance-hour (handlers/ranking.py)
+        r"whole (instance|machine|node|server|vm)|per instance[- ]hour|per[- ]instance|instance[- ]hour|"
+        r"整机|整台|每台|按实例"
+    ),
     "price_words": r"price|cost|how much does|多少钱|价格|费用|\$|per hour|每小时|一小时|cheap|便宜|value|性价比",
     "figure": r"[$¥]\s*\d|\d(\.\d+)?\s*(美元|元|usd|cny|gbps|gb\b|tflops|img|images|张)",
 }

@@ -1,6 +1,6 @@
 """Text -> the issue-27 fields of a `Query`: the MLPerf Training benchmark (train_cost), a usage (rent_or_api).
 
-`refine(query, text)` runs after the main parser and `handlers.parse_work.refine`. The intents themselves come from
+`refine(query, text)` runs after the main parser and `handlers.parse.work.refine`. The intents themselves come from
 the cue phrases of `knowledge/data/lexicon/intents.json` ("cost to fine tune", "self host", "自己部署") through the
 ordered rules of `handlers.parse.intent`; here:
 
@@ -18,7 +18,7 @@ import re
 from functools import cache
 
 from handlers.models import NameIssue, Query
-from handlers.parse_work import model_mention, resolve_model
+from handlers.parse.work import model_mention, resolve_model
 from knowledge import names as nm
 from knowledge.facts.mlperf import inference_models, training_benchmarks
 

@@ -12,7 +12,7 @@ from typing import Any
 from bot import citations
 from bot.citations import public_source
 from bot.render_train import text_lines as table_lines
-from bot.render_work import brief_work, work_line
+from bot.render_work import TEXT_WORK_ROWS_BESIDE_MLPERF, brief_work, work_line
 from handlers.common import also_in, money, place
 from handlers.freshness import offer_label
 from handlers.i18n import t
@@ -25,6 +25,23 @@ from handlers.terms import pricing_text
 def dated(source: Source | Offer, lang: str = "en") -> str:
     """ "as of 2026-04", or "date unknown, bundled 2026-12-01" where the upstream date is unknown."""
     return f"{_label('as_of' if source.as_of_known else 'date_unknown', lang)} {source.as_of}"
+
+
+def _once_per_link(lang: str):
+    """`public_source` for the short answer, each link printed once: a later source behind the same link (another
+    cloud's file of the SkyPilot catalog) names itself without repeating it."""
+    seen: set[str] = set()
+
+    def cite(source: str) -> str:
+        words = public_source(source, lang)
+        links = [w for w in words.split() if w.startswith(("http://", "https://"))]
+        if links and all(link in seen for link in links):
+            for link in links:
+                words = words.replace(f" {link}", "")
+        seen.update(links)
+        return words
+
+    return cite
 
 
 def _label(key: str, lang: str) -> str:
@@ -178,7 +195,7 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             hidden = len(answer.offers) - len(listed)
             answer = answer.model_copy(update={"offers": listed, "more": answer.more + hidden})
         if answer.extra.get("work"):  # five rows, the benchmark configuration behind --verbose
-            answer = brief_work(answer)
+            answer = brief_work(answer, beside_mlperf=TEXT_WORK_ROWS_BESIDE_MLPERF)
         answer = citations.public_answer(answer)  # sources in words; --verbose keeps the internal ids
     if len(answer.offers) > TEXT_OFFER_ROWS:
         answer = answer.model_copy(
@@ -190,7 +207,7 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
     found = answer_sources(answer, verbose)
     index = {(s.source, s.as_of): n for n, s in enumerate(found, start=1)}
     shown = brief.view(answer)
-    cite = (lambda source: source) if verbose else (lambda source: public_source(source, lang))  # ids: --verbose
+    cite = (lambda source: source) if verbose else _once_per_link(lang)  # ids: --verbose
     cite_pitfall = (lambda p: p.source) if verbose else (lambda p: citations.cite_pitfall(p.id, p.source, lang))
     text = (
         _environment()
@@ -228,7 +245,9 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             work_line=lambda r, d: work_line(
                 r, d, lang, lambda s, a: index.get((s, a), "?"), full=verbose, mark=_mixed(answer)
             ),
-            table_lines=table_lines(answer, lambda s, a: index.get((s, a), "?")),  # bot/render_train.py (issue 27)
+            table_lines=table_lines(
+                answer, lambda s, a: index.get((s, a), "?"), short=not verbose
+            ),  # bot/render_train.py (issue 27)
         )
     )
     lines = [line.rstrip() for line in text.splitlines()]

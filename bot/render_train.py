@@ -69,6 +69,10 @@ def _serving_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
     ]
 
 
+def _short_serving(row: dict, lang: str) -> str:
+    return t("serving.row_short", lang, scenario=row["scenario"], precision=row["precision"], id=row["result_id"])
+
+
 def _break_even(row: dict, lang: str) -> str:
     if row["break_even_utilisation"] is None:
         return "—"
@@ -138,12 +142,20 @@ def _sections(answer: Answer, lang: str, source_no: SourceNo) -> list[Section]:
     return out
 
 
-def text_lines(answer: Answer, source_no: SourceNo) -> list[str]:
-    """Every table of the answer as text: a heading, then one numbered line per row."""
+def text_lines(answer: Answer, source_no: SourceNo, short: bool = False) -> list[str]:
+    """Every table of the answer as text: a heading, then one numbered line per row. `short` (a work answer's
+    short text): the MLPerf rows beside the measured table keep their scenario, precision and result id
+    (the heading keeps the MLCommons label)."""
     lang = answer.query.language
     lines: list[str] = []
     for prefix, heading, _columns, rows in _sections(answer, lang, source_no):
         lines.append(heading)
+        if short and answer.query.intent == "work" and answer.extra.get("mlperf_serving"):
+            served = answer.extra["mlperf_serving"]
+            rows = [
+                [*r[:5], f"{s['tokens_per_s']:,.0f} tok/s", r[6], _short_serving(s, lang), r[8]]
+                for r, s in zip(rows, served, strict=False)
+            ]
         for n, cells in enumerate(rows, start=1):
             lines.append(f"{prefix}{n}. " + " · ".join(c for c in cells if c))
     return lines

@@ -14,7 +14,15 @@ from handlers.common import money
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Query
 
-__all__ = ["BRIEF_WORK_ROWS", "WORK_ACTION", "brief_work", "work_blocks", "work_buttons", "work_line"]
+__all__ = [
+    "BRIEF_WORK_ROWS",
+    "TEXT_WORK_ROWS_BESIDE_MLPERF",
+    "WORK_ACTION",
+    "brief_work",
+    "work_blocks",
+    "work_buttons",
+    "work_line",
+]
 
 ATTRIBUTION_SHORT = (  # knowledge.facts.benchmarks.ATTRIBUTION in one line: title, link, commit, licence, modified
     'Spare Cores "sc-inspector-data" https://github.com/SpareCores/sc-inspector-data commit 804d3c71ddae, '
@@ -29,6 +37,8 @@ def _cut(text: str, limit: int) -> str:
     return cut + ")" * max(0, cut.count("(") - cut.count(")"))
 
 
+TEXT_WORK_ROWS_BESIDE_MLPERF = 3  # the CLI text with an MLPerf row beside them, within 1,500 characters
+BRIEF_MLPERF_ROWS = 1
 BRIEF_WORK_ROWS = 5  # the short answer (CLI text and Slack); --verbose and "Why" show every row with its benchmark
 
 WORK_ACTION = "gpu_work_{n}"  # the "switch workload" buttons (handled by bot/slack/actions.refine)
@@ -123,7 +133,7 @@ def work_line(
     )
 
 
-def brief_work(answer: Answer) -> Answer:
+def brief_work(answer: Answer, beside_mlperf: int = BRIEF_WORK_ROWS) -> Answer:
     """The short work answer: the first `BRIEF_WORK_ROWS` rows, the notes about the question itself (those before
     the formula note: which model was read, estimates), and only the sources of the rows shown; the formula,
     configuration and the other notes are counted as hidden (`extra["work_hidden"]`); what was left out and the
@@ -141,18 +151,21 @@ def brief_work(answer: Answer) -> Answer:
     rest = answer.notes[cut_at:]
     kept = [n for n in rest if left_out.fullmatch(n)]
     hidden = [n for n in rest if n not in kept]
-    kept = [_cut(n, 110) for n in kept]  # how many and why, the full list behind --verbose
+    kept = [_cut(n, 96) for n in kept]  # how many and why, the full list behind --verbose
     notes = [*answer.notes[:cut_at], *kept]  # the question's notes, what was left out
-    shown = rows[:BRIEF_WORK_ROWS]
-    keep = {(r["source"], r["as_of"]) for r in shown}
-    of_rows = {(r["source"], r["as_of"]) for r in rows}  # the rest (the benchmark itself) is always kept
+    tuned = list(answer.extra.get("mlperf_serving") or [])
+    shown = rows[: beside_mlperf if tuned else BRIEF_WORK_ROWS]  # `beside_mlperf`: the CLI text's 1,500 characters
+    tuned_shown = tuned[:BRIEF_MLPERF_ROWS]  # MLPerf's rows beside the measured table: its cheapest (--verbose: all)
+    keep = {(r["source"], r["as_of"]) for r in [*shown, *tuned_shown]}
+    of_rows = {(r["source"], r["as_of"]) for r in [*rows, *tuned]}  # the rest (the benchmarks themselves) is kept
     sources = [s for s in answer.sources if (s.source, s.as_of) in keep or (s.source, s.as_of) not in of_rows]
     if ATTRIBUTION in rest:  # the benchmark's source line carries the licence's attribution (full: --verbose)
         sources = [s.model_copy(update={"source": ATTRIBUTION_SHORT}) if s.source == SOURCE else s for s in sources]
     extra = {
         **answer.extra,
         "work": shown,
-        "work_details": details[:BRIEF_WORK_ROWS],
+        "work_details": details[: len(shown)],
+        **({"mlperf_serving": tuned_shown} if tuned else {}),
         "work_more": max(0, len(rows) - len(shown)),
         "work_hidden": len(hidden),
     }

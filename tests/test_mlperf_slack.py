@@ -63,7 +63,7 @@ def test_work_answer_keeps_its_table_and_lists_the_mlperf_rows_beside(app, slack
     tuned = answer("cost per million tokens for Llama 3.1 8B", kb).extra["mlperf_serving"]
     assert tuned and any("1M" in c for c in harness.table_rows(message)[0])  # the Spare Cores table stays the table
     shown = json.dumps(message_blocks(message), ensure_ascii=False)
-    assert "MLPerf Inference v5.1" in shown and all(r["result_id"] in shown for r in tuned)
+    assert "MLPerf Inference v5.1" in shown and tuned[0]["result_id"] in shown  # its cheapest; every row behind Why
 
 
 def test_did_you_mean_button_answers_for_the_benchmark_picked(app, slack, kb):

@@ -270,8 +270,31 @@ class GuardedProtocol(_protocol.ASGIProtocol):
 
 
 class GuardedWorker(gasgi.ASGIWorker):
-    """gunicorn's ASGI worker serving connections through `GuardedProtocol`."""
+    """gunicorn's ASGI worker serving connections through `GuardedProtocol`, and stopping as soon as it is told to
+    (gunicorn's checks a flag once a second: every deploy and restart waited for it)."""
+
+    _serving: asyncio.Task | None = None
 
     def init_process(self) -> None:
         gasgi.ASGIProtocol = GuardedProtocol  # the name gasgi's server factory looks up
         super().init_process()
+
+    async def _serve(self) -> None:
+        self._serving = asyncio.current_task()
+        await super()._serve()
+
+    def _wake(self) -> None:
+        """End the serving loop's one-second sleep, once: gunicorn's loop takes the cancellation as its cue to shut
+        down (gracefully on SIGTERM: in-flight requests still finish). A signal during start-up, or a second one
+        during the shutdown, is left to gunicorn's own checks."""
+        task, self._serving = self._serving, None
+        if task is not None and getattr(self, "servers", None):  # past start-up: only the loop's sleep is left
+            task.cancel()
+
+    def handle_exit_signal(self) -> None:
+        super().handle_exit_signal()
+        self._wake()
+
+    def handle_quit_signal(self) -> None:
+        super().handle_quit_signal()
+        self._wake()

@@ -80,10 +80,18 @@ def sign_bytes(body: bytes, content_type: str | None = FORM, *, ts: str | None =
     return headers
 
 
-def nothing_processed(slack: SlackStandIn, status: int, raw: bytes) -> None:
-    """No Web API call, no response_url post, and no answer in the HTTP body."""
-    time.sleep(0.3)
-    assert slack.calls() == [], [c.method for c in slack.calls()]
+CANARY = "C0CANARY"
+
+
+def nothing_processed(slack: SlackStandIn, status: int, raw: bytes, port: int) -> None:
+    """No Web API call, no response_url post, and no answer in the HTTP body. Event-based, not a sleep: a good
+    mention sent after the refused request is answered, and every call the stand-in received by then is that
+    answer's (a refused request that had been let in would have been queued before it)."""
+    body, _ = mention_body("help", channel=CANARY)
+    assert post_raw(port, body.encode(), signed(body, JSON))[0] == 200
+    slack.wait_for("chat.postMessage")
+    others = [c.method for c in slack.calls() if c.body.get("channel") != CANARY]
+    assert others == [], others
     assert b"/GPU-h" not in raw and b"What gpubot can answer" not in raw, raw[:200]
     assert b"Traceback" not in raw
 
@@ -162,7 +170,7 @@ def test_unverified_requests_get_401_and_nothing_is_processed(server, slack, bui
     body, headers = build(slack)
     status, raw = post_raw(server, body, headers)
     assert status == 401
-    nothing_processed(slack, status, raw)
+    nothing_processed(slack, status, raw, server)
 
 
 def test_a_replayed_event_is_not_processed_twice(server, slack):
@@ -172,8 +180,10 @@ def test_a_replayed_event_is_not_processed_twice(server, slack):
     slack.wait_for("chat.postMessage")
     status, _ = post_raw(server, body.encode(), headers)  # the very same request, captured and sent again
     assert status in (200, 401)
-    time.sleep(0.4)
-    assert len(slack.calls("chat.postMessage")) == 1
+    canary, _ = mention_body("help", channel=CANARY)  # answered after the replay would have been
+    assert post_raw(server, canary.encode(), signed(canary, JSON))[0] == 200
+    slack.wait_for("chat.postMessage", count=2)
+    assert [c.body.get("channel") for c in slack.calls("chat.postMessage")] == ["C0GENERAL", CANARY]
 
 
 def test_a_replayed_slash_command_is_rejected(server, slack):
@@ -182,7 +192,7 @@ def test_a_replayed_slash_command_is_rejected(server, slack):
     assert post_raw(server, body.encode(), headers)[0] == 200
     status, raw = post_raw(server, body.encode(), headers)
     assert status == 401
-    nothing_processed(slack, status, raw)
+    nothing_processed(slack, status, raw, server)
 
 
 def test_with_postgresql_down_a_replayed_slash_command_is_refused_by_every_worker(kb, tmp_path, slack):
@@ -317,7 +327,7 @@ def test_malformed_requests_are_rejected_and_nothing_is_processed(server, slack,
     body, headers = build(slack)
     status, raw = post_raw(server, body, headers)
     assert status in statuses, (status, raw[:200])
-    nothing_processed(slack, status, raw)
+    nothing_processed(slack, status, raw, server)
 
 
 @pytest.mark.parametrize("signed_too", [True, False], ids=["signed", "unsigned"])
@@ -339,7 +349,7 @@ def test_an_oversized_body_gets_413_and_nothing_is_processed(server, slack, sign
     finally:
         conn.close()
     assert status == 413
-    nothing_processed(slack, status, raw)
+    nothing_processed(slack, status, raw, server)
 
 
 def test_a_body_shorter_than_its_content_length_is_rejected(server, slack):
@@ -358,7 +368,7 @@ def test_a_body_shorter_than_its_content_length_is_rejected(server, slack):
     finally:
         conn.close()
     assert status in (400, 408)
-    nothing_processed(slack, status, raw)
+    nothing_processed(slack, status, raw, server)
 
 
 def test_get_on_the_slack_path_is_405(server, slack):

@@ -139,14 +139,14 @@ def slash_body(slack: SlackStandIn, text: str) -> tuple[str, str]:
     ), hook
 
 
-def mention_body(text: str) -> tuple[str, dict]:
+def mention_body(text: str, channel: str = "C0GENERAL") -> tuple[str, dict]:
     ts = f"{time.time():.6f}"
     event = {
         "type": "app_mention",
         "user": "U_ASKER",
         "text": f"<@{SlackStandIn.bot_user_id}> {text}",
         "ts": ts,
-        "channel": "C0GENERAL",
+        "channel": channel,
         "event_ts": ts,
     }
     return json.dumps(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from handlers.common import name_notes, scan_text
 from handlers.i18n import scoped
 from handlers.models import Answer, Offer, Pitfall, Query
@@ -31,7 +33,7 @@ def to_model(row: dict, lang: str) -> Pitfall:
     )
 
 
-def relevant(kb: KB, query: Query, offers: list[Offer] = (), limit: int = 3) -> list[Pitfall]:
+def relevant(kb: KB, query: Query, offers: Sequence[Offer] = (), limit: int = 3) -> list[Pitfall]:
     """The pitfalls that matter most for a question and the offers it recommends."""
     providers = list(dict.fromkeys([*query.providers, *(o.provider for o in offers)]))
     gpus = list(dict.fromkeys([*query.gpus, *(o.gpu for o in offers)]))
@@ -71,7 +73,7 @@ def handle(query: Query, kb: KB) -> Answer:
         about = [s for s in found if _about(s.row, query)] or found[:DEFAULT_TOP]
         plain = not (query.topic or query.pricing)  # a cloud or GPU alone: worst first; else the most relevant
         found = sorted(about, key=lambda s: SEVERITY.get(s.row["severity"], 3)) if plain else about
-    about = f": {query.topic or ' '.join([*query.gpus, *query.providers])}".rstrip(": ")
+    heading = f": {query.topic or ' '.join([*query.gpus, *query.providers])}".rstrip(": ")
     if not found:
         from rapidfuzz import process, utils
 
@@ -89,7 +91,7 @@ def handle(query: Query, kb: KB) -> Answer:
     shown = [to_model(s.row, lang) for s in found]
     return Answer(
         query=query,
-        title=_p("title", lang, about=about if about.strip(": ") else ""),
+        title=_p("title", lang, about=heading if heading.strip(": ") else ""),
         pitfalls=shown,
         notes=notes,
         suggestions=suggestions,

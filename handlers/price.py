@@ -113,11 +113,11 @@ def _missing_term(kb: KB, query: Query, what: str, where: str) -> str:
 
 def _other_terms(kb: KB, query: Query) -> list[str]:
     """Every reserved-instance term (upfront options, convertible) for the asked type and regions."""
-    notes = []
+    notes: list[str] = []
     for instance_type in query.instance_types[:3]:
-        for region in query.regions[:3] or [None]:
+        for region in query.regions[:3]:  # no region asked: no notes (the terms are listed per region)
             terms = [r for r in kb.price_terms(instance_type, region) if r["term"].startswith(_RESERVED_TERM_NAMES)]
-            if not terms or region is None:
+            if not terms:
                 continue
             listed = ", ".join(
                 f"{term_words(r['term'], query.language, r['provider'])} {money(r['price_per_hour'])}/h" for r in terms

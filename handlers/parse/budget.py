@@ -84,8 +84,9 @@ def _unit(low: str, start: int, end: int, limit: str) -> tuple[str, float | None
             if kind == "total":
                 word = m.groupdict().get("per") or m.groupdict().get("per2") or ("month" if "月" in m.group() else "")
                 period = _PERIOD_HOURS.get(word)
-            keep = kind == "total" or offset is None  # "一个月" stays for the duration parser
-            return kind, period, end if keep else offset + m.end()
+            if kind == "total" or offset is None:  # "一个月" stays for the duration parser
+                return kind, period, end
+            return kind, period, offset + m.end()
     if re.search(r"budget|预算", limit):
         return "total", None, end
     return "gpu_hour", None, end

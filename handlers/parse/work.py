@@ -127,7 +127,7 @@ def model_mention(text: str) -> tuple[str, str, float | None] | None:
     for i, tok in enumerate(toks):
         glued = _GLUED.match(tok.group())
         family = _family(glued.group(1)) if glued else None
-        if family is None:
+        if glued is None or family is None:
             continue
         parts, size, end = [family + (glued.group(2) or "")], None, tok.end()
         for nxt in toks[i + 1 : i + 5]:
@@ -173,21 +173,21 @@ def refine(query: Query, text: str) -> Query:
         return query
     mention = model_mention(text)
     found = resolve_model(mention[1]) if mention else None
-    named = isinstance(found, nm.Resolved)
+    resolved = found if isinstance(found, nm.Resolved) else None
     work = (cost and query.intent not in ("compare", "tco", "rent_or_api", "train_cost")) or (
-        named
+        resolved is not None
         and bool(_CHEAP.search(text))
         and not _ADVICE.search(text)
         and query.intent in ("recommend", "cheapest", "price", "unknown")
     )
     if not work:  # another intent: it still carries the benchmarked model named (recommend/compare use it)
-        return query.model_copy(update={"model": found.name}) if named else query
+        return query.model_copy(update={"model": resolved.name}) if resolved is not None else query
     update: dict = {"intent": "work", "bench_workload": _workload(text) or "chat-256-128", "bench_step": _step(text)}
-    if named:
-        update["model"] = found.name
-        if next(m for m in models() if m.name == found.name).benchmark == "llama_bench":
+    if resolved is not None:
+        update["model"] = resolved.name
+        if next(m for m in models() if m.name == resolved.name).benchmark == "llama_bench":
             update["bench_step"] = "single_stream"
-    elif mention:
+    elif mention and isinstance(found, (nm.Ambiguous, nm.Unknown)):  # a mention not Resolved: always one of these
         candidates = found.candidates if isinstance(found, nm.Ambiguous) else found.suggestions
         status = "ambiguous" if isinstance(found, nm.Ambiguous) else "unknown"
         update["issues"] = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from handlers import brief, nearest, ranking
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
 from handlers.freshness import answer_notes, out_of_stock_last
@@ -11,7 +13,7 @@ from handlers.offer_notes import excluded_note
 from handlers.suspect import suspect_text
 from handlers.terms import pricing_text
 from handlers.unplaced import unplaced_note
-from knowledge.kb.reader import KB, GpuRef, gpu_refs
+from knowledge.kb.reader import KB, GpuRef, OfferFilters, gpu_refs
 
 DEFAULT_TOP = 5
 
@@ -35,14 +37,15 @@ def handle(query: Query, kb: KB) -> Answer:
     if whole_instance:
         what += t("ranking.per_instance", lang)
     top = query.top_n or DEFAULT_TOP
-    filters = dict(
-        gpus=refs,
-        pricing=pricing,
-        providers=query.providers,
-        regions=query.regions,
-        min_memory_gb=query.min_gpu_memory_gb,
-    )
-    rows = kb.offers(**filters, gpu_count=query.gpu_count)
+    filters: OfferFilters = {
+        "gpus": refs,
+        "pricing": pricing,
+        "providers": query.providers,
+        "regions": query.regions,
+        "min_memory_gb": query.min_gpu_memory_gb,
+    }
+    counted: OfferFilters = {**filters, "gpu_count": query.gpu_count}
+    rows = kb.offers(**counted)
     if not rows and query.gpu_count:
         rows = kb.offers(**filters)
         if rows:
@@ -152,7 +155,7 @@ def _as_offer(item: dict | Offer) -> Offer:
 
 def _with_articles(
     kb: KB, query: Query, refs: list[GpuRef], pricing: str, ranked: list[dict], notes: list[str], details: list[str]
-) -> tuple[list[dict | Offer], list[Offer]]:
+) -> tuple[Sequence[dict | Offer], list[Offer]]:
     """Rank catalog offers (rows, cheapest first); seed-article figures rank only for providers without a catalog
     that were asked for (or when nothing else is known), and are otherwise shown as dated context beside the
     catalog's best price."""
@@ -169,13 +172,13 @@ def _with_articles(
     for provider in sorted({a.provider for a in rank_articles}):
         notes.append(t("cheapest.article_only", query.language, provider=_provider_name(kb, provider, query.language)))
     context = [a for a in articles if a not in rank_articles]
-    merged = sorted([*ranked, *rank_articles], key=_rank_key)
+    pool: list[dict | Offer] = [*ranked, *rank_articles]
+    merged = sorted(pool, key=_rank_key)
     best = {o["provider"]: o for o in reversed(ranked)}
     lang = query.language
     for item in context:
-        cheapest = best.get(item.provider)
-        if cheapest:
-            cheapest = offer(cheapest)
+        if row := best.get(item.provider):
+            cheapest = offer(row)
             details.append(
                 t(  # dated context: shown on request (--verbose, "Why")
                     "cheapest.article_context",

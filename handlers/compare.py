@@ -19,7 +19,7 @@ from handlers.spec import (
 )
 from knowledge.facts import rules as R
 from knowledge.facts.question_facts import query_facts
-from knowledge.kb.reader import KB, GpuRef
+from knowledge.kb.reader import KB, GpuRef, OfferFilters
 
 PROVIDER_FAMILIES = ("H100", "A100", "L4")  # compared when providers are named without a GPU
 MAX_SUBJECTS = 3
@@ -43,7 +43,8 @@ def handle(query: Query, kb: KB) -> Answer:
         )
     pricings = [query.pricing] if query.pricing else ["on_demand", "spot", "reserved_1y"]
     specs, lines, shown = [], [], []
-    ratios, firsts, other_prices = [], [], []
+    ratios, firsts = [], []
+    other_prices: list[str] = []  # the other pricings' lines: shown on request
     for name, rows, filters in subjects:
         cheapest = {pricing: _cheapest(kb, query, filters, pricing) for pricing in pricings}
         main = _main_spec(rows, cheapest[pricings[0]])
@@ -174,9 +175,9 @@ def winner_line(what: str, firsts: list[tuple[str, Offer | None, float]], pricin
     return line
 
 
-def _subjects(query: Query, kb: KB) -> list[tuple[str, list[dict], dict]]:
+def _subjects(query: Query, kb: KB) -> list[tuple[str, list[dict], OfferFilters]]:
     """(name, datasheet rows, offer filters) for each GPU, instance type or provider compared."""
-    subjects = []
+    subjects: list[tuple[str, list[dict], OfferFilters]] = []
     for instance_type in query.instance_types[:MAX_SUBJECTS]:
         row, rows = instance_specs(kb, instance_type)
         if row:
@@ -200,10 +201,10 @@ def _subjects(query: Query, kb: KB) -> list[tuple[str, list[dict], dict]]:
     return subjects
 
 
-def _cheapest(kb: KB, query: Query, filters: dict, pricing: str) -> Offer | None:
+def _cheapest(kb: KB, query: Query, filters: OfferFilters, pricing: str) -> Offer | None:
     """The cheapest whole offer of one subject, within the question's hourly budget when it says one."""
-    merged = {"providers": query.providers, "regions": query.regions, **filters}
-    rows = [row for row in kb.offers(pricing=pricing, **merged) if whole(row)]
+    merged: OfferFilters = {"providers": query.providers, "regions": query.regions, **filters, "pricing": pricing}
+    rows = [row for row in kb.offers(**merged) if whole(row)]
     rows, _ = brief.apply_budget(rows, query, kb.fx()["usd_per_cny"])
     return offer(rows[0]) if rows else None
 

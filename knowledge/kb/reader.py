@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 from knowledge.errors import GpubotError
 
@@ -84,6 +84,20 @@ def gpu_refs(gpus: Iterable[str], variants: Iterable[str] = ()) -> list[GpuRef]:
         variant = forms.get(ref.family)
         refs.append(GpuRef(ref.family, ref.memory_gb or variant.memory_gb, variant.form_factor) if variant else ref)
     return refs
+
+
+class OfferFilters(TypedDict, total=False):
+    """The filters of `KB.offers` (and `split_orderable`, `excluded`) as one dict, passed on as `**filters`."""
+
+    gpus: Iterable[GpuRef]
+    pricing: str | None
+    providers: Iterable[str]
+    regions: Iterable[str]
+    instance_types: Iterable[str]
+    gpu_count: float | None
+    min_memory_gb: float | None
+    kinds: Iterable[str]
+    orderable: bool | None
 
 
 class KB:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from handlers.common import money, name_notes
 from handlers.i18n import t
 from handlers.i18n_rules import rule_hits
-from handlers.models import Answer, Query
+from handlers.models import Answer, Query, Tco
 from handlers.tco_model import DEFAULT_HOURS, best_option, sources, subjects
 from handlers.tco_terms import no_interruptions
 from knowledge.facts import rules as R
@@ -25,10 +25,14 @@ def handle(query: Query, kb: KB) -> Answer:
         query = query.model_copy(update={"gpus": [DEFAULT_GPU], "gpu_count": query.gpu_count or DEFAULT_COUNT})
         notes.append(t("spot.default_gpu", lang, count=query.gpu_count, gpu=DEFAULT_GPU))
     hours = query.duration_hours or DEFAULT_HOURS
-    priced = subjects(query, kb)
-    if not priced:
+
+    def none() -> Answer:
         what = ", ".join(query.instance_types or query.gpus)
         return Answer(query=asked, title=t("tco.none", lang, what=what), notes=notes, suggestions=suggestions)
+
+    priced = subjects(query, kb)
+    if not priced or not (priced[0]["on_demand"] or priced[0]["spot"]):  # reserved prices only: nothing to weigh
+        return none()
     fx, cands = kb.fx(), priced[0]
     base = (cands["on_demand"] or cands["spot"])[0]
     currency = query.currency or base["currency"]
@@ -37,8 +41,11 @@ def handle(query: Query, kb: KB) -> Answer:
     od = best_option(kb, query, cands, "on_demand", hours, currency, fx, {})
     what = ", ".join(query.instance_types[:1]) or f"{query.gpu_count or 1:g}x {query.gpus[0]}"
     lines, options, labels = [], [o for o in (od, spot) if o], {}
+    if not options:  # never: an on-demand or spot row always prices (tco_model.best_option)
+        return none()
     for label, option in options:
         labels[option.pricing] = label
+    best: tuple[str, Tco]
     if spot and od:
         saving = 100 * (1 - spot[1].total / od[1].total) if od[1].total else 0.0
         take_spot = saving > 0 and not no_interruptions(query)
@@ -54,12 +61,14 @@ def handle(query: Query, kb: KB) -> Answer:
             od_where=od[0],
             pct=abs(saving),
         )
+        best = spot if take_spot else od
     else:
-        only = od or spot
+        only = options[0]  # od or spot
         title = t(
             "verdict.spot_only", lang, what=what, hours=hours, option=only[0], total=money(only[1].total, currency)
         )
         take_spot = only is spot
+        best = only
     if facts.get("spot_bucket"):
         lines.append(
             t(
@@ -75,7 +84,6 @@ def handle(query: Query, kb: KB) -> Answer:
     elif spot:
         lines.append(t("spot.no_risk_data", lang, option=spot[0]))
     fired = R.evaluate(facts, lang, groups=("cost", "spot"))
-    best = (spot if take_spot else od) or spot or od
     return Answer(
         query=asked,
         title=title,

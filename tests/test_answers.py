@@ -324,6 +324,25 @@ def test_spot_or_on_demand_prices_both_for_the_job(kb):
     assert any("Interruption risk" in line for line in result.lines)
 
 
+def test_spot_or_on_demand_for_an_instance_with_reserved_prices_only_says_no_price(kb):
+    """An instance type the catalogs price only reserved (GCP g2-standard-8) has no spot or on-demand to weigh:
+    the answer says no price matches (it used to fail with an internal error)."""
+    reserved_only = [
+        row["instance_type"]
+        for row in kb.rows(
+            "SELECT instance_type FROM offers WHERE instance_type NOT LIKE '% %' GROUP BY instance_type"
+            " HAVING SUM(pricing IN ('on_demand', 'spot')) = 0 AND SUM(pricing = 'reserved_1y') > 0"
+            " ORDER BY instance_type LIMIT 1",
+            [],
+        )
+    ]
+    assert reserved_only, "the data has no instance type priced only reserved"
+    result = answer(f"spot or on-demand for {reserved_only[0]} for 30 days", kb)
+    assert (result.query.intent, result.query.topic) == ("tco", "spot_vs_on_demand")
+    assert result.title == f"No price for {reserved_only[0]} matches these filters."
+    assert result.tco is None and not result.tco_options
+
+
 @pytest.mark.parametrize(
     ("question", "machines", "count", "hours"),
     [

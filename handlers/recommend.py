@@ -53,14 +53,15 @@ def handle(query: Query, kb: KB) -> Answer:
     providers, regions = _scope(kb, query, fired, facts)
     cap = _hourly_cap(query, kb)
     options = [_option(kb, v, counts[v], pricing, providers, regions, nvlink, cap) for v in variants]
-    if cap:
+    if cap and query.budget:  # a cap is only read from a budget
         notes.append(t("rec.budget_cap", lang, cap=brief.budget_label(query.budget, lang)))
     # offers of these GPUs that cannot be ordered at this pricing model were left out: say how many, and why
     excluded = kb.excluded(gpus=[GpuRef(*v) for v in variants], pricing=pricing, providers=providers, regions=regions)
     if note := excluded_note(excluded, pricing, lang):
         notes.append(note)
     rank = R.first(fired, "priority", "rank_by") or R.first(fired, "hardware", "rank_by")
-    by = _rank_key(rank.then.rank_by if rank else "price")
+    rank_by = (rank.then.rank_by if rank else None) or "price"
+    by = _rank_key(rank_by)
     one = any(o["needed"] == 1 and o["offer"] for o in options)  # what fits on one GPU is not split across two
     options.sort(key=lambda o: (one and o["needed"] > 1, *by(o)))
     by_run = run_cost.applies(query, max(counts.values(), default=1))
@@ -98,7 +99,7 @@ def handle(query: Query, kb: KB) -> Answer:
     if top and (said := usage_verdict(kb, query, top["instance_type"], top["region"])):
         lines.insert(0, said)  # "200 hours a month": on-demand or reserved for that usage
     if by_run:
-        n_tokens, said = run_cost.tokens(query)
+        n_tokens, tokens_said = run_cost.tokens(query)
         lines.insert(
             0,
             t(
@@ -106,7 +107,7 @@ def handle(query: Query, kb: KB) -> Answer:
                 lang,
                 params=query.model_size_b,
                 tokens=n_tokens / 1e9,
-                said="" if said else t("rec.run_default_tokens", lang),
+                said="" if tokens_said else t("rec.run_default_tokens", lang),
                 mfu=run_cost.MFU * 100,
             ),
         )
@@ -132,8 +133,8 @@ def handle(query: Query, kb: KB) -> Answer:
     )
     what = what or ", ".join(query.gpus) or "?"
     if recs and recs[0].offer:
-        title = _verdict(options[0], recs[0], pricing, by_run, rank.then.rank_by if rank else "price", lang, kb)
-    elif cap:
+        title = _verdict(options[0], recs[0], pricing, by_run, rank_by, lang, kb)
+    elif cap and query.budget:
         title = t("rec.none_within", lang, what=what, cap=brief.budget_label(query.budget, lang))
     else:
         title = t("rec.title", lang, what=what)
@@ -443,21 +444,22 @@ def _ranking_facts(kb: KB, query: Query, options: list[dict], pricing: str, fire
 def _provider_lines(kb: KB, fired: list[R.Fired], providers: list[str], lang: str) -> list[str]:
     """Provider notes for the topic a fired priority rule asks for (ecosystem, compliance)."""
     rule = R.first(fired, "priority", "note_topic")
-    if not rule:
+    topic = rule.then.note_topic if rule else None
+    if not topic:
         return []
     lines = []
     for pid in providers or list(kb.providers):
-        for note in provider_notes(kb, pid, rule.then.note_topic):
+        for note in provider_notes(kb, pid, topic):
             lines.append(
                 t(
                     "rec.note",
                     lang,
                     provider=provider_name(kb, pid, lang),
-                    topic=rule.then.note_topic,
+                    topic=topic,
                     note=note["zh"] if lang == "zh" else note["en"],
                     source=note["source"],
                 )
             )
-        if rule.then.note_topic == "compliance" and not (kb.providers.get(pid) or {}).get("has_catalog"):
+        if topic == "compliance" and not (kb.providers.get(pid) or {}).get("has_catalog"):
             lines.append(t("rec.article_only", lang, provider=provider_name(kb, pid, lang)))
     return lines

@@ -173,7 +173,7 @@ def row_line(spec: dict, lang: str) -> str:
 
 def precision_lines(specs: list[dict], asked: list[str], count: float | None, lang: str) -> list[str]:
     """One line per (precision, result), models with the same result grouped."""
-    grouped: dict[tuple[str, str], list[str]] = {}
+    grouped: dict[tuple[str, str, str], list[str]] = {}  # (precision, phrase key, figure or evidence): models
     for precision in asked:
         column, label = PRECISIONS[precision]
         for spec in specs:
@@ -189,14 +189,14 @@ def precision_lines(specs: list[dict], asked: list[str], count: float | None, la
             if count and value is not None and column == "fp32_tflops":
                 grouped.setdefault((label, "spec.total", f"{value}"), []).append(spec["model"])
     lines = []
-    for (label, key, detail), models in grouped.items():
+    for (label, phrase, detail), models in grouped.items():
         names = ", ".join(models)
-        if key == "spec.total":
-            lines.append(t(key, lang, count=count, model=names, fp32=float(detail), total=count * float(detail)))
-        elif key in ("spec.p.yes", "spec.p.plain"):
-            lines.append(t(key, lang, model=names, precision=label, value=float(detail), sparse=2 * float(detail)))
+        if phrase == "spec.total" and count:  # totals are only grouped for a count
+            lines.append(t(phrase, lang, count=count, model=names, fp32=float(detail), total=count * float(detail)))
+        elif phrase in ("spec.p.yes", "spec.p.plain"):
+            lines.append(t(phrase, lang, model=names, precision=label, value=float(detail), sparse=2 * float(detail)))
         else:
-            lines.append(t(key, lang, model=names, precision=label, evidence=detail))
+            lines.append(t(phrase, lang, model=names, precision=label, evidence=detail))
     return lines
 
 
@@ -355,7 +355,8 @@ def split_errata(
     texts = errata_lines(errata, lang)
     gpus = {g.split()[0].lower() for g in query.gpus} | {o.gpu.lower() for o in offers}
     providers = set(query.providers) | {o.provider for o in offers}
-    near, far = [], []
+    near: list[str] = []
+    far: list[str] = []
     for erratum, text in zip(errata, texts, strict=True):
         tagged_gpus = {g.lower() for g in json.loads(erratum.get("gpus") or "[]")}
         tagged_providers = set(json.loads(erratum.get("providers") or "[]"))

@@ -7,11 +7,13 @@ order); `bot/render_work.py` renders both as text and as a Slack table.
 
 from __future__ import annotations
 
+from typing import cast
+
 from handlers import work_mlperf
 from handlers.i18n import t
 from handlers.models import Answer, Query, Source
 from knowledge.facts import work
-from knowledge.facts.benchmarks import ATTRIBUTION, SOURCE, SOURCE_DATE, models
+from knowledge.facts.benchmarks import ATTRIBUTION, SOURCE, SOURCE_DATE, ModelEntry, models
 
 
 def _t(key: str, lang: str, **values: object) -> str:
@@ -56,7 +58,8 @@ def handle(query: Query, kb) -> Answer:
                 sources=[Source(source=SOURCE, as_of=SOURCE_DATE)],
                 extra={"work": [], "work_details": []},
             )
-        model = work.entry("Llama-3.1-8B")
+        # a row of the bundled knowledge/data/benchmarks/models.csv: entry() finds it by construction
+        model = cast(ModelEntry, work.entry("Llama-3.1-8B"))
         notes.append(_t("default_model", lang, model=model.name))
     if model is not None:
         wanted = "llama_bench" if step == "single_stream" else "vllm_serving"
@@ -127,7 +130,7 @@ def handle(query: Query, kb) -> Answer:
         "price": best["price_per_hour_usd"],
         **labels,
     }
-    if by_datasheet:
+    if by_datasheet and model is not None:  # by_datasheet: only ever set with a model
         title = _t("gpu_estimate_title", lang, model=model.name, gpus=", ".join(query.gpus), **values)
         notes.append(_t("gpu_estimate", lang, model=model.name, where=", ".join(found.measured_on)))
     elif model is None:

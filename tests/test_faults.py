@@ -757,14 +757,14 @@ def test_the_server_starts_when_the_knowledge_base_cannot_be_built_and_healthz_s
 def test_damage_inside_the_served_knowledge_base_is_told_by_healthz_and_repaired(cli_home, slack):
     home, good = cli_home
     _damage(home / "kb.db", "damaged-pages", good)
-    proc, port, status, raw, log = start_server(home, slack, GPUBOT_KB_REFRESH_SECONDS="3")
+    proc, port, status, raw, log = start_server(home, slack, GPUBOT_KB_REFRESH_SECONDS="1")
     try:
         assert status in (200, 503)
         if status == 503:
             assert "damaged" in json.loads(raw)["kb"]["error"]
         deadline = time.monotonic() + 30
         while request(port, "GET", "/healthz")[0] != 200 and time.monotonic() < deadline:
-            time.sleep(0.5)
+            time.sleep(0.1)
         assert request(port, "GET", "/healthz")[0] == 200
     finally:
         stop(proc, log)

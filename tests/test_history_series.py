@@ -309,6 +309,24 @@ def test_one_snapshot_draws_the_spread_and_says_so(fresh_home, capsys):
     )
 
 
+@pytest.fixture(scope="module")
+def _aws_home(tmp_path_factory) -> Path:
+    """One snapshot of the bundled AWS catalog, shared by the questions that only read it."""
+    tmp = tmp_path_factory.mktemp("aws_once")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GPUBOT_HOME", str(tmp / "home"))
+        patch.setenv("DATABASE_URL", f"sqlite:///{tmp / 'state.db'}")
+        _refresh(CATALOG_DIR / "aws_vms.csv", "aws", NEW)
+    return tmp
+
+
+@pytest.fixture()
+def _aws_once(_aws_home, monkeypatch) -> Path:
+    monkeypatch.setenv("GPUBOT_HOME", str(_aws_home / "home"))
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{_aws_home / 'state.db'}")
+    return _aws_home
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -318,9 +336,8 @@ def test_one_snapshot_draws_the_spread_and_says_so(fresh_home, capsys):
         ["A100", "--provider", "aws", "--region", "mars-north-1"],  # no such region
     ],
 )
-def test_no_data_is_a_clear_message_exit_1_and_no_file(fresh_home, capsys, args):
-    _refresh(CATALOG_DIR / "aws_vms.csv", "aws", NEW)
-    out = fresh_home / "none.png"
+def test_no_data_is_a_clear_message_exit_1_and_no_file(_aws_once, tmp_path, capsys, args):
+    out = tmp_path / "none.png"
     capsys.readouterr()
     assert main(["history", *args, "--png", str(out)]) == 1
     captured = capsys.readouterr()

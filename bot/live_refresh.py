@@ -169,7 +169,7 @@ def refresh_source(
             states.record(src.name, checked_at=now, seconds=time.monotonic() - started)
             return {"source": src.name, "not_modified": True, "checked_at": now.isoformat(), "kb": kb}
         rows, kb = _import(data)
-    except Exception as exc:
+    except Exception as exc:  # whatever failed is recorded for `prices sources`, then raised to the caller
         states.record(src.name, error=f"{type(exc).__name__}: {exc}"[:2000], error_at=now)
         raise
     finally:
@@ -228,7 +228,7 @@ def recorded(name: str, refresh) -> dict:
     states.record(name, attempted_at=now)
     try:
         report = refresh()
-    except Exception as exc:
+    except Exception as exc:  # whatever failed is recorded for `prices sources`, then raised to the caller
         states.record(name, error=f"{type(exc).__name__}: {exc}"[:2000], error_at=now)
         raise
     rows = int((report.get("fetch") or {}).get("prices", report.get("offers", 0)) or 0)

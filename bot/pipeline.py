@@ -52,11 +52,17 @@ def answer_query(query: Query, kb: KB, reader: HistoryReader | None = None) -> A
             result = _with_pitfalls(result, kb)
         return annotate(result, kb)
     except KnowledgeBaseError as exc:
-        log.error("knowledge base unavailable: %s", exc)
-        return Answer(query=query, title=t("error.kb", query.language, detail=type(exc).__name__))
-    except Exception:
+        return _kb_unavailable(query, exc)
+    except Exception:  # the outermost edge of an answer: the apology, never a traceback
         log.exception("internal error answering %r (intent %s)", query.text, query.intent)
         return Answer(query=query, title=t("error.internal", query.language))
+
+
+def _kb_unavailable(query: Query, exc: KnowledgeBaseError) -> Answer:
+    from handlers.i18n import t
+
+    log.error("knowledge base unavailable: %s", exc)
+    return Answer(query=query, title=t("error.kb", query.language, detail=type(exc).__name__))
 
 
 def _history_reader(query: Query, reader: HistoryReader | None) -> HistoryReader:
@@ -86,9 +92,8 @@ def answer(text: str, kb: KB) -> Answer:
     try:
         query = understand(text, kb)
     except KnowledgeBaseError as exc:
-        log.error("knowledge base unavailable: %s", exc)
-        return Answer(query=Query(text=text[:500], language=lang), title=t("error.kb", lang, detail=type(exc).__name__))
-    except Exception:
+        return _kb_unavailable(Query(text=text[:500], language=lang), exc)
+    except Exception:  # the outermost edge of an answer: the apology, never a traceback
         log.exception("internal error parsing %r", text[:200])
         return Answer(query=Query(text=text[:500], language=lang), title=t("error.internal", lang))
     return answer_query(query, kb)
@@ -103,9 +108,13 @@ def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
 
     applied, notes = defaults.apply_defaults(query, prefs, region_providers=kb.regions)
     result = answer_query(defaults.widen_for_budget(applied, prefs), kb)
+    try:
+        fx = kb.fx()  # the one exchange rate (providers.yaml, with its source and date), never a constant here
+    except KnowledgeBaseError as exc:
+        return _kb_unavailable(query, exc)
     if prefs.get("budget"):
         result, more_notes = defaults.apply_budget(
-            result, prefs, usd_per_cny=_fx(kb, "usd_per_cny", 0.138), asked_top_n=applied.top_n
+            result, prefs, usd_per_cny=float(fx["usd_per_cny"]), asked_top_n=applied.top_n
         )
         notes += more_notes
     extra = dict(result.extra)
@@ -115,7 +124,7 @@ def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
     if filled:
         extra["defaulted"] = filled
     if applied.currency and applied.currency != "USD":
-        extra["display_currency"] = {"currency": applied.currency, "per_usd": _fx(kb, "cny_per_usd", 7.25)}
+        extra["display_currency"] = {"currency": applied.currency, "per_usd": float(fx["cny_per_usd"])}
     return result.model_copy(update={"extra": extra}) if extra != result.extra else result
 
 
@@ -125,8 +134,8 @@ def answer_text_with(text: str, kb: KB, prefs: Mapping[str, Any]) -> Answer:
         return answer(text, kb)
     try:
         query = understand(text, kb)
-    except Exception:
-        return answer(text, kb)  # logs, and answers with the apology
+    except Exception:  # `answer` parses again: it logs, and answers with the apology
+        return answer(text, kb)
     return answer_with(query, kb, prefs)
 
 
@@ -138,10 +147,3 @@ def prefs_from(values: Mapping[str, Any], kb: KB) -> Mapping[str, Any]:
 
     chosen = {key: normalize(key, value, kb) for key, value in values.items() if value not in (None, "")}
     return EffectiveSettings(chosen, {key: "options" for key in chosen})
-
-
-def _fx(kb: KB, key: str, fallback: float) -> float:
-    try:
-        return float(kb.fx()[key])
-    except Exception:
-        return fallback

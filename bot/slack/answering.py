@@ -77,7 +77,7 @@ class Answerer:
         def run() -> None:
             try:
                 work(*args)
-            except Exception:
+            except Exception:  # a background job (a chart) must not kill the pool's thread: logged, the answer stands
                 log.exception("background work failed (%s)", where)
 
         self.charts.submit(run)
@@ -97,7 +97,7 @@ class Answerer:
 
         try:
             return claims.bounded(get_settings, team, channel)  # never waits long on the state database
-        except Exception as exc:
+        except Exception as exc:  # locked, unreachable, too slow: answer without the channel's settings (logged)
             log.warning(
                 "could not read the settings of %s/%s (%s); answering without them", team, channel, type(exc).__name__
             )
@@ -114,14 +114,14 @@ class Answerer:
         else:
             try:
                 query = understand(text, self.kb)
-            except Exception:
-                return answer(text, self.kb)  # logs, and answers with the apology
+            except Exception:  # `answer` parses again: it logs, and answers with the apology
+                return answer(text, self.kb)
         return self.answer_in(query, team, channel)
 
     def is_history(self, text: str) -> bool:
         try:
             return bool(text.strip()) and understand(text, self.kb).intent == "history"
-        except Exception:
+        except Exception:  # a text the parser fails on is not a history question; its answer says what failed
             return False
 
     def asker_language(
@@ -151,7 +151,7 @@ class Answerer:
             if result.query.intent == "help":
                 message = with_commands(message, result.query.language)
             return message
-        except Exception:
+        except Exception:  # the outermost edge of a Slack answer: the apology, never a traceback
             log.exception("internal error answering in Slack (%s)", where)
             return blocks.error_message(language_of(text))
 
@@ -172,7 +172,7 @@ class Answerer:
             if verbose:
                 return blocks.answer_message(result, verbose=True, buttons=False)
             return blocks.answer_message(result, shareable=shareable, shared_by=shared_by)
-        except Exception:
+        except Exception:  # the outermost edge of a button's answer: the apology, never a traceback
             log.exception("internal error answering a button in Slack (%s)", where)
             return blocks.error_message(query.language)
 

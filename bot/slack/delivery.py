@@ -216,7 +216,7 @@ def respond_message(respond, where: str, **message: Any) -> Delivered:
             if getattr(response, "status_code", 200) == 429:  # throttled: once more after Retry-After (<= 3 s)
                 time.sleep(min(_retry_after(response), MAX_RETRY_WAIT))
                 response = respond(**attempt)
-        except Exception as exc:
+        except Exception as exc:  # the network, whatever the client raises: the caller says it was not delivered
             log.warning("could not reach response_url: %s (%s)", type(exc).__name__, where)
             return Delivered(False, "unreachable")
         status = getattr(response, "status_code", 200) if response is not None else 200

@@ -68,13 +68,13 @@ def publish_home(
     for provider in list(home_sections_providers):
         try:
             extra += provider(ctx)
-        except Exception:
+        except Exception:  # one section's failure leaves the rest of the Home tab: logged
             log.exception("home section provider %r failed (%s)", provider, where)
     settings_section: list[dict] = []
     if team:
         try:
             settings_section = blocks.home_settings_section(ctx.lang, scope_settings(team, ""))
-        except Exception:
+        except Exception:  # the state cannot be read: the Home tab without its settings section (logged)
             log.exception("could not read the workspace defaults for the Home tab (%s)", where)
     help_answer = answer_query(Query(text="help", intent="help", language=ctx.lang), kb)
     view = blocks.home_view(ctx.lang, help_answer.lines, kb.meta("built_at"), _freshness(kb), extra, settings_section)
@@ -148,7 +148,7 @@ def settings_submitted(answerer: Answerer, ack: Callable[..., Any], body: dict, 
                 record_change(team, store.WORKSPACE, key, before.get(key), stored, user, "home")
             elif store.clear(team, store.WORKSPACE, key):
                 record_change(team, store.WORKSPACE, key, before.get(key), None, user, "home")
-    except Exception:
+    except Exception:  # the outermost edge of the settings form: its error shown in the form, logged
         log.exception("could not save the workspace defaults (%s)", log_context(body))
         ack(response_action="errors", errors={"setting_providers": blocks.error_message(lang)["text"][:150]})
         return

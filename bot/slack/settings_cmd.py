@@ -103,7 +103,7 @@ def record_change(team: str, channel: str, key: str, old: Any, new: Any, user: s
 
     try:
         settings_audit.record(team, channel, key, old, new, changed_by=user, via=via)
-    except Exception:
+    except Exception:  # the setting is saved; a change record that cannot be written is logged, not a failure
         log.exception("could not record the change of %s in %s/%s by %s", key, team, channel, user)
 
 
@@ -284,7 +284,7 @@ def with_change_record(message: dict[str, Any], team: str, channel: str, lang: s
     """`/gpu settings` with its "Recent changes" section before the closing hint (when there are changes)."""
     try:
         lines = change_lines(team, channel, lang)
-    except Exception:
+    except Exception:  # the settings are shown without their change record (logged)
         log.exception("could not read the change record of %s/%s", team, channel)
         return message
     if not lines:

@@ -105,7 +105,7 @@ def slash_command(
             try:
                 result = answer_query(Query(text=cmd.text.strip(), intent="help", language=lang), answerer.kb)
                 return with_commands(blocks.answer_message(result, shareable=True), lang)
-            except Exception:
+            except Exception:  # the outermost edge of the help answer: the apology, never a traceback
                 log.exception("internal error answering help (%s)", cmd.where)
                 return blocks.error_message(lang)
 
@@ -142,7 +142,7 @@ def run_command(
 
             try:
                 return digest_now_message(team, channel, lang)
-            except Exception as exc:
+            except Exception as exc:  # the outermost edge of `/gpu digest now`: what failed, in the reply
                 log.exception("internal error building the digest (%s)", cmd.where)
                 return failure_message(exc, lang)
 

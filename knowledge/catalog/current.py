@@ -12,6 +12,7 @@ A Local or Wavelength Zone is its own place (`knowledge.catalog.zones`), never i
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from knowledge.catalog.availability import NOT_ORDERABLE, orderable
 
@@ -48,7 +49,7 @@ def _not_orderable(kb, provider: str) -> frozenset[tuple[str, str, str]]:
             f"WHERE provider = ? AND availability IN ({marks})",
             [provider, *NOT_ORDERABLE],
         )
-    except Exception:  # an old knowledge base without the column: nothing known to be unorderable
+    except sqlite3.OperationalError:  # an old knowledge base without the column: nothing known to be unorderable
         return frozenset()
     return frozenset((r["instance_type"], r["region"], r["pricing"]) for r in rows)
 
@@ -66,7 +67,7 @@ def _ranked_figures(kb, provider: str) -> dict[tuple[str, str, str], tuple[float
             "FROM offers WHERE provider = ? AND other_prices IS NOT NULL AND other_prices != ''",
             [provider],
         )
-    except Exception:  # an old knowledge base without the column
+    except sqlite3.OperationalError:  # an old knowledge base without the column
         return {}
     found = {}
     for r in rows:
@@ -96,6 +97,6 @@ def offer_keys(kb, provider: str) -> frozenset[tuple[str, str, str]]:
 def _offer_keys(kb, provider: str) -> frozenset[tuple[str, str, str]]:
     try:
         rows = kb.rows("SELECT DISTINCT instance_type, region, pricing FROM offers WHERE provider = ?", [provider])
-    except Exception:
+    except sqlite3.OperationalError:  # a knowledge base without offers (a stand-in of the history tests)
         return frozenset()
     return frozenset((r["instance_type"], r["region"], r["pricing"]) for r in rows)

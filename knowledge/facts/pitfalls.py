@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import sqlite3
 from dataclasses import dataclass
 
 TOPIC_WORDS: dict[str, tuple[str, ...]] = {
@@ -91,7 +92,7 @@ def _fts_scores(kb, text: str) -> dict[str, float]:
             "SELECT id, bm25(pitfalls_fts) AS rank FROM pitfalls_fts WHERE pitfalls_fts MATCH ? ORDER BY rank",
             (expression,),
         )
-    except Exception:  # a query the FTS syntax rejects: fall back to the other signals
+    except sqlite3.OperationalError:  # a query the FTS syntax rejects: fall back to the other signals
         return {}
     return {row["id"]: min(4.0, -row["rank"]) for row in rows}
 

@@ -52,5 +52,5 @@ def ensure(providers: Iterable[str] | None = None) -> None:
             from knowledge.history import snapshots as history
 
             history.ensure_baselines(names)
-    except Exception:
+    except Exception:  # the history answers from what is recorded; a baseline that cannot be written is logged
         log.exception("could not record the bundled baselines")

@@ -108,7 +108,7 @@ class LiveKB:
                 if not fresh:
                     try:
                         report = build_elsewhere(path)
-                    except Exception as exc:
+                    except Exception as exc:  # any failure of the child build: the current one keeps serving
                         if self._kb is None:
                             self._error = KnowledgeBaseError(f"the knowledge base cannot be built: {exc}")
                         raise
@@ -170,7 +170,7 @@ from pathlib import Path
 try:
     from knowledge.kb.build import build
     report = build(Path(sys.argv[1]))
-except Exception as exc:
+except Exception as exc:  # the child's outermost edge: the parent reads why from its output
     print(json.dumps({"error": f"{exc}"}))
     sys.exit(1)
 print(json.dumps({"offers": report["offers"], "seconds": report["seconds"]}))

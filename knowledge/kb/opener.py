@@ -53,7 +53,7 @@ def open_kb(path: Path | None = None, *, build_if_missing: bool = True, verify: 
 
     try:
         builder.build(path)  # through the module, so that a test can replace `build.build`
-    except Exception as exc:
+    except Exception as exc:  # any build failure: serve the stale one if there is one, else say why
         if stale is not None:
             log.warning(
                 "knowledge base %s could not be rebuilt (%s: %s); still using the one built at %s",

@@ -127,7 +127,7 @@ def finish(key: str) -> None:
         _held.pop(key, None)
     try:
         _bounded(_finish_in_db, key)
-    except Exception as exc:
+    except Exception as exc:  # locked, unreachable, too slow: the lease bounds the claim anyway
         log.warning("could not mark %s handled (%s); its lease runs out instead", key, _why(exc))
 
 
@@ -143,7 +143,7 @@ def release(key: str, *, maybe_done: bool = False) -> None:
         _taken.pop(key, None)
     try:
         _bounded(_release_in_db, key, maybe_done)
-    except Exception as exc:
+    except Exception as exc:  # locked, unreachable, too slow: the lease bounds the claim anyway
         log.warning("could not release %s (%s); its lease runs out instead", key, _why(exc))
 
 
@@ -248,7 +248,7 @@ def _beat() -> None:
             try:
                 _renew(keys)
                 renewed = now
-            except Exception as exc:
+            except Exception as exc:  # the heartbeat thread must live: the next tick tries again
                 log.warning("could not renew %d claims (%s)", len(keys), _why(exc))
 
 

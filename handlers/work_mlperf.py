@@ -36,7 +36,9 @@ def beside(kb, query: Query, model: str, pricing: str) -> tuple[list[dict], list
     """(MLPerf rows, notes, sources) for a model the Spare Cores benchmarks measured too (none when MLPerf did not)."""
     if query.bench_step == "single_stream":
         return [], [], []
-    rows = mlperf_serving.rank(kb, work_model=model, pricing=pricing, providers=query.providers, regions=query.regions)
+    rows = mlperf_serving.rank(
+        kb, work_model=model, pricing=pricing, providers=query.providers, regions=query.regions, gpus=query.gpus
+    )
     unpriced = mlperf_serving.unpriced(kb, work_model=model)
     if not rows and not unpriced:
         return [], [], []
@@ -54,11 +56,24 @@ def only(query: Query, kb) -> Answer | None:
     lang, pricing = query.language, query.pricing or "on_demand"
     name = inference_models()[query.mlperf_model]["model"]
     rows = mlperf_serving.rank(
-        kb, mlperf_model=query.mlperf_model, pricing=pricing, providers=query.providers, regions=query.regions
+        kb,
+        mlperf_model=query.mlperf_model,
+        pricing=pricing,
+        providers=query.providers,
+        regions=query.regions,
+        gpus=query.gpus,
     )
     unpriced = mlperf_serving.unpriced(kb, mlperf_model=query.mlperf_model)
     label = t(f"pricing.{pricing}", lang)
-    if rows:
+    elsewhere: list[str] = []  # the GPUs it was measured on, when the question's GPU is not one of them
+    if not rows and query.gpus:
+        others = mlperf_serving.rank(
+            kb, mlperf_model=query.mlperf_model, pricing=pricing, providers=query.providers, regions=query.regions
+        )
+        elsewhere = sorted({r["gpu"].split(" ")[0] for r in others if r["gpu"]})
+    if elsewhere:
+        title = t("serving.not_on_gpu", lang, model=name, gpus=", ".join(query.gpus), measured=", ".join(elsewhere))
+    elif rows:
         best = rows[0]
         where = f"{best['provider']} {best['instance_type']}"
         title = t("serving.title", lang, model=name, pricing=label, instance=where, usd=best["usd_per_million_tokens"],

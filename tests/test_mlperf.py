@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 import statistics
 from functools import cache
 from pathlib import Path
@@ -236,6 +237,50 @@ def test_mlperf_serving_cost_of_every_mapped_system(ask, text, mlperf_model):
         assert result["work"] == []
     else:
         assert result["work"] and {w["basis"] for w in result["work"]} == {"measured"}
+
+
+def _accelerators(mlperf_model: str) -> dict[tuple[str, str], str]:
+    """(result ID, scenario) -> the MLPerf result's accelerator as published ("NVIDIA H200-SXM-141GB")."""
+    return {
+        (r["ID"], r["Scenario"]): r["Accelerator"]
+        for r in _rows(MLPERF / "inference_v5.1" / "inference_v5.1_cloud_llm.csv")
+        if r["Model"] == mlperf_model
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "gpu"),
+    [
+        ("cost per million tokens for Llama 2 70B on H200", "H200"),
+        ("cost per million tokens for Llama 2 70B on B200", "B200"),
+        ("Llama 2 70B 在 H200 上每百万token成本", "H200"),
+    ],
+)
+def test_a_serving_question_on_one_gpu_shows_only_that_gpus_mlperf_rows(ask, text, gpu):
+    """Issue 23: "on H200" is read, never dropped: the rows are the independently computed ones of H200 systems."""
+    accelerators = _accelerators("llama2-70b-99")
+    expected = {
+        key: usd
+        for key, usd in expected_serving("llama2-70b-99").items()
+        if re.search(rf"\b{gpu}\b", accelerators[key])
+    }
+    rows = ask(text)["mlperf_serving"]
+    assert expected and {(r["result_id"], r["scenario"]): r["usd_per_million_tokens"] for r in rows} == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["cost per million tokens for Llama 2 70B on H100", "Llama 2 70B 在 H100 上每百万token成本"]
+)
+def test_a_serving_question_on_a_gpu_mlperf_did_not_price_says_where_it_measured(ask, text):
+    result = ask(text)
+    measured = {
+        gpu
+        for key in expected_serving("llama2-70b-99")
+        for gpu in ("B200", "H200", "H100")
+        if re.search(rf"\b{gpu}\b", _accelerators("llama2-70b-99")[key])
+    }
+    assert result["mlperf_serving"] == [] and "$" not in result["title"] and "H100" in result["title"]
+    assert measured == {"B200", "H200"} and all(gpu in result["title"] for gpu in measured)
 
 
 def test_a_gpu_mlperf_did_not_run_is_said_with_what_it_ran(ask):

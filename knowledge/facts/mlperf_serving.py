@@ -38,9 +38,12 @@ def rank(
     pricing: str = "on_demand",
     providers=(),
     regions=(),
+    gpus=(),
 ) -> list[dict]:
-    """Priced MLPerf rows of one MLPerf model (or of the MLPerf model that is `work_model`), cheapest first."""
+    """Priced MLPerf rows of one MLPerf model (or of the MLPerf model that is `work_model`), cheapest first; `gpus`:
+    only machines of these GPU families ("H100", "H100 80GB": the family is the first word)."""
     providers, regions = list(providers), list(regions)
+    families = {g.split()[0].lower() for g in gpus if g.strip()}
     runs = [
         r
         for r in _rows(kb, mlperf_model=mlperf_model, work_model=work_model)
@@ -51,7 +54,7 @@ def rank(
     out = []
     for run in runs:
         offer = found.get((run["provider"], run["instance_type"]))
-        if offer is None:
+        if offer is None or (families and (offer["gpu"] or "").split(" ")[0].lower() not in families):
             continue
         price = offer["price_per_hour_usd"]
         out.append(

@@ -107,6 +107,146 @@ def test_aws_offer_file_keeps_linux_shared_on_demand_gpu_rows_only():
     assert prices == {r["Instance Type"]: float(r["PricePerUnit"]) for r in wanted} and read == len(rows)
 
 
+TERM_HOURS = {"1yr": 8760, "3yr": 26280}  # 365 x 24, 3 x 365 x 24
+
+
+def reserved_by_hand(text: str, families: set[str]) -> dict[str, dict[str, float]]:
+    """Instance -> term key -> upfront / hours in the term + hourly, of the Linux shared USD terms in an offer file."""
+    terms: dict[tuple[str, str], dict] = {}
+    for r in csv.DictReader(text.splitlines()[5:]):
+        kept = (r["Operating System"], r["Tenancy"], r["Pre Installed S/W"], r["CapacityStatus"], r["Currency"])
+        if r["TermType"] != "Reserved" or kept != ("Linux", "Shared", "NA", "Used", "USD"):
+            continue
+        if r["Instance Type"].split(".")[0] not in families:
+            continue
+        key = (
+            f"yrTerm{r['LeaseContractLength'][0]}{r['OfferingClass'].capitalize()}."
+            f"{r['PurchaseOption'].split()[0].lower()}Upfront"
+        )
+        term = terms.setdefault((r["SKU"], r["OfferTermCode"]), {"instance": r["Instance Type"], "key": key})
+        term["hours"] = TERM_HOURS[r["LeaseContractLength"]]
+        term["upfront" if r["Unit"] == "Quantity" else "hourly"] = float(r["PricePerUnit"])
+    out: dict[str, dict[str, float]] = {}
+    for term in terms.values():
+        rate = term.get("upfront", 0.0) / term["hours"] + term["hourly"]
+        held = out.setdefault(term["instance"], {})
+        held[term["key"]] = min(rate, held.get(term["key"], rate))
+    return out
+
+
+EVERY_TERM = {
+    f"yrTerm{years}{kind}.{option}Upfront"
+    for years in (1, 3)
+    for kind in ("Standard", "Convertible")
+    for option in ("no", "partial", "all")
+}
+
+
+def test_aws_offer_file_keeps_every_reserved_term_of_linux_shared_gpu_rows():
+    text = body("aws_offers_us-east-1.csv").decode()
+    families = {"p4d", "p5", "g5"}
+    found = aws_price_list.parse_offer_file(text.splitlines(), families=families, url="u")
+    by_hand = reserved_by_hand(text, families)
+    assert found.reserved.keys() == by_hand.keys() and found.refused == []
+    assert all(found.reserved[i] == pytest.approx(by_hand[i]) for i in by_hand)
+    p5 = found.reserved["p5.48xlarge"]
+    assert set(p5) == EVERY_TERM  # no, partial and all upfront; standard and convertible; 1 and 3 years
+    assert p5["yrTerm1Standard.allUpfront"] == pytest.approx(286000 / 8760)  # the fixture's rows, by hand
+    assert p5["yrTerm1Standard.partialUpfront"] == pytest.approx(146000 / 8760 + 16.67)
+    assert p5["yrTerm1Standard.noUpfront"] == pytest.approx(34.24)
+    assert p5["yrTerm3Convertible.partialUpfront"] == pytest.approx(460000 / 26280 + 17.5)
+    # p4d's Windows term (9.99/h) and Dedicated all-upfront term are dropped; m5 is no GPU family
+    assert found.reserved["p4d.24xlarge"] == pytest.approx(
+        {
+            "yrTerm1Standard.noUpfront": 13.5,
+            "yrTerm1Convertible.partialUpfront": 68000 / 8760 + 7.76,
+            "yrTerm3Standard.allUpfront": 210000 / 26280,
+        }
+    )
+    assert set(found.reserved) == {"p4d.24xlarge", "p5.48xlarge", "g5.xlarge"}
+    assert found.on_demand == {"p4d.24xlarge": 30.1234, "g5.xlarge": 0.9876, "p5.48xlarge": 55.04}
+
+
+def with_rows(text: str, changes: list[dict]) -> str:
+    """The offer file with rows appended: each a copy of the row with the given RateCode, some cells changed."""
+    lines = text.splitlines()
+    header = next(csv.reader([lines[5]]))
+    rows = {r["RateCode"]: r for r in csv.DictReader(lines[5:])}
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=header, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for change in changes:
+        writer.writerow({**rows[change.pop("like")], **change})
+    return text + out.getvalue()
+
+
+MALFORMED = [  # three reserved terms that cannot be priced, in the bulk CSV's own format
+    # a Partial Upfront term without its Upfront Fee row: its hourly part alone would look far too cheap
+    {"like": "SKUUS0000.4NA7Y494T4.6YS6EN2CT7", "OfferTermCode": "HU7G6KETJZ", "PurchaseOption": "Partial Upfront",
+     "PricePerUnit": "6.9", "RateCode": "SKUUS0000.HU7G6KETJZ.6YS6EN2CT7"},
+    # an upfront fee that is not a number
+    {"like": "SKUUS0006.4NA7Y494T4.6YS6EN2CT7", "OfferTermCode": "HU7G6KETJZ", "PurchaseOption": "Partial Upfront",
+     "PricePerUnit": "0.3", "RateCode": "SKUUS0006.HU7G6KETJZ.6YS6EN2CT7"},
+    {"like": "SKUUS0006.MZU6U2429S.2TG2D8R56U", "OfferTermCode": "HU7G6KETJZ", "PurchaseOption": "Partial Upfront",
+     "LeaseContractLength": "1yr", "OfferingClass": "standard", "PricePerUnit": "n/a",
+     "RateCode": "SKUUS0006.HU7G6KETJZ.2TG2D8R56U"},
+    # a lease AWS does not sell
+    {"like": "SKUUS0006.4NA7Y494T4.6YS6EN2CT7", "OfferTermCode": "ZZZZZZZZZZ", "LeaseContractLength": "2yr",
+     "PricePerUnit": "0.5", "RateCode": "SKUUS0006.ZZZZZZZZZZ.6YS6EN2CT7"},
+]  # fmt: skip
+
+
+def test_a_malformed_reserved_term_is_refused_whole_and_the_on_demand_rows_kept():
+    good = body("aws_offers_us-east-1.csv").decode()
+    families = {"p4d", "p5", "g5"}
+    bad = with_rows(good, [dict(change) for change in MALFORMED])
+    found = aws_price_list.parse_offer_file(bad.splitlines(), families=families, url="u")
+    expected = aws_price_list.parse_offer_file(good.splitlines(), families=families, url="u")
+    assert found.on_demand == expected.on_demand and found.reserved == expected.reserved
+    assert "yrTerm1Standard.partialUpfront" not in found.reserved["p4d.24xlarge"]  # never 6.9/h from half a term
+    assert len(found.refused) == 3, found.refused
+    first = len(good.splitlines()) + 1  # the line of the first appended row
+    assert found.refused[0].startswith(f"line {first}: 0 Upfront Fee") and "p4d.24xlarge" in found.refused[0]
+    assert found.refused[1].startswith(f"line {first + 2}: PricePerUnit 'n/a' is not a number")
+    assert found.refused[2].startswith(f"line {first + 3}: LeaseContractLength '2yr'")
+
+
+def test_reserved_terms_go_on_every_zone_row_and_the_reader_checks_them():
+    from knowledge.catalog.fetchers.live_rows import carry
+    from knowledge.catalog.reader import parse_reserved_cell
+
+    base = "InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region,AvailabilityZone\n"
+    base += "p5.48xlarge,H100,8,98.32,,us-east-1,use1-az1\np5.48xlarge,H100,8,98.32,,us-east-1,use1-az2\n"
+    base += "p5.48xlarge,H100,8,98.32,,us-west-2,usw2-az1\n"
+    terms = (("yrTerm1Standard.allUpfront", 286000 / 8760), ("yrTerm1Standard.noUpfront", 34.24))
+    data = LiveData(
+        "aws_price_list",
+        "aws",
+        "price",
+        "AWS Price List U",
+        NOW,
+        [LiveRow("p5.48xlarge", "us-east-1", 55.04, reserved=terms)],
+    )
+    text, updated = to_catalog(data, base)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert updated == 2 and [bool(r["Reserved"]) for r in rows] == [True, True, False]
+    assert [r["ReservedFetchedAt"] for r in rows] == ["2026-12-02T07:00:00Z"] * 2 + [""]
+    catalog = parse_catalog(text)
+    assert parse_reserved_cell(catalog.rows[0].live_value("Reserved")) == pytest.approx(dict(terms))
+    assert catalog.rows[0].live_value("ReservedSource") == "AWS Price List U"
+    later = "2026-12-02T09:00:00Z"
+    assert newest_stamp(restamp(text, "AWS Price List U", later), "AWS Price List U") == later
+    kept, carried = carry(base, text)  # the daily file again: the live terms stay on their rows
+    assert carried == 2 and [r["Reserved"] for r in csv.DictReader(io.StringIO(kept))] == [rows[0]["Reserved"]] * 2 + [
+        ""
+    ]
+    head = "InstanceType,AcceleratorName,AcceleratorCount,Price,Region,Reserved,ReservedFetchedAt\n"
+    for cell in ("yrTerm2Standard.noUpfront=1.0", "yrTerm1Standard.noUpfront=abc", "yrTerm1Standard.noUpfront=-1"):
+        with pytest.raises(CatalogError, match="Reserved"):
+            parse_catalog(head + f"x,H100,1,2.0,US,{cell},2026-12-02T07:00:00Z\n")
+    with pytest.raises(CatalogError, match="ReservedFetchedAt"):
+        parse_catalog(head + "x,H100,1,2.0,US,yrTerm1Standard.noUpfront=1.0,yesterday\n")
+
+
 def test_aws_indexes_from_the_recorded_real_bodies():
     index = json.loads(body("offers_index_2026-04-27.json"))
     regions = json.loads(body("AmazonEC2_region_index_2025-05-23.json"))

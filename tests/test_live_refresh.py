@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.paths import CATALOG_DIR
+from knowledge.paths import CATALOG_DIR, PRICING_DIR
 from tests.live_standin import LiveStandin
 
 LIVE = Path(__file__).parent / "data" / "live"
@@ -163,6 +163,54 @@ def aws_oracle(accelerators: set[str], region: str, column: str) -> tuple[float,
     return min(best)
 
 
+TERM_HOURS = {"1yr": 8760, "3yr": 26280}
+OFFER_FILES = (("aws_offers_us-east-1.csv", "us-east-1"), ("aws_offers_us-west-2.csv", "us-west-2"))
+
+
+def reserved_terms_by_hand(text: str) -> dict[str, dict[str, float]]:
+    """instance -> AWS term key -> upfront / hours in the term + hourly, of an offer file's Linux shared USD terms."""
+    terms: dict[tuple[str, str], dict] = {}
+    for r in csv.DictReader(text.splitlines()[5:]):
+        kept = (r["Operating System"], r["Tenancy"], r["Pre Installed S/W"], r["CapacityStatus"], r["Currency"])
+        if r["TermType"] == "Reserved" and kept == ("Linux", "Shared", "NA", "Used", "USD"):
+            key = (
+                f"yrTerm{r['LeaseContractLength'][0]}{r['OfferingClass'].capitalize()}."
+                f"{r['PurchaseOption'].split()[0].lower()}Upfront"
+            )
+            term = terms.setdefault((r["SKU"], r["OfferTermCode"]), {"instance": r["Instance Type"], "key": key})
+            term["hours"] = TERM_HOURS[r["LeaseContractLength"]]
+            term["upfront" if r["Unit"] == "Quantity" else "hourly"] = float(r["PricePerUnit"])
+    out: dict[str, dict[str, float]] = {}
+    for t in terms.values():
+        out.setdefault(t["instance"], {})[t["key"]] = t.get("upfront", 0.0) / t["hours"] + t["hourly"]
+    return out
+
+
+def aws_reserved_oracle(accelerators: set[str], years: int, region: str | None) -> tuple[float, str, str]:
+    """(cheapest USD/GPU-h, instance, region) of the `years`-year AWS reserved terms after the refresh: the offer
+    files' terms where they have any for an instance and region, else the bundled reserved file's."""
+    counts = {
+        r["InstanceType"]: float(r["AcceleratorCount"]) for r in bundled("aws") if r["AcceleratorName"] in accelerators
+    }
+    pairs = {}
+    reserved_file = json.loads((PRICING_DIR / "aws_gpu_instances_reserved_spot.json").read_text())
+    for item in reserved_file:
+        for reg, by_os in item["pricing"].items():
+            terms = (by_os.get("linux") or {}).get("reserved") or {}
+            pairs[(item["instance_type"], reg)] = {k: float(v) for k, v in terms.items() if v}
+    for name, reg in OFFER_FILES:
+        for instance, terms in reserved_terms_by_hand((LIVE / name).read_text()).items():
+            pairs[(instance, reg)] = terms  # the live terms replace the file's
+    best = [
+        (rate / counts[instance], instance, reg)
+        for (instance, reg), terms in pairs.items()
+        if instance in counts and (region is None or reg == region)
+        for key, rate in terms.items()
+        if key.startswith(f"yrTerm{years}") and rate > 0
+    ]
+    return min(best)
+
+
 # --- refresh -> answers ---------------------------------------------------------------------------------------
 
 
@@ -237,6 +285,63 @@ def test_both_aws_sources_landed_in_one_catalog(refreshed):
     assert p4d["spot"]["price_per_hour_usd"] == pytest.approx(6.4)
     assert p4d["on_demand"]["price_per_hour_usd"] == pytest.approx(30.1234)
     assert "spot price feed" in p4d["spot"]["source"] and "Price List" in p4d["on_demand"]["source"]
+
+
+@pytest.mark.parametrize(
+    ("question", "accelerators", "years", "region"),
+    [
+        ("cheapest H100 1-year reserved on aws", {"H100"}, 1, None),
+        ("cheapest H100 3-year reserved on aws in us-east-1", {"H100"}, 3, "us-east-1"),
+        ("cheapest A100 1-year reserved on aws in us-east-1", {"A100", "A100-80GB"}, 1, "us-east-1"),
+    ],
+)
+def test_aws_reserved_cheapest_equals_the_offer_file_terms(refreshed, question, accelerators, years, region):
+    _, kb = refreshed
+    price, instance, where = aws_reserved_oracle(accelerators, years, region)
+    first = ask(kb, question).offers[0]
+    assert (first.instance_type, first.region, first.pricing) == (instance, where, f"reserved_{years}y")
+    assert first.price_per_gpu_hour_usd == pytest.approx(price)
+    assert first.fetched_at is not None and first.freshness == "live" and "Price List" in first.source
+
+
+def test_every_reserved_term_is_kept_and_the_others_dropped(refreshed):
+    _, kb = refreshed
+    east = reserved_terms_by_hand((LIVE / "aws_offers_us-east-1.csv").read_text())
+    terms = {r["term"]: r for r in kb.price_terms("p5.48xlarge", "us-east-1")}
+    reserved = {k: r["price_per_hour"] for k, r in terms.items() if k.startswith("yrTerm")}
+    every = {
+        f"yrTerm{y}{c}.{o}Upfront"
+        for y in (1, 3)
+        for c in ("Standard", "Convertible")
+        for o in ("no", "partial", "all")
+    }
+    assert set(reserved) == every and reserved == pytest.approx(east["p5.48xlarge"])
+    assert all(terms[k]["fetched_at"] and "Price List" in terms[k]["source"] for k in (*every, "ondemand"))
+    assert terms["ondemand"]["price_per_hour"] == pytest.approx(55.04)  # the same reading's on-demand price
+    p4d = {r["term"]: r["price_per_hour"] for r in kb.price_terms("p4d.24xlarge", "us-east-1")}
+    # the Linux shared terms only: not Windows' 9.99/h, not the Dedicated all-upfront term, none of the file's
+    assert {k: v for k, v in p4d.items() if k.startswith("yrTerm")} == pytest.approx(east["p4d.24xlarge"])
+    assert kb.price_terms("m5.large") == []  # not a GPU instance
+    west = kb.price_terms("p4d.24xlarge", "us-west-2")  # the offer file there has no reserved row: the file's terms
+    assert west and all(r["fetched_at"] is None and "ec2instances" in r["source"] for r in west)
+
+
+def test_tco_and_break_even_use_the_live_reserved_terms(refreshed):
+    _, kb = refreshed
+    rate = 286000 / 8760  # p5.48xlarge us-east-1, 1 yr Standard All Upfront: the cheapest 1-year term of the file
+    be = ask(kb, "reserved vs on-demand break-even for p5.48xlarge in us-east-1").extra["break_even"]
+    assert (be["term"], be["reserved_rate"], be["on_demand_rate"]) == (
+        "yrTerm1Standard.allUpfront",
+        pytest.approx(rate),
+        pytest.approx(55.04),
+    )
+    assert be["utilisation_pct"] == pytest.approx(100 * rate / 55.04) and "Price List" in be["source"]
+    usage = ask(kb, "p5.48xlarge 每月用200小时，预留还是按需？").extra["break_even"]
+    assert usage["reserved_rate"] == pytest.approx(rate)
+    tco = ask(kb, "tco p5.48xlarge 8760 hours in us-east-1, the job cannot be interrupted")
+    reserved = next(o for o in tco.tco_options if o.pricing == "reserved_1y")
+    assert reserved.total == pytest.approx(286000)  # the upfront fee: the year costs exactly that
+    assert "1-year reserved in us-east-1, $286,000.00 in total" in tco.title  # the cheapest that may not stop
 
 
 def test_aws_versions_back_fill_two_dated_history_points(refreshed):
@@ -364,6 +469,37 @@ def test_a_malformed_body_is_refused_the_last_good_kept_and_reported(tmp_path_fa
         assert kind == "ephemeral" and "runpod (feeds runpod)" in message["text"] and "not JSON" in message["text"]
     finally:
         standin.route("/graphql", body("runpod.json"))
+        patch.undo()
+
+
+def test_a_malformed_reserved_row_is_refused_and_the_on_demand_rows_kept(tmp_path_factory, standin):
+    from bot.live_refresh import refresh_source
+    from knowledge.kb.opener import open_kb
+    from knowledge.paths import kb_path
+    from knowledge.state.live_sources import read_one
+    from tests.test_live_parsers import MALFORMED, with_rows
+
+    patch = live_home(tmp_path_factory, standin, "live-bad-reserved", providers=("aws",))
+    good = body("aws_offers_us-east-1.csv").decode()
+    standin.route(f"{V}/us-east-1/index.csv", with_rows(good, [dict(c) for c in MALFORMED]).encode())
+    try:
+        report = refresh_source("aws_price_list")
+        assert report["skipped"] == {"reserved term refused": 3}
+        assert [w.split(": ")[0] for w in report["warnings"]] == ["us-east-1"] * 3
+        assert "refused" in read_one("aws_price_list").error  # said in `prices sources`
+        kb = open_kb(kb_path())
+        try:
+            g5 = kb.offers(instance_types=["g5.xlarge"], regions=["us-east-1"], pricing="on_demand")
+            assert g5 and {(o["price_per_hour_usd"], bool(o["fetched_at"])) for o in g5} == {(0.9876, True)}
+            p4d = {r["term"]: r["price_per_hour"] for r in kb.price_terms("p4d.24xlarge", "us-east-1")}
+            east = reserved_terms_by_hand(good)
+            assert {k: v for k, v in p4d.items() if k.startswith("yrTerm")} == pytest.approx(east["p4d.24xlarge"])
+            g5_terms = {r["term"]: r["price_per_hour"] for r in kb.price_terms("g5.xlarge", "us-east-1")}
+            assert {k: v for k, v in g5_terms.items() if k.startswith("yrTerm")} == pytest.approx(east["g5.xlarge"])
+        finally:
+            kb.close()
+    finally:
+        standin.route(f"{V}/us-east-1/index.csv", body("aws_offers_us-east-1.csv"))
         patch.undo()
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from knowledge.errors import UserError
+from knowledge.facts.pricing import AWS_TERM
 from knowledge.numbers import NotFiniteError, decimal
 
 REQUIRED = ("AcceleratorName", "AcceleratorCount", "Price", "Region")
@@ -46,6 +47,10 @@ KNOWN = (
     "SpotFetchedAt",
     "Stock",
     "StockReadAt",
+    # AWS reserved terms a live source read (the AWS Price List): term key=effective USD/h;... (`reserved_cell`)
+    "Reserved",
+    "ReservedSource",
+    "ReservedFetchedAt",
 )
 STOCK_VALUES = ("in_stock", "low", "out_of_stock")
 MAX_BYTES = 200 * 1024 * 1024
@@ -83,7 +88,7 @@ class CatalogRow:
     zone: str
     generation: str
     arch: str
-    live: tuple[str, ...] = ()  # PriceSource .. StockReadAt (LIVE), or () for a catalog without them
+    live: tuple[str, ...] = ()  # PriceSource .. ReservedFetchedAt (LIVE), or () for a catalog without them
 
     def live_value(self, column: str) -> str:
         return self.live[LIVE.index(column)] if self.live else ""
@@ -201,13 +206,47 @@ _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2
 LIVE = KNOWN[KNOWN.index("PriceSource") :]
 
 
+MAX_RESERVED_CELL = 4000  # twelve AWS terms take about 450 characters
+
+
+def reserved_cell(terms: dict[str, float] | tuple[tuple[str, float], ...]) -> str:
+    """A `Reserved` cell: `yrTerm1Standard.noUpfront=7.305;yrTerm1Standard.partialUpfront=6.957139;...` (sorted)."""
+    return ";".join(f"{key}={float(rate)!r}" for key, rate in sorted(dict(terms).items()))
+
+
+def parse_reserved_cell(text: str) -> dict[str, float]:
+    """A `Reserved` cell's terms, term key -> effective USD per hour; ValueError saying what is wrong."""
+    terms: dict[str, float] = {}
+    for part in filter(None, text.split(";")):
+        key, sep, rate = part.partition("=")
+        if not sep or not AWS_TERM.match(key):
+            raise ValueError(f"{part[:60]!r} is not term=rate with an AWS term key (yrTerm1Standard.noUpfront)")
+        if key in terms:
+            raise ValueError(f"term {key} twice")
+        try:
+            value = decimal(rate)
+        except ValueError:
+            raise ValueError(f"term {key}: {rate[:40]!r} is not a number") from None
+        if value <= 0:
+            raise ValueError(f"term {key}: the rate must be positive")
+        terms[key] = value
+    return terms
+
+
 def _live_cells(cell, path: str | Path, line: int) -> tuple[str, ...]:
-    """The live columns of one row, checked: a known stock word, ISO UTC times."""
-    values = tuple(cell(name)[:500] for name in LIVE)
+    """The live columns of one row, checked: a known stock word, ISO UTC times, well-formed reserved terms."""
+    values = tuple(cell(name)[: MAX_RESERVED_CELL if name == "Reserved" else 500] for name in LIVE)
     stock = values[LIVE.index("Stock")]
     if stock and stock not in STOCK_VALUES:
         raise CatalogError(path, f"stock {stock!r} is not one of {', '.join(STOCK_VALUES)}", line, "Stock")
-    for name in ("PriceFetchedAt", "SpotFetchedAt", "StockReadAt"):
+    reserved = values[LIVE.index("Reserved")]
+    if len(cell("Reserved")) > MAX_RESERVED_CELL:
+        raise CatalogError(path, f"longer than {MAX_RESERVED_CELL} characters", line, "Reserved")
+    try:
+        parse_reserved_cell(reserved)
+    except ValueError as exc:
+        raise CatalogError(path, str(exc), line, "Reserved") from None
+    for name in ("PriceFetchedAt", "SpotFetchedAt", "StockReadAt", "ReservedFetchedAt"):
         text = values[LIVE.index(name)]
         if text and not _ISO_UTC.match(text):
             raise CatalogError(path, f"{text!r} is not an ISO UTC time (2026-12-02T07:30:00Z)", line, name)

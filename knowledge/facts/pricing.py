@@ -3,7 +3,11 @@
 - AWS (`aws_gpu_instances_reserved_spot.json`, ec2instances.info schema, 2025-11-30): every reserved-instance
   term per region (Linux) goes to `price_terms`; the `reserved_1y`/`reserved_3y` offer of a type and region is the
   cheapest of every term of that length (Standard or Convertible, no, partial or all upfront: effective hourly
-  rates), its key in `term` (`cheapest_term`). Spot interruption buckets go to `spot_risk`.
+  rates), its key in `term` (`cheapest_term`). Spot interruption buckets go to `spot_risk`. Where a live source
+  read a type and region's reserved terms (the AWS Price List, `live` of `aws_terms`), those terms replace the
+  file's for that type and region (same keys, same effective hourly rates; their source, `as_of` and `fetched_at`
+  are the live source's), and the live on-demand price of that reading replaces the file's `ondemand` term, so
+  that a break-even compares figures of one reading.
 - AWS Spot Advisor (`aws_spot_advisor.json`, 2025-06-28): buckets for many more types and regions.
 - GCP (`gcp_gpu_commitments.yml`, 2026-07-30): whole-VM hourly, spot, 1- and 3-year committed prices
   (`month_1y / 730`).
@@ -16,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from knowledge.paths import PRICING_DIR
@@ -77,6 +82,7 @@ def _offer(
     as_of: str,
     note: str,
     term: str | None = None,
+    fetched_at: str | None = None,
 ) -> dict:
     gpus = base["gpu_count"]
     return {
@@ -97,62 +103,75 @@ def _offer(
         "term": term,
         "source": source,
         "as_of": as_of,
+        "fetched_at": fetched_at,
         "line": None,
     }
 
 
-def aws_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple[list[dict], list[dict], list[dict]]:
-    """(reserved offers, price_terms rows, spot_risk rows) from the AWS reserved/spot file."""
+@dataclass(frozen=True, slots=True)
+class LiveTerms:
+    """What a live source read of one AWS instance type and region: reserved terms and the on-demand price."""
+
+    reserved: dict[str, float]  # term key (`AWS_TERM`) -> effective USD per hour; {} when none was read
+    source: str
+    fetched_at: str  # ISO UTC
+    on_demand: tuple[float, str, str] | None = None  # (USD per hour, source, fetched_at) when read live
+
+
+@dataclass(frozen=True, slots=True)
+class _Rate:
+    value: float
+    source: str
+    as_of: str
+    fetched_at: str | None = None
+
+
+def _bundled_rates(linux: dict) -> dict[str, _Rate]:
+    rates = {}
+    for term, value in (
+        ("ondemand", linux.get("ondemand")),
+        *linux.get("reserved", {}).items(),
+        ("spot_min", linux.get("spot_min")),
+        ("spot_avg", linux.get("spot_avg")),
+        ("spot_max", linux.get("spot_max")),
+    ):
+        if value not in (None, "", "0", "0.0"):
+            rates[term] = _Rate(float(value), AWS_SOURCE, AWS_AS_OF)
+    return rates
+
+
+def _with_live(rates: dict[str, _Rate], live: LiveTerms | None) -> dict[str, _Rate]:
+    """The bundled rates of one type and region with what the live source read in their place."""
+    if live is None or not live.reserved:
+        return rates
+    # the source listed this type and region's terms: they replace the file's, all of them, and its on-demand
+    # price the file's (a break-even then divides two figures of one reading)
+    out = {term: rate for term, rate in rates.items() if not AWS_TERM.match(term)}
+    day = live.fetched_at[:10]
+    out |= {term: _Rate(value, live.source, day, live.fetched_at) for term, value in live.reserved.items()}
+    if live.on_demand is not None:
+        value, source, fetched_at = live.on_demand
+        out["ondemand"] = _Rate(value, source, fetched_at[:10], fetched_at)
+    return out
+
+
+def aws_terms(
+    gpu_info: dict[str, dict], directory: Path = PRICING_DIR, live: dict[tuple[str, str], LiveTerms] | None = None
+) -> tuple[list[dict], list[dict], list[dict]]:
+    """(reserved offers, price_terms rows, spot_risk rows) from the AWS reserved/spot file, and from `live`:
+    (instance type, region) -> what a live source read there (see the module)."""
     offers: list[dict] = []
     terms: list[dict] = []
     risks: list[dict] = []
+    live = live or {}
+    pairs: dict[tuple[str, str], dict[str, _Rate]] = {}
     for item in json.loads((directory / AWS_FILE).read_text(encoding="utf-8")):
         instance_type = item["instance_type"]
-        base = gpu_info.get(instance_type)
         for region, by_os in item.get("pricing", {}).items():
             linux = by_os.get("linux")
             if not linux:
                 continue
-            for term, value in (
-                ("ondemand", linux.get("ondemand")),
-                *linux.get("reserved", {}).items(),
-                ("spot_min", linux.get("spot_min")),
-                ("spot_avg", linux.get("spot_avg")),
-                ("spot_max", linux.get("spot_max")),
-            ):
-                if value in (None, "", "0", "0.0"):
-                    continue
-                terms.append(
-                    {
-                        "provider": "aws",
-                        "instance_type": instance_type,
-                        "region": region,
-                        "term": term,
-                        "price_per_hour": float(value),
-                        "currency": "USD",
-                        "source": AWS_SOURCE,
-                        "as_of": AWS_AS_OF,
-                    }
-                )
-            reserved = {k: float(v) for k, v in linux.get("reserved", {}).items() if v not in (None, "")}
-            for years in (1, 3):
-                best = cheapest_term(reserved, years)
-                if base and best:
-                    offers.append(
-                        _offer(
-                            base,
-                            "aws",
-                            instance_type,
-                            region,
-                            f"reserved_{years}y",
-                            reserved[best],
-                            AWS_SOURCE,
-                            AWS_AS_OF,
-                            f"AWS {best} (effective hourly rate; the cheapest of {len(_of(reserved, years))} "
-                            f"{years}-year terms)",
-                            best,
-                        )
-                    )
+            pairs[(instance_type, region)] = _bundled_rates(linux)
             if linux.get("pct_interrupt") in BUCKETS:
                 risks.append(
                     {
@@ -165,6 +184,47 @@ def aws_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple
                         "source": AWS_SOURCE,
                         "as_of": AWS_AS_OF,
                     }
+                )
+    for pair, read in live.items():
+        if read.reserved:  # a type or region the file does not have: the live terms alone
+            pairs.setdefault(pair, {})
+    for (instance_type, region), bundled in pairs.items():
+        rates = _with_live(bundled, live.get((instance_type, region)))
+        for term, rate in rates.items():
+            terms.append(
+                {
+                    "provider": "aws",
+                    "instance_type": instance_type,
+                    "region": region,
+                    "term": term,
+                    "price_per_hour": rate.value,
+                    "currency": "USD",
+                    "source": rate.source,
+                    "as_of": rate.as_of,
+                    "fetched_at": rate.fetched_at,
+                }
+            )
+        base = gpu_info.get(instance_type)
+        reserved = {k: r.value for k, r in rates.items() if AWS_TERM.match(k)}
+        for years in (1, 3):
+            best = cheapest_term(reserved, years)
+            if base and best:
+                rate = rates[best]
+                offers.append(
+                    _offer(
+                        base,
+                        "aws",
+                        instance_type,
+                        region,
+                        f"reserved_{years}y",
+                        rate.value,
+                        rate.source,
+                        rate.as_of,
+                        f"AWS {best} (effective hourly rate; the cheapest of {len(_of(reserved, years))} "
+                        f"{years}-year terms)",
+                        best,
+                        rate.fetched_at,
+                    )
                 )
     return offers, terms, risks
 

@@ -72,12 +72,16 @@ def catalog_notes(provider: str, catalog: Catalog, result: Conversion) -> list[d
 
 
 def load_catalogs(
-    sources: list[CatalogSource], notes: list[dict] | None = None, parsed: Parsed | None = None
+    sources: list[CatalogSource],
+    notes: list[dict] | None = None,
+    parsed: Parsed | None = None,
+    catalogs: dict[str, Catalog] | None = None,
 ) -> tuple[list[dict], list[dict], list[str]]:
     """(offers, raw rows, skipped notes) for all catalogs; raises CatalogError on the first bad file.
 
     `notes`, when given, collects each catalog's findings (`catalog_notes`). `parsed`: catalogs this process has
-    just validated, {provider: (text, catalog)}, used where a source has that text."""
+    just validated, {provider: (text, catalog)}, used where a source has that text. `catalogs`, when given,
+    collects each provider's catalog (the live AWS reserved terms are read from it: `live_aws_terms`)."""
     offers: list[dict] = []
     raw: list[dict] = []
     skipped: list[str] = []
@@ -87,6 +91,8 @@ def load_catalogs(
             catalog, hosts = known[1], src.read_hosts()  # an import's file, parsed once (100k rows: seconds)
         else:
             catalog, hosts = src.read()
+        if catalogs is not None:
+            catalogs[src.provider] = catalog
         result = convert(
             src.provider,
             catalog,
@@ -123,6 +129,25 @@ def load_catalogs(
                     }
                 )
     return offers, raw, skipped
+
+
+def live_aws_terms(catalog: Catalog | None) -> dict[tuple[str, str], pricing.LiveTerms]:
+    """(instance type, region) -> the reserved terms (and the on-demand price) a live source wrote into the AWS
+    catalog (`Reserved`, `ReservedSource`, `ReservedFetchedAt`; `knowledge.catalog.fetchers.live_rows`)."""
+    from knowledge.catalog.reader import parse_reserved_cell
+
+    out: dict[tuple[str, str], pricing.LiveTerms] = {}
+    for row in catalog.rows if catalog is not None else ():
+        fetched_at = row.live_value("ReservedFetchedAt")
+        key = (row.instance_type, row.region)
+        if not fetched_at or key in out:
+            continue  # every zone row of a region carries the same terms
+        price_at = row.live_value("PriceFetchedAt")
+        on_demand = (row.price, row.live_value("PriceSource"), price_at) if price_at and row.price else None
+        out[key] = pricing.LiveTerms(
+            parse_reserved_cell(row.live_value("Reserved")), row.live_value("ReservedSource"), fetched_at, on_demand
+        )
+    return out
 
 
 def _gpu_info(offers: list[dict], provider: str) -> dict[str, dict]:
@@ -218,8 +243,10 @@ def build(
     built_from = fingerprint()
     version = imports_version()  # read before the imports themselves: a later import makes us stale, not wrong
     notes: list[dict] = []
-    offers, raw, skipped = load_catalogs(all_catalogs(catalog_dir), notes, parsed)
-    aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"), pricing_dir)
+    catalogs: dict[str, Catalog] = {}
+    offers, raw, skipped = load_catalogs(all_catalogs(catalog_dir), notes, parsed, catalogs)
+    live_terms = live_aws_terms(catalogs.get("aws"))  # a live source's reserved terms replace the file's
+    aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"), pricing_dir, live_terms)
     gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"), pricing_dir)
     risks += pricing.spot_advisor(
         {o["instance_type"] for o in offers if o["provider"] == "aws"} | {r["instance_type"] for r in risks},

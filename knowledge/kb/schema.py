@@ -10,7 +10,9 @@ import hashlib
 
 from knowledge.paths import DATA_DIR
 
-SCHEMA_VERSION = 4  # bump when the tables change shape (4: offers.fetched_at, stock, stock_read_at)
+SCHEMA_VERSION = (
+    5  # bump when the tables change shape (4: offers.fetched_at, stock, stock_read_at; 5: price_terms.fetched_at)
+)
 
 
 def fingerprint() -> str:

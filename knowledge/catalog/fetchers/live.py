@@ -3,7 +3,7 @@
 | name | feeds | cadence | what |
 |---|---|---|---|
 | `aws_spot` | aws (spot column) | 10 min | AWS EC2 spot price feed |
-| `aws_price_list` | aws (on-demand column) | daily | AWS Price List bulk API, streamed per region |
+| `aws_price_list` | aws (on-demand column, reserved terms) | daily | AWS Price List bulk API, streamed per region |
 | `azure` | azure | daily | Azure Retail Prices API (`knowledge.catalog.fetchers.azure`) |
 | `oci` | oci (on-demand column) | daily | Oracle Cloud price list API |
 | `runpod` | runpod (whole catalog, with stock) | 15 min | RunPod GraphQL |

@@ -11,7 +11,11 @@ orderability, quirks, zones, the two-source check):
   replaced where the source priced the row; rows it did not price keep their figure and their own date.
 
 Six optional columns carry where and when each figure was read: `PriceSource`, `PriceFetchedAt`, `SpotSource`,
-`SpotFetchedAt`, `Stock` (`in_stock`, `low`, `out_of_stock`) and `StockReadAt` (ISO UTC times).
+`SpotFetchedAt`, `Stock` (`in_stock`, `low`, `out_of_stock`) and `StockReadAt` (ISO UTC times). Three more carry
+the AWS reserved terms a source read (the AWS Price List): `Reserved` (term key=effective USD/h;...: the keys of
+the bundled reserved file, `knowledge.catalog.reader.reserved_cell`), `ReservedSource` and `ReservedFetchedAt`;
+the knowledge-base build prices those terms from them instead of the bundled file (`knowledge.facts.pricing`).
+Every zone row of an instance type and region carries its region's terms, so that a zone row is never without them.
 """
 
 from __future__ import annotations
@@ -21,8 +25,21 @@ import datetime as dt
 import io
 from dataclasses import dataclass, field
 
-__all__ = ["LIVE_COLUMNS", "STOCK_VALUES", "LiveData", "LiveRow", "carry", "newest_stamp", "restamp", "to_catalog"]
+from knowledge.catalog.reader import reserved_cell
 
+__all__ = [
+    "LIVE_COLUMNS",
+    "RESERVED_COLUMNS",
+    "STOCK_VALUES",
+    "LiveData",
+    "LiveRow",
+    "carry",
+    "newest_stamp",
+    "restamp",
+    "to_catalog",
+]
+
+RESERVED_COLUMNS = ("Reserved", "ReservedSource", "ReservedFetchedAt")
 LIVE_COLUMNS = ("PriceSource", "PriceFetchedAt", "SpotSource", "SpotFetchedAt", "Stock", "StockReadAt")
 STOCK_VALUES = ("in_stock", "low", "out_of_stock")
 _BASE = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo")
@@ -44,6 +61,7 @@ class LiveRow:
     gpu_info: str = ""
     zone: str = ""
     stock: str | None = None
+    reserved: tuple[tuple[str, float], ...] = ()  # (AWS term key, effective USD/h), the region's reserved terms
 
     def __post_init__(self) -> None:
         if self.stock is not None and self.stock not in STOCK_VALUES:
@@ -110,18 +128,28 @@ def _merged(data: LiveData, base_text: str) -> tuple[list[str], list[dict], int]
         else ("Price", "PriceFetchedAt", "PriceSource")
     )
     prices: dict[tuple[str, str], float | None] = {}
+    terms: dict[tuple[str, str], str] = {}
     for row in data.rows:
         prices[(row.instance_type, row.region)] = row.spot_price if data.mode == "spot" else row.price
+        if row.reserved:
+            terms[(row.instance_type, row.region)] = reserved_cell(row.reserved)
     reader = csv.DictReader(io.StringIO(base_text))
     header = list(reader.fieldnames or [])
     header += [c for c in ("SpotPrice", *LIVE_COLUMNS) if c not in header]
+    if terms:
+        header += [c for c in RESERVED_COLUMNS if c not in header]
     out, updated = [], 0
     for record in reader:
         key = (record.get("InstanceType", ""), record.get("Region", ""))
         price = prices.get(key, prices.get((key[0], "*")))
-        if price is not None and record.get("AcceleratorName"):
+        if not record.get("AcceleratorName"):
+            out.append(record)
+            continue
+        if price is not None:
             record[column], record[stamp_col], record[source_col] = _num(price), data.stamp, data.cite
-            updated += 1
+        if key in terms:
+            record.update(zip(RESERVED_COLUMNS, (terms[key], data.cite, data.stamp), strict=True))
+        updated += price is not None or key in terms
         out.append(record)
     return header, out, updated
 
@@ -136,13 +164,13 @@ def to_catalog(data: LiveData, base_text: str | None = None) -> tuple[str, int]:
             raise ValueError(f"{data.source}: a {data.mode} update needs the provider's current catalog")
         header, rows, updated = _merged(data, base_text)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=header, lineterminator="\n", extrasaction="ignore")
+    writer = csv.DictWriter(buffer, fieldnames=header, lineterminator="\n", extrasaction="ignore", restval="")
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue(), updated
 
 
-_STAMPS = (("PriceSource", "PriceFetchedAt"), ("SpotSource", "SpotFetchedAt"))
+_STAMPS = (("PriceSource", "PriceFetchedAt"), ("SpotSource", "SpotFetchedAt"), ("ReservedSource", "ReservedFetchedAt"))
 
 
 def newest_stamp(text: str, url: str) -> str | None:
@@ -177,7 +205,11 @@ def restamp(text: str, url: str, stamp: str) -> str:
     return buffer.getvalue()
 
 
-_CARRIED = (("Price", "PriceSource", "PriceFetchedAt"), ("SpotPrice", "SpotSource", "SpotFetchedAt"))
+_CARRIED = (
+    ("Price", "PriceSource", "PriceFetchedAt"),
+    ("SpotPrice", "SpotSource", "SpotFetchedAt"),
+    RESERVED_COLUMNS,
+)
 
 
 def carry(new_text: str, old_text: str) -> tuple[str, int]:
@@ -196,6 +228,8 @@ def carry(new_text: str, old_text: str) -> tuple[str, int]:
     reader = csv.DictReader(io.StringIO(new_text))
     header = list(reader.fieldnames or [])
     header += [c for c in ("SpotPrice", *LIVE_COLUMNS) if c not in header]
+    if any(old.get("ReservedFetchedAt") for old in live.values()):
+        header += [c for c in RESERVED_COLUMNS if c not in header]
     rows, carried = [], 0
     for record in reader:
         old = live.get(tuple(record.get(k, "") for k in key))

@@ -74,7 +74,7 @@ def test_what_a_user_can_fix_is_a_user_error_with_its_reply_phrase():
     key, values = reply_phrase(CatalogError("prices.csv", "no Price column", line=1))
     assert key == "error.user" and t(key, "en", **values).startswith("That cannot be done: prices.csv, line 1")
     key, values = reply_phrase(KnowledgeBaseError("kb.db is truncated"))
-    assert t(key, "zh", **values) == "知识库不可用（kb.db is truncated）。管理员可运行 `gpubot kb build` 重建。"
+    assert t(key, "zh", **values) == "知识库不可用（kb.db is truncated）；运行 gpubot 的管理员可以重建它。"
     assert reply_phrase(ZeroDivisionError("x")) == ("error.internal", {})
 
 

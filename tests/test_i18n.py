@@ -93,3 +93,17 @@ def test_other_regions_are_counted_in_words_a_reader_expects(n, lang, said):
     from handlers.common import also_in
 
     assert also_in(n, lang) == said
+
+
+def test_no_reply_phrase_names_a_command_line_command_or_a_file():
+    """Every phrase may reach Slack (handlers do not know their edge): none names a `gpubot ...` command, the
+    server's files or its home (the stand-in's leak rule, issue 24); the CLI's own help lives in README and --help."""
+    from tests.slack_standin import LEAKS
+
+    leaking = {
+        f"{key} ({lang}): {found.group(0)}"
+        for key, texts in MESSAGES.items()
+        for lang, text in texts.items()
+        if (found := LEAKS.search(text))
+    }
+    assert not leaking, sorted(leaking)

@@ -60,7 +60,9 @@ URLS = {
 
 
 @pytest.fixture(scope="module")
-def standin():
+def standin(gpubot_home):
+    """The sources' stand-in. After the session's knowledge base and home (`gpubot_home`): the tests here patch the
+    bundled catalog list, and a session fixture first set up under that patch would be a subset for everyone."""
     server = LiveStandin().start()
     serve_all(server)
     yield server

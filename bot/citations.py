@@ -62,9 +62,13 @@ _INTERNAL = re.compile(
 )
 
 
+_URL = re.compile(r"https?://\S+")
+
+
 def is_internal(text: str) -> bool:
-    """True when `text` cites something only this repository's keepers can open."""
-    return bool(_INTERNAL.search(text))
+    """True when `text` cites something only this repository's keepers can open (a file name inside a web address,
+    `https://…/spot.json`, is the address: anyone can open it)."""
+    return bool(_INTERNAL.search(_URL.sub(" ", text)))
 
 
 @cache
@@ -98,7 +102,7 @@ def _public_parts(source: str, lang: str) -> list[str]:
         parts.append(f"{repo}#{match.group(2)} https://github.com/{repo}/issues/{match.group(2)}")
     for match in _ADDRESS.finditer(source):
         address = match.group(1).rstrip(".")
-        if not is_internal(address) and not any(address in p for p in parts):
+        if not is_internal("https://" + address) and not any(address in p for p in parts):
             parts.append("https://" + address)
     return list(dict.fromkeys(parts))
 

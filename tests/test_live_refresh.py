@@ -222,6 +222,28 @@ def test_every_source_refreshes_over_http(refreshed, standin):
     assert standin.hits[f"{V}/us-east-1/index.csv"] == 1  # streamed once, as CSV
 
 
+@pytest.mark.parametrize(
+    ("text", "endpoint"),
+    [
+        ("cheapest H100 on runpod", "RunPod GraphQL API"),
+        ("price of p4d.24xlarge spot in us-east-1", "AWS EC2 spot price feed"),
+        ("cheapest H100 on aws", "AWS Price List bulk API"),
+        ("最便宜的H100 在vast", "Vast.ai marketplace search"),
+    ],
+)
+def test_a_live_figure_cites_the_vendor_endpoint_it_was_read_from(refreshed, text, endpoint):
+    """Every figure's source can be opened: a live one names its vendor endpoint and address (spot.json,
+    index.json are web addresses, not this repository's files), never "gpubot's reviewed notes"."""
+    from bot.render import render_text
+
+    _, kb = refreshed
+    reply = ask(kb, text)
+    live = [o for o in reply.offers if o.fetched_at]
+    assert live and live[0].source.startswith(endpoint), [o.source for o in reply.offers]
+    shown = render_text(reply)
+    assert live[0].source in shown and "reviewed notes" not in shown and "审核过的" not in shown, shown[-800:]
+
+
 def test_runpod_cheapest_equals_the_oracle_and_ranks_out_of_stock_last(refreshed):
     _, kb = refreshed
     in_stock, out = runpod_oracle("H100 SXM")

@@ -570,7 +570,8 @@ def test_app_home_shows_what_gpubot_does_and_how_fresh_its_data_is(app, slack, k
     assert "daily digest -> #gpu-prices" in text
 
 
-def test_app_home_without_digests_shows_a_placeholder(app, slack):
+def test_app_home_without_digests_shows_a_placeholder(app, slack, tmp_path, monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'state.db'}")  # no test's digest subscriptions
     event = {"type": "app_home_opened", "user": "U_OTHER", "channel": "D0OTHER", "tab": "home", "event_ts": new_ts()}
     dispatch(app, event_body(event), "application/json")
     view = slack.wait_for("views.publish")[0].body["view"]

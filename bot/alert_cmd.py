@@ -284,7 +284,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.write(json.dumps({"alerts": [a.as_json() for a in found]}, ensure_ascii=False, indent=2) + "\n")
         else:
-            print(list_text(found, "en") if found else "no alerts")
+            print(list_text(found, "en", every_channel=not args.channel))
         return 0
     if args.alert_command == "remove":
         done = _remove(args.id, args.team)

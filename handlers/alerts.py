@@ -134,8 +134,16 @@ def what_text(spec, lang: str) -> str:
 
 
 def _threshold(alert) -> str:
-    shown = money(alert.threshold_amount, alert.currency)
-    return shown if alert.currency == "USD" else f"{shown} (≈ {money(alert.threshold_usd)})"
+    return _in_currency(alert, alert.threshold_usd, amount=alert.threshold_amount)
+
+
+def _in_currency(alert, usd: float, amount: float | None = None) -> str:
+    """A USD figure in the alert's own currency, with its USD twin ("¥10.00 (≈ $1.38)"): at the rate the alert's
+    threshold was set with (threshold as asked / threshold in USD), so every figure of one alert compares alike."""
+    if alert.currency == "USD" or not alert.threshold_usd:
+        return money(usd)
+    shown = amount if amount is not None else usd * alert.threshold_amount / alert.threshold_usd
+    return f"{money(shown, alert.currency)} (≈ {money(usd)})"
 
 
 def _offer_text(offer: dict, lang: str) -> str:
@@ -163,9 +171,9 @@ def created_text(alert, offer: dict) -> str:
         id=alert.id,
         what=what_text(alert.spec, lang),
         threshold=_threshold(alert),
-        now=money(offer["price_per_gpu_hour_usd"]),
+        now=_in_currency(alert, offer["price_per_gpu_hour_usd"]),
         offer=where,
-        rearm=money(alert.rearm_above),
+        rearm=_in_currency(alert, alert.rearm_above),
     )
     return phrase("created" if alert.armed else "created_below", lang, **values)
 
@@ -203,16 +211,17 @@ def fired_text(alert, offer: dict, price: float, previous: float | None, previou
             lang,
             id=alert.id,
             what=what_text(alert.spec, lang),
-            now=money(price),
+            now=_in_currency(alert, price),
             threshold=_threshold(alert),
             offer=_offer_text(offer, lang),
         )
     ]
     if previous is not None and previous_at is not None:
-        lines.append(phrase("previous", lang, price=money(previous), date=previous_at.date().isoformat()))
+        when = previous_at.date().isoformat()
+        lines.append(phrase("previous", lang, price=_in_currency(alert, previous), date=when))
     else:
         lines.append(phrase("previous_unknown", lang))
-    lines.append(phrase("rearm", lang, rearm=money(alert.rearm_above)))
+    lines.append(phrase("rearm", lang, rearm=_in_currency(alert, alert.rearm_above)))
     return "\n".join(lines)
 
 
@@ -240,23 +249,28 @@ def fired_message(
     return {"text": escaped, "blocks": blocks}
 
 
-def list_text(alerts, lang: str) -> str:
+def list_text(alerts, lang: str, *, every_channel: bool = False) -> str:
+    """The alerts of one channel; `every_channel` (the CLI without --channel): of every channel, each line saying
+    whose (workspace/channel)."""
     if not alerts:
-        return phrase("list_none", lang)
-    lines = [phrase("list_title", lang)]
+        return phrase("list_none_anywhere" if every_channel else "list_none", lang)
+    lines = [phrase("list_title_anywhere" if every_channel else "list_title", lang)]
     for a in alerts:
-        state = phrase("armed", lang) if a.armed else phrase("disarmed", lang, rearm=money(a.rearm_above))
+        state = phrase("armed", lang) if a.armed else phrase("disarmed", lang, rearm=_in_currency(a, a.rearm_above))
         last = (
-            f"{money(a.last_price)} ({a.last_checked_at.date().isoformat()})"
+            f"{_in_currency(a, a.last_price)} ({a.last_checked_at.date().isoformat()})"
             if a.last_price is not None and a.last_checked_at
             else "—"
         )
+        whose = f"[{a.team}/{a.channel}] " if every_channel else ""
         if a.spec.stock:  # a stock alert: no threshold; waiting for stock, or for it to run out and return
             state = phrase("stock_armed" if a.armed else "stock_disarmed", lang)
-            lines.append("• " + phrase("stock_list_line", lang, id=a.id, what=what_text(a.spec, lang), state=state))
+            line = phrase("stock_list_line", lang, id=a.id, what=what_text(a.spec, lang), state=state)
+            lines.append("• " + whose + line)
             continue
         lines.append(
             "• "
+            + whose
             + phrase(
                 "list_line",
                 lang,

@@ -27,6 +27,7 @@ from slack_sdk import WebClient
 
 from bot.alert_cmd import add_alert, check_and_post
 from bot.cli import main
+from handlers.alerts import list_text
 from knowledge.kb.reader import KB
 from knowledge.paths import CATALOG_DIR
 from knowledge.state import alerts
@@ -363,6 +364,44 @@ def test_a_cny_threshold_is_converted(slack, kbs):
     alert, _ = add_alert("H100 spot on aws below 100 CNY", "T0001", "C0ALERT", kbs["base"], now=T0)
     rate = float(kbs["base"].fx()["usd_per_cny"])
     assert alert.currency == "CNY" and alert.threshold_usd == pytest.approx(100 * rate)
+
+
+def _usd_per_cny() -> float:
+    """The exchange rate as bundled (read from providers.yaml here, not through the code under test)."""
+    import yaml
+
+    data = yaml.safe_load((Path(__file__).resolve().parents[1] / "knowledge/data/providers.yaml").read_text())
+    return float(data["fx"]["usd_per_cny"])
+
+
+def test_an_alert_set_in_cny_speaks_cny_when_it_fires_and_when_listed(slack, kbs):
+    """Issue 26: an alert's figures are in its own currency, each with its USD twin."""
+    rate = _usd_per_cny()
+    threshold_cny = round(BASE[0] * 0.75 / rate, 2)
+    alert, _ = add_alert(f"H100 spot on aws below {threshold_cny} CNY", "T0001", "C0ALERT", kbs["base"], now=T0)
+    assert check(slack, kbs["base"], at(1)).results == []
+    assert [r.status for r in check(slack, kbs["low"], at(2)).results] == ["posted"]
+    [message] = posts(slack)
+    low, _, _ = h100_spot_min(CATALOG_DIR / "aws_vms.csv", LEVELS["low"])
+    usd = f"${low:,.4f}" if low < 1 else f"${low:,.2f}"
+    assert f"¥{low / rate:,.2f} (≈ {usd})" in message["text"], message["text"]
+    assert f"¥{threshold_cny:,.2f}" in message["text"]
+    listed = list_text(alerts.list_alerts("T0001", "C0ALERT"), "en")
+    assert f"last ¥{low / rate:,.2f} (≈ {usd})" in listed, listed
+
+
+def test_the_cli_list_of_every_channel_says_whose_each_alert_is(slack, kbs, capsys, monkeypatch):
+    monkeypatch.setenv("GPUBOT_HOME", str(Path(kbs["low"].path).parent))
+    for channel in ("C0ONE", "C0TWO"):
+        assert main(["alert", "add", "A100 on aws below 1.2", "--channel", channel, "--team", "T9"]) == 0
+    capsys.readouterr()
+    assert main(["alert", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Price alerts in every channel (workspace/channel):"
+    assert [line.split("]")[0] for line in lines[1:]] == ["• [T9/C0ONE", "• [T9/C0TWO"]
+    assert main(["alert", "list", "--team", "T9", "--channel", "C0ONE"]) == 0
+    one = capsys.readouterr().out.splitlines()
+    assert one[0] == "Price alerts in this channel:" and len(one) == 2 and "[" not in one[1].split("#")[0]
 
 
 # --- Slack: the real Bolt app --------------------------------------------------------------------------------------

@@ -21,12 +21,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from knowledge.catalog import suffixes
 from knowledge.catalog.memory import close as _close
 from knowledge.catalog.memory import memory as _memory
-from knowledge.facts.reference import AcceleratorMap, accelerator_maps, gpu_families, spec_models
+from knowledge.facts.reference import AcceleratorMap, accelerator_map, accelerator_maps, gpu_families, spec_models
 
 __all__ = ["Identity", "datasheet_sizes", "identify", "parse_name", "split_words", "variant_label"]
 
@@ -183,6 +183,7 @@ def datasheet_sizes(provider: str, name: str, instance_type: str = "") -> set[fl
     return families[family].sizes if family else set()
 
 
+@lru_cache(maxsize=8192)  # pure over the bundled tables; a catalog repeats its few hundred names on every row
 def _resolve(name: str) -> tuple[str | None, str | None, float | None]:
     """(family or None, form factor, memory from the name) by the name alone: family names and aliases, after
     form, memory and suffix words are peeled off (`knowledge.catalog.suffixes`)."""
@@ -198,7 +199,7 @@ def _resolve(name: str) -> tuple[str | None, str | None, float | None]:
 
 
 def _mapping(provider: str, name: str, instance_type: str) -> AcceleratorMap | None:
-    return next((m for m in accelerator_maps() if m.matches(provider, name, instance_type)), None)
+    return accelerator_map(provider, name, instance_type)
 
 
 def identify(

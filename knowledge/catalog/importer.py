@@ -83,11 +83,12 @@ def import_catalog(
         raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
 
     content = _text(path)
+    hosts_content = _text(Path(hosts)) if hosts else None
     record = {
         "provider": provider,
         "filename": path.name,
         "content": content,
-        "hosts_content": _text(Path(hosts)) if hosts else None,
+        "hosts_content": hosts_content,
         "currency": currency,
         "usd_per_unit": usd_per_unit,
         "as_of": as_of,
@@ -99,7 +100,8 @@ def import_catalog(
     new_id, snapshot = _store(record, result.offers, taken_at, snapshot_kind)
     try:
         with build_lock(home() / "kb.lock"):  # a server of this home waits, then swaps this build in
-            report = builder.build(kb_path(), {provider: (content, catalog)})
+            converted = builder.Converted(hosts_content, src.currency_info(), source, as_of, as_of_known, result)
+            report = builder.build(kb_path(), {provider: (content, catalog, converted)})  # parsed, converted once
     except BaseException:
         _undo(new_id, snapshot)  # the knowledge base was not replaced, so neither are the import and its snapshot
         raise

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 
 _MIB = re.compile(r"""['"]SizeInMiB['"]\s*:\s*(\d+(?:\.\d+)?)""")
 _TOTAL = re.compile(r"""['"]TotalGpuMemoryInMiB['"]\s*:\s*(\d+(?:\.\d+)?)""")
@@ -29,6 +30,11 @@ def close(a: float, b: float) -> bool:
 
 def readings(gpu_info: str, count: float) -> list[tuple[float, str]]:
     """Every per-GPU memory (GB) a GpuInfo can mean, most usual reading first, with how it was read."""
+    return list(_readings(gpu_info, count))
+
+
+@lru_cache(maxsize=8192)  # a catalog repeats its few hundred (GpuInfo, count) pairs on every row
+def _readings(gpu_info: str, count: float) -> tuple[tuple[float, str], ...]:
     found: list[tuple[float, str]] = []
     size = float(m.group(1)) if (m := _MIB.search(gpu_info)) else None
     total = float(m.group(1)) if (m := _TOTAL.search(gpu_info)) else None
@@ -45,13 +51,13 @@ def readings(gpu_info: str, count: float) -> list[tuple[float, str]]:
             (total / 1024, "TotalGpuMemoryInMiB per GPU"),
             (total / n, "TotalGpuMemoryInMiB holding GB per instance"),
         ]
-    return [(round(gb, 1), how) for gb, how in found if _PLAUSIBLE[0] <= gb <= _PLAUSIBLE[1]]
+    return tuple((round(gb, 1), how) for gb, how in found if _PLAUSIBLE[0] <= gb <= _PLAUSIBLE[1])
 
 
 def telling_ways(gpu_info: str, count: float, sizes: set[float]) -> set[str] | None:
     """The ways of reading that give a datasheet size, when the row tells them apart from the ways that do not
     (every fitting reading gives the same size and some plausible reading gives another); else None."""
-    found = readings(gpu_info, count)
+    found = _readings(gpu_info, count)
     fitting = {how: gb for gb, how in found if any(close(gb, s) for s in sizes)}
     if not fitting:
         return None
@@ -91,7 +97,7 @@ def memory(
 ) -> tuple[float | None, tuple[str, ...]]:
     """(memory per GPU in GB or None, notes) of one row: the name's figure, else the file's convention, else the
     reading that fits the family's datasheet sizes."""
-    found = readings(gpu_info, count)
+    found = _readings(gpu_info, count)
     if named is not None:
         if found and not any(close(gb, named) for gb, _ in found):
             return named, (
@@ -111,7 +117,7 @@ def memory(
 
 
 def _by_datasheet(
-    sizes: set[float], found: list[tuple[float, str]], gpu_info: str, raw: str, hint: float | None
+    sizes: set[float], found: tuple[tuple[float, str], ...], gpu_info: str, raw: str, hint: float | None
 ) -> tuple[float | None, tuple[str, ...]]:
     """One row read on its own: the reading that matches a datasheet size wins."""
     if not found:

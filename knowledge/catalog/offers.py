@@ -20,13 +20,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 
 from knowledge.catalog import tpus
 from knowledge.catalog.identity import datasheet_sizes, identify, variant_label
 from knowledge.catalog.memory import file_convention
 from knowledge.catalog.reader import Catalog, CatalogRow
 from knowledge.catalog.zones import zone_group
-from knowledge.facts.reference import AcceleratorMap, accelerator_maps, catalog_quirks, host_rules, upstream_clouds
+from knowledge.facts.reference import (
+    AcceleratorMap,
+    CatalogQuirk,
+    UpstreamCloud,
+    accelerator_map,
+    catalog_quirks,
+    host_rules,
+    upstream_clouds,
+)
 
 MIN_USD_PER_GPU_HOUR = 0.02  # below this a "GPU offer" is a data error (e.g. a disk priced alone)
 _SLICE = re.compile(r"^(?P<base>.*?)\s*(?:\*\s*(?P<num>\d+)\s*/\s*(?P<den>\d+)|/\s*(?P<den2>\d+)|\*\s*1)$")
@@ -86,9 +95,7 @@ def describe_accelerator(provider: str, row: CatalogRow, convention: str | None 
             fraction = int(match.group("num")) / int(match.group("den"))
         elif match.group("den2"):
             fraction = 1 / int(match.group("den2"))
-    mapping: AcceleratorMap | None = next(
-        (m for m in accelerator_maps() if m.matches(provider, name, row.instance_type)), None
-    )
+    mapping: AcceleratorMap | None = accelerator_map(provider, name, row.instance_type)
     ident = identify(provider, name, row.instance_type, row.gpu_info, row.accelerator_count, convention)
     whole_count = float(row.accelerator_count).is_integer()
     if mapping is None:  # recognised by its name, or kept under its own name
@@ -151,8 +158,14 @@ def _host_type(provider: str, accelerator: str, count: float) -> str | None:
     return None
 
 
+@cache
+def _quirks_of(provider: str) -> tuple[CatalogQuirk, ...]:
+    """The quirks that can match `provider`'s rows (`CatalogQuirk.matches` wants the same provider), in file order."""
+    return tuple(q for q in catalog_quirks() if q.provider == provider)
+
+
 def _quirk(provider: str, row: CatalogRow, price: float | None) -> str | None:
-    for quirk in catalog_quirks():
+    for quirk in _quirks_of(provider):
         if (
             not quirk.fix
             and quirk.price is not None
@@ -164,7 +177,7 @@ def _quirk(provider: str, row: CatalogRow, price: float | None) -> str | None:
 
 def _corrected(provider: str, row: CatalogRow) -> tuple[float | None, float | None, str | None]:
     """(on-demand, spot, note) of a row after the known corrections of `catalog_quirks.csv` (swapped prices)."""
-    for quirk in catalog_quirks():
+    for quirk in _quirks_of(provider):
         if (
             quirk.fix == "swap_prices"
             and row.price is not None
@@ -176,13 +189,19 @@ def _corrected(provider: str, row: CatalogRow) -> tuple[float | None, float | No
     return row.price, row.spot_price, None
 
 
+@cache
+def _upstreams_of(provider: str) -> tuple[UpstreamCloud, ...]:
+    """The upstream clouds of aggregator `provider`, longest prefix first (ties in file order)."""
+    return tuple(sorted((u for u in upstream_clouds() if u.aggregator == provider), key=lambda u: -len(u.prefix)))
+
+
 def _via(provider: str, instance_type: str) -> str | None:
     """The upstream cloud an aggregator's offer runs on, from the instance name's prefix (`lambdalabs_A100x8`)."""
-    rows = [u for u in upstream_clouds() if u.aggregator == provider]
+    rows = _upstreams_of(provider)
     if not rows:
         return None
     low = instance_type.lower()
-    for upstream in sorted(rows, key=lambda u: -len(u.prefix)):
+    for upstream in rows:
         if low.startswith(upstream.prefix + "_"):
             return upstream.name
     prefix = low.split("__")[0] if "__" in low else low.split("_")[0]

@@ -117,6 +117,32 @@ def accelerator_maps() -> tuple[AcceleratorMap, ...]:
 
 
 @cache
+def _maps_named(provider: str, accelerator: str) -> tuple[AcceleratorMap, ...]:
+    """The mappings of `provider` whose accelerator pattern matches `accelerator`, in the file's order."""
+    low = accelerator.lower()
+    return tuple(
+        m
+        for m in accelerator_maps()
+        if m.provider in ("*", provider) and fnmatch.fnmatchcase(low, m.accelerator.lower())
+    )
+
+
+def accelerator_map(provider: str, accelerator: str, instance_type: str) -> AcceleratorMap | None:
+    """The first mapping in `accelerators.csv` that `matches` (provider, accelerator, instance type), or None.
+
+    The same answer as scanning every mapping with `AcceleratorMap.matches`, with the (provider, accelerator) part
+    memoised: a catalog has a few hundred accelerator names but up to 100,000 instance types."""
+    candidates = _maps_named(provider, accelerator)
+    if not candidates:
+        return None
+    low = instance_type.lower()
+    return next(
+        (m for m in candidates if m.instance_pattern == "*" or fnmatch.fnmatchcase(low, m.instance_pattern.lower())),
+        None,
+    )
+
+
+@cache
 def host_rules() -> tuple[HostRule, ...]:
     return tuple(load_rows(HostRule, DATA_DIR / "host_vms.csv"))
 

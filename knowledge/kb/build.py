@@ -13,10 +13,11 @@ import json
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from knowledge.catalog.imports import imports_version
-from knowledge.catalog.offers import Conversion, convert
+from knowledge.catalog.offers import Conversion, Currency, convert
 from knowledge.catalog.reader import Catalog
 from knowledge.catalog.sources import CatalogSource, all_catalogs
 from knowledge.facts import pricing
@@ -25,7 +26,30 @@ from knowledge.history import bundled as history_bundled
 from knowledge.kb.schema import SCHEMA_VERSION, fingerprint
 from knowledge.paths import CATALOG_DIR, DATA_DIR, PRICING_DIR, kb_path
 
-Parsed = dict[str, tuple[str, Catalog]]  # see `load_catalogs`
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """A catalog an import has just converted (`convert`'s result) and the terms it was converted under: the build
+    reuses the result only for a source with the same terms (100k rows: about a second)."""
+
+    hosts_text: str | None
+    currency: Currency
+    source: str
+    as_of: str
+    as_of_known: bool
+    result: Conversion
+
+    def fits(self, src: CatalogSource) -> bool:
+        return (
+            self.hosts_text == src.hosts_text
+            and self.currency == src.currency_info()
+            and self.source == src.source
+            and self.as_of == src.as_of
+            and self.as_of_known == src.as_of_known
+        )
+
+
+Parsed = dict[str, tuple[str, Catalog] | tuple[str, Catalog, Converted]]  # see `load_catalogs`
 
 
 def _specs() -> list[dict]:
@@ -80,28 +104,34 @@ def load_catalogs(
     """(offers, raw rows, skipped notes) for all catalogs; raises CatalogError on the first bad file.
 
     `notes`, when given, collects each catalog's findings (`catalog_notes`). `parsed`: catalogs this process has
-    just validated, {provider: (text, catalog)}, used where a source has that text. `catalogs`, when given,
-    collects each provider's catalog (the live AWS reserved terms are read from it: `live_aws_terms`)."""
+    just validated, {provider: (text, catalog[, converted])}, used where a source has that text (and, for the
+    conversion, the same terms: `Converted.fits`). `catalogs`, when given, collects each provider's catalog (the
+    live AWS reserved terms are read from it: `live_aws_terms`)."""
     offers: list[dict] = []
     raw: list[dict] = []
     skipped: list[str] = []
     for src in sources:
         known = (parsed or {}).get(src.provider)
+        converted: Converted | None = None
         if known is not None and src.text is not None and known[0] == src.text:
             catalog, hosts = known[1], src.read_hosts()  # an import's file, parsed once (100k rows: seconds)
+            converted = known[2] if len(known) > 2 else None
         else:
             catalog, hosts = src.read()
         if catalogs is not None:
             catalogs[src.provider] = catalog
-        result = convert(
-            src.provider,
-            catalog,
-            hosts=hosts.hosts if hosts else (),
-            currency=src.currency_info(),
-            source=src.source,
-            as_of=src.as_of,
-            as_of_known=src.as_of_known,
-        )
+        if converted is not None and converted.fits(src):
+            result = converted.result  # and converted once: the import's own conversion, same file, same terms
+        else:
+            result = convert(
+                src.provider,
+                catalog,
+                hosts=hosts.hosts if hosts else (),
+                currency=src.currency_info(),
+                source=src.source,
+                as_of=src.as_of,
+                as_of_known=src.as_of_known,
+            )
         offers += result.offers
         if notes is not None:
             notes += catalog_notes(src.provider, catalog, result)

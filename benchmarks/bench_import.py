@@ -1,13 +1,16 @@
 """Issue 29 item 6: wall time of a whole `gpubot kb build` and of a whole 100,000-row `gpubot kb import`.
 
     .venv/bin/python benchmarks/bench_import.py [--runs 3] [--rows 100000] [--postgres URL] [--keep DIR] [--json]
+        [--compare TREE]
 
 The imported file is built as `tests/test_import_serving.py`'s `big_catalog` builds it (the bundled Lambda catalog's
 rows repeated under distinct instance names, then one marker row). Every run gets a fresh `GPUBOT_HOME` (a fresh
 SQLite state database, so the snapshot's 100,000 rows are really inserted): first `gpubot kb build` is timed, then
 `gpubot kb import <file> --provider bigcloud --as-of 2026-11-30` in the same home. `--postgres URL`: the state
 database is that PostgreSQL database instead (its tables are dropped before every run). The figures are the whole
-process (interpreter start to exit) and its user+system CPU time.
+process (interpreter start to exit) and its user+system CPU time. `--compare TREE`: the same runs, alternating, of
+another source tree (e.g. `git archive <base> | tar -x -C /tmp/base`) with this venv's packages: a fair before/after
+on a machine shared with other work (each tree runs `python -m bot.cli` with PYTHONPATH set to it).
 """
 
 from __future__ import annotations
@@ -41,11 +44,14 @@ def big_catalog(path: Path, rows: int) -> Path:
         serving.ROWS = before
 
 
-def timed(args: list[str], env: dict) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one whole `gpubot` process; raises on failure."""
+def timed(args: list[str], env: dict, tree: Path | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one whole `gpubot` process (of source tree `tree`); raises on failure."""
+    command = [GPUBOT, *args]
+    if tree is not None:
+        command, env = [sys.executable, "-m", "bot.cli", *args], {**env, "PYTHONPATH": str(tree)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([GPUBOT, *args], env=env, capture_output=True, text=True)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=tree)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
@@ -71,32 +77,40 @@ def main() -> None:
     parser.add_argument("--postgres", metavar="URL", help="state database URL (default: SQLite in each home)")
     parser.add_argument("--keep", metavar="DIR", help="keep the last run's kb.db and state.db in DIR")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--compare", metavar="TREE", type=Path, help="alternate with runs of this source tree")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # a real install has .pyc files
     env["GPUBOT_IMPORT_MAX_ROWS"] = str(args.rows + 10)
     env.pop("DATABASE_URL", None)
     if args.postgres:
         env["DATABASE_URL"] = args.postgres
-    results: dict[str, list[tuple[float, float]]] = {"build": [], "import": []}
+    trees: list[Path | None] = [None] if args.compare is None else [args.compare.resolve(), ROOT]
+    results: dict[str, list[tuple[float, float]]] = {
+        f"{what}{'' if len(trees) == 1 else ' ' + str(tree)}": [] for tree in trees for what in ("build", "import")
+    }
+    for tree in trees:  # a real install has .pyc files: the first run must not be the one that writes them
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree or ROOT)], capture_output=True)
     with tempfile.TemporaryDirectory() as tmp:
         catalog = big_catalog(Path(tmp) / "big.csv", args.rows)
         for run in range(args.runs):
-            home = Path(tmp) / f"home-{run}"
-            home.mkdir()
-            env["GPUBOT_HOME"] = str(home)
-            if args.postgres:
-                _reset_postgres(args.postgres)
-            results["build"].append(timed(["kb", "build"], env))
-            results["import"].append(
-                timed(["kb", "import", str(catalog), "--provider", "bigcloud", "--as-of", "2026-11-30"], env)
-            )
-            if args.keep and run == args.runs - 1:
-                Path(args.keep).mkdir(parents=True, exist_ok=True)
-                for name in ("kb.db", "state.db"):  # state.db: the import's snapshot (SQLite state only)
-                    if (home / name).exists():
-                        shutil.copy(home / name, Path(args.keep) / name)
-            shutil.rmtree(home)
-    summary = {
+            for tree in trees:
+                suffix = "" if len(trees) == 1 else f" {tree}"
+                home = Path(tmp) / f"home-{run}"
+                home.mkdir()
+                env["GPUBOT_HOME"] = str(home)
+                if args.postgres:
+                    _reset_postgres(args.postgres)
+                results[f"build{suffix}"].append(timed(["kb", "build"], env, tree))
+                results[f"import{suffix}"].append(
+                    timed(["kb", "import", str(catalog), "--provider", "bigcloud", "--as-of", "2026-11-30"], env, tree)
+                )
+                if args.keep and run == args.runs - 1 and tree in (None, ROOT):
+                    Path(args.keep).mkdir(parents=True, exist_ok=True)
+                    for name in ("kb.db", "state.db"):  # state.db: the import's snapshot (SQLite state only)
+                        if (home / name).exists():
+                            shutil.copy(home / name, Path(args.keep) / name)
+                shutil.rmtree(home)
+    summary: dict = {
         name: {
             "wall_s": [round(w, 2) for w, _ in runs],
             "cpu_s": [round(c, 2) for _, c in runs],
@@ -105,17 +119,16 @@ def main() -> None:
         }
         for name, runs in results.items()
     }
-    summary["rows"] = args.rows  # type: ignore[assignment]
-    summary["state"] = "postgresql" if args.postgres else "sqlite"  # type: ignore[assignment]
-    summary["load_average"] = os.getloadavg()[0]  # type: ignore[assignment]
+    names = list(results)
+    summary["rows"] = args.rows
+    summary["state"] = "postgresql" if args.postgres else "sqlite"
+    summary["load_average"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(summary, indent=2))
         return
-    for name in ("build", "import"):
+    for name in names:
         s = summary[name]
-        print(
-            f"{name:7} wall {s['wall_s']} median {s['median_wall_s']} s; CPU {s['cpu_s']} median {s['median_cpu_s']} s"
-        )
+        print(f"{name} wall {s['wall_s']} median {s['median_wall_s']} s; CPU {s['cpu_s']} median {s['median_cpu_s']} s")
     print(f"rows {args.rows}, state {summary['state']}, load average {summary['load_average']:.2f}")
 
 

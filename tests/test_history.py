@@ -347,3 +347,56 @@ def test_digest_text_summarises_per_family_in_both_languages(imported, capsys):
     assert main(["digest", "--gpus", "H100", "--lang", "zh"]) == 0
     out = capsys.readouterr().out
     assert "AWS 上 H100 竞价" in out and "变化最大的报价" in out
+
+
+def test_snapshot_offers_are_stored_as_validated_and_overlong_values_refused(state_home):
+    """The snapshot's rows go through the driver's executemany (issue 29): every column reads back as the validated
+    row (booleans as booleans, empty zone and stock as NULL) on both databases, and a value longer than its column
+    is refused with the state's own error before anything is stored."""
+    import sqlalchemy as sa
+
+    from knowledge.state.db import engine
+    from knowledge.state.limits import ValueTooLongError
+
+    offers = [
+        {
+            "instance_type": "a.8x",
+            "region": "r1",
+            "pricing": "on_demand",
+            "gpu": "H100",
+            "accelerator": "H100",
+            "gpu_memory_gb": 80.0,
+            "gpu_count": 8,
+            "zone": "r1a",
+            "price_per_hour_usd": 20.0,
+            "price_per_hour": 140.0,
+            "currency": "CNY",
+            "vgpu": False,
+            "stock": "low",
+        },
+        {
+            "instance_type": "b.slice",
+            "region": "r2",
+            "pricing": "spot",
+            "gpu": "A10",
+            "accelerator": "A10*1/6",
+            "gpu_memory_gb": None,
+            "gpu_count": 0.166667,
+            "zone": "",
+            "price_per_hour_usd": 0.3,
+            "vgpu": True,
+        },
+    ]
+    result = history.record_snapshot("unitcloud", offers, "test")
+    table = history.snapshot_offers
+    with engine().connect() as conn:
+        stored = [dict(r._mapping) for r in conn.execute(sa.select(table).order_by(table.c.instance_type))]
+    assert stored == [{"snapshot_id": result.snapshot.id, **row} for row in history._offer_rows("unitcloud", offers)]
+    assert [r["vgpu"] for r in stored] == [False, True] and stored[1]["zone"] is None and stored[1]["stock"] is None
+
+    overlong = [*offers, {**offers[0], "instance_type": "x" * 201, "price_per_hour_usd": 1.0}]
+    with pytest.raises(ValueTooLongError, match="instance type is longer than 200 characters"):
+        history.record_snapshot("unitcloud", overlong, "test")
+    assert [s.id for s in history.snapshots_of("unitcloud")] == [result.snapshot.id]
+    with engine().connect() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(table)).scalar() == 2

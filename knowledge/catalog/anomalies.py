@@ -29,11 +29,15 @@ def below_median(price: float, others: Iterable[float]) -> dict | None:
     """A reason when `price` is more than 3x below the median of `others` (every region's price, its own included):
     {"code": "below_median", "ratio", "regions", "median"} (USD per hour)."""
     values = [v for v in others if v > 0]
-    if len(values) < MIN_REGIONS or price <= 0:
+    return _below(price, len(values), statistics.median(values) if len(values) >= MIN_REGIONS else 0.0)
+
+
+def _below(price: float, regions: int, median: float) -> dict | None:
+    """`below_median` from the count and median of the positive prices."""
+    if regions < MIN_REGIONS or price <= 0:
         return None
-    median = statistics.median(values)
     if price * BELOW_MEDIAN < median:
-        return {"code": "below_median", "ratio": round(median / price, 2), "regions": len(values), "median": median}
+        return {"code": "below_median", "ratio": round(median / price, 2), "regions": regions, "median": median}
     return None
 
 
@@ -57,13 +61,20 @@ def mark(offers: list[dict], price_key: str = "price_per_hour_usd") -> int:
         if o["pricing"] == "on_demand":
             key = (o["provider"], o["instance_type"], o["region"])
             on_demand[key] = min(o[price_key], on_demand.get(key, o[price_key]))
+    medians: dict[tuple, tuple[int, float]] = {}  # per (provider, instance type, pricing): computed once
+    for key, prices in by_type.items():
+        if key[2] != "spot":  # spot prices are not held to the median
+            values = [v for v in prices if v > 0]
+            medians[key] = (len(values), statistics.median(values) if len(values) >= MIN_REGIONS else 0.0)
     marked = 0
     for o in offers:
         if o.get("kind") == "article":
             continue
         reason = not_below_on_demand(
             o["pricing"], o[price_key], on_demand.get((o["provider"], o["instance_type"], o["region"]))
-        ) or _list_below_median(o["pricing"], o[price_key], by_type[(o["provider"], o["instance_type"], o["pricing"])])
+        )
+        if not reason and o["pricing"] != "spot":
+            reason = _below(o[price_key], *medians[(o["provider"], o["instance_type"], o["pricing"])])
         if reason:
             o["suspect"] = json.dumps(reason)
             marked += 1

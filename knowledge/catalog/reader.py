@@ -285,13 +285,35 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
     rows: list[CatalogRow] = []
     hosts: list[CatalogRow] = []
     seen: dict[tuple, tuple] = {}
-    numbers: dict[tuple[str, bool, bool], float | None] = {}  # a catalog repeats its counts, sizes and prices
+    # a catalog repeats its counts, sizes and prices: one cache per (price, zero_ok), keyed on the text (the checks
+    # depend on these only: a valid text stays valid, an invalid one raises at its first row)
+    numbers: dict[tuple[bool, bool], dict[str, float | None]] = {}
 
     def _number(text: str, path: str | Path, line: int, column: str, *, price: bool = False, zero_ok: bool = False):
-        key = (text, price, zero_ok)  # the checks depend on the text and these only: a valid one stays valid
-        if key not in numbers:
-            numbers[key] = _checked_number(text, path, line, column, price=price, zero_ok=zero_ok)
-        return numbers[key]
+        known = numbers.setdefault((price, zero_ok), {})
+        if text not in known:
+            known[text] = _checked_number(text, path, line, column, price=price, zero_ok=zero_ok)
+        return known[text]
+
+    plain = numbers.setdefault((False, False), {})  # counts and sizes
+    prices = numbers.setdefault((True, False), {})  # an accelerator row's prices
+    host_prices = numbers.setdefault((True, True), {})  # a host row's prices, and the zero check of a spot price
+    # where each column is in a stripped record; a column the file lacks reads the empty cell appended at the end
+    where = {name: index.get(name, len(header)) for name in KNOWN}
+    i_type, i_acc, i_count, i_vcpus = (
+        where["InstanceType"],
+        where["AcceleratorName"],
+        where["AcceleratorCount"],
+        where["vCPUs"],
+    )
+    i_memory, i_info, i_price, i_spot = where["MemoryGiB"], where["GpuInfo"], where["Price"], where["SpotPrice"]
+    i_region, i_zone, i_generation, i_arch = (
+        where["Region"],
+        where["AvailabilityZone"],
+        where["Generation"],
+        where["Arch"],
+    )
+    width = len(header)
 
     duplicates = zero_spot = no_region = 0
     try:
@@ -299,7 +321,7 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
             line = reader.line_num
             if not "".join(record).strip():  # an empty or blank line
                 continue
-            if len(record) != len(header):
+            if len(record) != width:
                 column = header[len(record)] if len(record) < len(header) else f"{len(header) + 1} (beyond the header)"
                 raise CatalogError(
                     path,
@@ -307,40 +329,67 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
                     line,
                     column,
                 )
+            cells = [c.strip() for c in record]
+            cells.append("")  # the cell of every column the file lacks
 
-            def cell(name: str, record: list[str] = record) -> str:
-                return record[index[name]].strip() if name in index else ""
-
-            region = cell("Region")
+            region = cells[i_region]
             if not region:
                 region = UNKNOWN_REGION
                 no_region += 1
-            accelerator = cell("AcceleratorName")
-            spot_text = cell("SpotPrice")
-            if accelerator and spot_text and _number(spot_text, path, line, "SpotPrice", price=True, zero_ok=True) == 0:
-                spot_text = ""  # a catalog's 0.00 spot price: no spot offer
-                zero_spot += 1
-            count = _number(cell("AcceleratorCount"), path, line, "AcceleratorCount")
+            accelerator = cells[i_acc]
+            spot_text = cells[i_spot]
+            if accelerator and spot_text:
+                spot = (
+                    host_prices[spot_text]
+                    if spot_text in host_prices
+                    else _number(spot_text, path, line, "SpotPrice", price=True, zero_ok=True)
+                )
+                if spot == 0:
+                    spot_text = ""  # a catalog's 0.00 spot price: no spot offer
+                    zero_spot += 1
+            text = cells[i_count]
+            count = plain[text] if text in plain else _number(text, path, line, "AcceleratorCount")
             if accelerator and not count:
                 raise CatalogError(
                     path, "an accelerator row needs a positive AcceleratorCount", line, "AcceleratorCount"
                 )
+            text = cells[i_vcpus]
+            vcpus = plain[text] if text in plain else _number(text, path, line, "vCPUs")
+            text = cells[i_memory]
+            memory_gib = plain[text] if text in plain else _number(text, path, line, "MemoryGiB")
+            # host-VM rows may be 0.0: the accelerator row already carries the whole price (GCP a4)
+            known = prices if accelerator else host_prices
+            text = cells[i_price]
+            price = (
+                known[text]
+                if text in known
+                else _number(text, path, line, "Price", price=True, zero_ok=not accelerator)
+            )
+            spot_price = (
+                known[spot_text]
+                if spot_text in known
+                else _number(spot_text, path, line, "SpotPrice", price=True, zero_ok=not accelerator)
+            )
+            if live:
+
+                def cell(name: str, cells: list[str] = cells) -> str:
+                    return cells[where[name]]
+
             row = CatalogRow(
-                line=line,
-                instance_type=cell("InstanceType"),
-                accelerator=accelerator,
-                accelerator_count=count or 0.0,
-                vcpus=_number(cell("vCPUs"), path, line, "vCPUs"),
-                memory_gib=_number(cell("MemoryGiB"), path, line, "MemoryGiB"),
-                gpu_info=cell("GpuInfo"),
-                # host-VM rows may be 0.0: the accelerator row already carries the whole price (GCP a4)
-                price=_number(cell("Price"), path, line, "Price", price=True, zero_ok=not accelerator),
-                spot_price=_number(spot_text, path, line, "SpotPrice", price=True, zero_ok=not accelerator),
-                region=region,
-                zone=cell("AvailabilityZone"),
-                generation=cell("Generation"),
-                arch=cell("Arch"),
-                live=_live_cells(cell, path, line) if live else (),
+                line,
+                cells[i_type],
+                accelerator,
+                count or 0.0,
+                vcpus,
+                memory_gib,
+                cells[i_info],
+                price,
+                spot_price,
+                region,
+                cells[i_zone],
+                cells[i_generation],
+                cells[i_arch],
+                _live_cells(cell, path, line) if live else (),
             )
             if not row.instance_type and not row.accelerator:
                 raise CatalogError(path, "row has neither an instance type nor an accelerator", line, "InstanceType")

@@ -9,7 +9,9 @@ leaves the previous knowledge base serving, untouched.
 from __future__ import annotations
 
 import csv
+import functools
 import json
+import operator
 import os
 import tempfile
 import time
@@ -204,29 +206,50 @@ def _insert(db, name: str, rows: list[dict]) -> None:
     twelve clouds): the columns are the union of the rows' keys, each typed from its first non-null value."""
     if not rows:
         return
-    types: dict[str, type | None] = {}
+    keys: dict[str, None] = {}  # every key, in order of first appearance
+    last = None
     for row in rows:
-        for key, value in row.items():
-            if types.get(key) is None:
-                types[key] = None if value is None else type(value)
+        shape = row.keys()
+        if last is None or shape != last:  # (compared as sets, in C) a row with keys not seen yet adds them
+            keys.update(dict.fromkeys(shape))
+            last = shape
+    types = {key: type(_first_value(rows, key)) for key in keys}
     columns = {
-        key: (int if kind is bool else str if kind in (None, dict, list, tuple) else kind)
+        key: (int if kind is bool else str if kind in (type(None), dict, list, tuple) else kind)
         for key, kind in types.items()
     }
     db[name].create(columns)
-    structured = {key for key, kind in types.items() if kind in (dict, list, tuple)}
-    keys = list(columns)
-    sql = f"INSERT INTO [{name}] ({', '.join(f'[{k}]' for k in keys)}) VALUES ({', '.join('?' * len(keys))})"
+    structured = [i for i, kind in enumerate(types.values()) if kind in (dict, list, tuple)]
+    names = list(columns)
+    sql = f"INSERT INTO [{name}] ({', '.join(f'[{k}]' for k in names)}) VALUES ({', '.join('?' * len(names))})"
+    every = operator.itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
+    width, blank = len(names), dict.fromkeys(names)
+
+    def values(row: dict) -> tuple:
+        # a row with as many keys as there are columns has them all (the columns are the union of the rows' keys);
+        # another gets None for the keys it lacks, as `row.get` would
+        return every(row) if len(row) == width else every({**blank, **row})
+
     if structured:
-        db.conn.executemany(
-            sql,
-            (
-                [json.dumps(row.get(k)) if k in structured and row.get(k) is not None else row.get(k) for k in keys]
-                for row in rows
-            ),
-        )
+
+        def encoded(row: dict) -> list:
+            out = list(values(row))
+            for i in structured:
+                if out[i] is not None:
+                    out[i] = json.dumps(out[i])
+            return out
+
+        db.conn.executemany(sql, map(encoded, rows))
     else:
-        db.conn.executemany(sql, ([row.get(k) for k in keys] for row in rows))
+        db.conn.executemany(sql, map(values, rows))
+
+
+_not_none = functools.partial(operator.is_not, None)
+
+
+def _first_value(rows: list[dict], key: str) -> object:
+    """The first non-null value of `key` in `rows` (None if every row lacks it or holds None), found in C."""
+    return next(filter(_not_none, map(operator.methodcaller("get", key), rows)), None)
 
 
 def remove_leftovers(folder: Path) -> list[Path]:

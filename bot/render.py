@@ -14,6 +14,7 @@ from bot.citations import public_source
 from bot.render_train import text_lines as table_lines
 from bot.render_work import TEXT_WORK_ROWS_BESIDE_MLPERF, brief_work, work_line
 from handlers.common import also_in, money, place
+from handlers.display import json_offer, json_tco, title_line, total_twin, twin, unit
 from handlers.freshness import offer_label
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
@@ -67,11 +68,14 @@ def gpu_label(item: Offer) -> str:
     return name
 
 
-def offer_line(item: Offer, lang: str = "en") -> str:
-    """One offer on one line: who, what, where, per GPU-hour, per hour, USD twin, labels."""
-    per_gpu = f"{money(item.price_per_gpu_hour, item.currency)}/GPU-h"
-    per_hour = f"{money(item.price_per_hour, item.currency)}/h"
-    usd = f" ≈ {money(item.price_per_gpu_hour_usd)}/GPU-h" if item.currency != "USD" else ""
+def offer_line(item: Offer, lang: str = "en", display: dict | None = None) -> str:
+    """One offer on one line: who, what, where, per GPU-hour (a TPU slice: per chip-hour), per hour, the second
+    currency (the display currency, `handlers.display`, or a vendor quote's USD twin), labels."""
+    per_unit = unit(item, lang)
+    per_gpu = f"{money(item.price_per_gpu_hour, item.currency)}{per_unit}"
+    per_hour = f"{money(item.price_per_hour, item.currency)}{t('unit.per_hour', lang)}"
+    second = twin(item, display)
+    usd = f" ≈ {money(*second)}{per_unit}" if second else ""
     labels = [suspect_text(item.suspect, lang)] if item.suspect else []  # a price that looks wrong (issue 26)
     if item.vgpu:
         labels.append("vGPU")
@@ -91,9 +95,6 @@ def offer_line(item: Offer, lang: str = "en") -> str:
         from handlers.brief import provider_label
 
         provider = provider_label(item.provider, lang)
-        per_gpu = per_gpu.replace("/GPU-h", t("unit.per_gpu_hour", lang))
-        per_hour = per_hour[:-2] + t("unit.per_hour", lang)
-        usd = usd.replace("/GPU-h", t("unit.per_gpu_hour", lang))
     return (
         f"{provider} {item.size_label or item.instance_type} · {num(item.gpu_count)}x {gpu_label(item)}{region}"
         f" · {pricing_text(item, lang)}"
@@ -108,9 +109,12 @@ def tco_order(answer: Answer) -> list[Tco]:
     return sorted(options, key=lambda x: x.pricing != best) if best else options
 
 
-def tco_parts(tco: Tco, lang: str = "en", label: str | None = None) -> tuple[str, list[str], str]:
+def tco_parts(
+    tco: Tco, lang: str = "en", label: str | None = None, display: dict | None = None
+) -> tuple[str, list[str], str]:
     """One TCO option as (head, the non-zero components, total): "TCO 720 h, spot", ["compute $1,834.75"], total.
-    A component that costs nothing (no storage, no egress asked) is left out."""
+    A component that costs nothing (no storage, no egress asked) is left out; under a display currency the total
+    also says its other currency ("¥13,294.60 (≈ $1,834.75)")."""
     head = t("tco.head", lang, hours=tco.hours, pricing=label or t("pricing." + tco.pricing, lang))
     parts = [t("tco.part.compute", lang, v=money(tco.compute, tco.currency))]
     parts += [
@@ -118,12 +122,15 @@ def tco_parts(tco: Tco, lang: str = "en", label: str | None = None) -> tuple[str
         for name, value in (("storage", tco.storage), ("egress", tco.egress))
         if value
     ]
-    return head, parts, money(tco.total, tco.currency)
+    other = total_twin(tco, display)
+    return head, parts, money(tco.total, tco.currency) + (f" (≈ {money(*other)})" if other else "")
 
 
-def tco_block(tco: Tco, lang: str = "en", assumptions: bool = True, label: str | None = None) -> str:
+def tco_block(
+    tco: Tco, lang: str = "en", assumptions: bool = True, label: str | None = None, display: dict | None = None
+) -> str:
     """One TCO option: its breakdown and (unless `assumptions` is off) the assumptions behind it."""
-    head, parts, total = tco_parts(tco, lang, label)
+    head, parts, total = tco_parts(tco, lang, label, display)
     lines = [
         f"{head}{t('colon', lang)}{' + '.join(parts)} = {total}"
         if len(parts) > 1
@@ -207,6 +214,7 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
     found = answer_sources(answer, verbose)
     index = {(s.source, s.as_of): n for n, s in enumerate(found, start=1)}
     shown = brief.view(answer)
+    display = answer.extra.get("display_currency")  # "in CNY": both currencies (handlers.display)
     cite = (lambda source: source) if verbose else _once_per_link(lang)  # ids: --verbose
     cite_pitfall = (lambda p: p.source) if verbose else (lambda p: citations.cite_pitfall(p.id, p.source, lang))
     text = (
@@ -230,11 +238,11 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             pages_label=t("brief.pages", lang),
             details_label=t("brief.details", lang),
             sources=found,
-            offer_line=lambda o: offer_line(o, lang),
+            offer_line=lambda o: offer_line(o, lang, display),
             source_no=lambda o: index.get((o.source, o.as_of), "?"),
             tcos=tco_order(answer),
             tco_block=lambda x, full=True: tco_block(
-                x, lang, full, (answer.extra.get("tco_labels") or {}).get(x.pricing)
+                x, lang, full, (answer.extra.get("tco_labels") or {}).get(x.pricing), display
             ),
             rules_label=_label("rules", lang),
             suggestions_label=_label("suggestions", lang),
@@ -257,6 +265,8 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             out.append(line)
     if notes := answer.extra.get("settings_notes"):  # what preferences (flags, channel settings) filtered
         out.insert(1 if out else 0, "(" + "; ".join(notes) + ")")
+    if converted := title_line(answer, display):  # the title's figures in the other currency, right under it
+        out.insert(1 if out else 0, converted)
     return "\n".join(out).strip() + "\n"
 
 
@@ -265,6 +275,18 @@ def answer_json(answer: Answer, verbose: bool = False) -> dict[str, Any]:
     from handlers import brief
 
     data = answer.model_dump(mode="json")
+    display = answer.extra.get("display_currency")
+    data["offers"] = [json_offer(o, d, display) for o, d in zip(answer.offers, data["offers"], strict=True)]
+    data["context"] = [json_offer(o, d, display) for o, d in zip(answer.context, data["context"], strict=True)]
+    for rec, item in zip(answer.recommendations, data["recommendations"], strict=True):
+        if rec.offer is not None:
+            item["offer"] = json_offer(rec.offer, item["offer"], display)
+    if answer.tco is not None:
+        data["tco"] = json_tco(answer.tco, data["tco"], display)
+    data["tco_options"] = [
+        json_tco(x, d, display) for x, d in zip(answer.tco_options, data["tco_options"], strict=True)
+    ]
+    extra = {**data["extra"], **({"title_display": line} if (line := title_line(answer, display)) else {})}
     return {
         "query": data["query"],
         "offers": data["offers"],
@@ -282,5 +304,5 @@ def answer_json(answer: Answer, verbose: bool = False) -> dict[str, Any]:
         "tco_options": data["tco_options"],
         "pitfalls": data["pitfalls"],
         "pricing_pages": brief.pricing_pages(brief.shown_offers(answer)),
-        **data["extra"],
+        **extra,
     }

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from handlers import brief, nearest, ranking
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
+from handlers.display import unit
 from handlers.freshness import answer_notes, out_of_stock_last
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
@@ -132,9 +133,9 @@ def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
     """ "aws p4d.24xlarge in us-east-1 (use1-az1) at $0.3082/GPU-h ($2.47/h)" """
     where = place(item, lang) + (f" ({pricing_text(item, lang)})" if item.term else "")
     provider = brief.provider_label(item.provider, lang)
-    price = f"{money(item.price_per_gpu_hour, item.currency)}{t('unit.per_gpu_hour', lang)}"
+    price = f"{money(item.price_per_gpu_hour, item.currency)}{unit(item, lang)}"  # a TPU slice: per chip-hour
     hourly = f"{money(item.price_per_hour, item.currency)}{t('unit.per_hour', lang)}"
-    usd = f", ≈ {money(item.price_per_gpu_hour_usd)}{t('unit.per_gpu_hour', lang)}" if item.currency != "USD" else ""
+    usd = f", ≈ {money(item.price_per_gpu_hour_usd)}{unit(item, lang)}" if item.currency != "USD" else ""
     text = t(
         "verdict.offer",
         lang,
@@ -204,7 +205,7 @@ def _rank_key(item: dict | Offer) -> tuple:
 
 
 def _per_gpu(item: Offer) -> str:
-    return f"{money(item.price_per_gpu_hour, item.currency)}/GPU-h"
+    return f"{money(item.price_per_gpu_hour, item.currency)}{unit(item)}"
 
 
 def _provider_name(kb: KB, provider: str, lang: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from handlers import brief
 from handlers.common import money, name_notes, offer, pricing_label, sources
+from handlers.display import unit
 from handlers.i18n import t
 from handlers.i18n_rules import rule_hits
 from handlers.models import Answer, Offer, Query
@@ -73,6 +74,7 @@ def handle(query: Query, kb: KB) -> Answer:
                 name=name,
                 pricing=pricing_label(pricing, lang),
                 price=money(best.price_per_gpu_hour_usd),
+                unit=unit(best, lang),  # a TPU: per chip-hour
                 provider=brief.provider_label(best.provider, lang),
                 instance=best.instance_type,
                 region=best.region,
@@ -156,9 +158,10 @@ def winner_line(what: str, firsts: list[tuple[str, Offer | None, float]], pricin
             pricing=pricing,
             name=priced[0][1],
             price=money(priced[0][0]),
+            unit=unit(priced[0][2], lang),
             missing=missing,
         )
-    (p1, n1, _, f1), (p2, n2, _, f2) = priced[0], priced[1]
+    (p1, n1, b1, f1), (p2, n2, b2, f2) = priced[0], priced[1]
     line = t(
         "verdict.cmp",
         lang,
@@ -166,8 +169,10 @@ def winner_line(what: str, firsts: list[tuple[str, Offer | None, float]], pricin
         pricing=pricing,
         winner=n1,
         price=money(p1),
+        unit=unit(b1, lang),
         other=n2,
         other_price=money(p2),
+        other_unit=unit(b2, lang),
         pct=100 * (1 - p1 / p2) if p2 else 0.0,
     )
     if f1 and f2 and p2 / f2 < p1 / f1:  # the dearer one does more per dollar at datasheet peak

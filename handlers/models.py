@@ -180,6 +180,9 @@ class Offer(Model):
     via: str | None = None  # an aggregator's offer: the cloud it runs on ("Lambda")
     as_of_known: bool = True  # False: `as_of` is only the day the catalog was bundled (upstream date unknown)
     gpu_vendor: str | None = None  # NVIDIA, AMD, Intel, ... (None: the accelerator name was not recognised)
+    # gpu, tpu, accelerator, fpga (the offers table's `gpu_kind`; None: a GPU): a TPU slice is priced per chip and
+    # labelled per chip-hour (handlers.display)
+    gpu_kind: str | None = None
     other_regions: int = 0  # a short answer's one line per instance type: how many more regions offer it
     # Whether it can be ordered at this pricing model (knowledge.catalog.availability), where it is
     # (knowledge.catalog.zones), and

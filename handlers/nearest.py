@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from handlers.common import money, offer
+from handlers.display import unit
 from handlers.i18n import t
 from handlers.models import PRICINGS, Query
 
@@ -29,7 +30,7 @@ def _groups(kb: Any) -> dict[str, tuple[str, ...]]:
 
 def _line(key: str, lang: str, row: dict, **values: Any) -> str:
     item = offer(row)
-    price = f"{money(item.price_per_gpu_hour, item.currency)}{t('unit.per_gpu_hour', lang)}"
+    price = f"{money(item.price_per_gpu_hour, item.currency)}{unit(item, lang)}"
     return t(key, lang, provider=item.provider, instance=item.instance_type, region=item.region, price=price,
              pricing=t(f"pricing.{item.pricing}", lang), as_of=item.as_of, **values)  # fmt: skip
 

@@ -7,7 +7,8 @@ plain-text rendering (`bot.render.render_text`), escaped, so notifications and s
 A channel's settings reach the reply through `Answer.extra` (set by `bot.pipeline`): `settings_notes` (what was
 filtered, shown first in the context line and in the text fallback), `defaulted` (the fields the channel's
 defaults filled in; every button carries them as `d`, so a click re-applies the channel's *current* settings) and
-`display_currency` (`{"currency", "per_usd"}`: prices are also shown converted, "≈ ¥…").
+`display_currency` (`{"currency", "per_usd", "source", "as_of"}`, set by `bot.pipeline.answer_query` for a question
+in CNY or a channel currency: prices are also shown converted, "≈ ¥…", and the title's figures right under it).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from bot.slack.escape import cut, slack_escape
 from bot.slack.limits import LIMITS, fit_blocks
 from bot.slack.phrases import phrase
 from bot.slack.tables import table_in_attachments  # the table goes where Slack documents it
+from handlers.display import title_line
 from handlers.i18n import t
 from handlers.models import Answer, Offer
 
@@ -69,13 +71,17 @@ def answer_message(
     def source_no(item: Offer) -> int | str:
         return index.get((item.source, item.as_of), "?")
 
+    display = answer.extra.get("display_currency")
+
     def line_of(item: Offer) -> str:
-        return offer_line(item, lang)
+        return offer_line(item, lang, display)
 
     blocks: list[dict] = header(answer.title)
+    if converted := title_line(answer, display):  # the title's figures in the other currency, right under it
+        blocks.append(_context(slack_escape(converted)))
     lead = len(blocks)  # the verdict; with a table, everything else follows it in the table's attachment
     if answer.offers:
-        blocks.append(offers_table(answer.offers, source_no, lang, answer.extra.get("display_currency")))
+        blocks.append(offers_table(answer.offers, source_no, lang, display))
     if answer.extra.get("work"):  # $ per 1M tokens rows (bot/render_work.py): 6 short columns
         blocks += work_blocks(answer, lambda s, a: index.get((s, a), "?"), cell)
         if answer.extra.get("work_more"):
@@ -108,7 +114,7 @@ def answer_message(
             "slack_tco.md.j2",
             lang,
             tcos=_tcos(answer, verbose),
-            tco_parts=lambda x: tco_parts(x, lang, (answer.extra.get("tco_labels") or {}).get(x.pricing)),
+            tco_parts=lambda x: tco_parts(x, lang, (answer.extra.get("tco_labels") or {}).get(x.pricing), display),
         )
         if answer.tco or answer.tco_options
         else "",

@@ -11,6 +11,7 @@ from bot.slack.blocks.base import cell, render
 from bot.slack.escape import slack_escape
 from bot.slack.phrases import phrase
 from handlers.common import also_in, money, place
+from handlers.display import per_chip, twin, unit
 from handlers.models import Offer
 from handlers.suspect import suspect_text
 from handlers.terms import pricing_text
@@ -21,12 +22,13 @@ TABLE_COLUMNS = ("#", "provider", "instance", "gpus", "region", "pricing", "per_
 _RIGHT_ALIGNED = {"#", "gpus", "per_gpu_hour", "per_hour"}
 
 
-def _offer_cells(n: int, item: Offer, source_no: int | str, lang: str, display: dict | None = None) -> list[str]:
-    per_gpu = money(item.price_per_gpu_hour, item.currency)
-    shown = (display or {}).get("currency") or "USD"
-    if item.currency != shown:  # the channel's currency (USD unless set), converted
-        rate = float((display or {}).get("per_usd") or 1.0) if shown != "USD" else 1.0
-        per_gpu += f" (≈ {money(item.price_per_gpu_hour_usd * rate, shown)})"
+def _offer_cells(
+    n: int, item: Offer, source_no: int | str, lang: str, display: dict | None = None, units: bool = False
+) -> list[str]:
+    per_unit = unit(item, lang) if units else ""  # a table of GPU and TPU rows: each cell says its own unit
+    per_gpu = money(item.price_per_gpu_hour, item.currency) + per_unit
+    if second := twin(item, display):  # the asked or channel's currency, or a vendor quote's USD twin
+        per_gpu += f" (≈ {money(*second)}{per_unit})"
     instance = item.instance_type  # merged sizes (handlers.ranking) are in the text answer and the JSON
     labels = [
         label for label, on in (("vGPU", item.vgpu), (f"{item.kind}, {item.status}", item.kind == "article")) if on
@@ -63,9 +65,15 @@ def _pricing_cell(item: Offer, lang: str) -> str:
 def offers_table(
     offers: list[Offer], source_no: Callable[[Offer], int | str], lang: str, display: dict | None = None
 ) -> dict:
-    """The one table block: a header row, then one row per offer (cut to the row limit by `fit_blocks`)."""
-    rows = [[cell(phrase(f"col.{c}", lang)) for c in TABLE_COLUMNS]]
-    rows += [[cell(v) for v in _offer_cells(n, o, source_no(o), lang, display)] for n, o in enumerate(offers, start=1)]
+    """The one table block: a header row, then one row per offer (cut to the row limit by `fit_blocks`). The price
+    column is per GPU-hour, per chip-hour for TPU slices only, and for a mix says each row's unit in its cell."""
+    chips = {per_chip(o) for o in offers}
+    mixed = len(chips) > 1
+    per_unit_col = "col.per_unit_hour" if mixed else "col.per_chip_hour" if chips == {True} else "col.per_gpu_hour"
+    rows = [[cell(phrase(per_unit_col if c == "per_gpu_hour" else f"col.{c}", lang)) for c in TABLE_COLUMNS]]
+    rows += [
+        [cell(v) for v in _offer_cells(n, o, source_no(o), lang, display, mixed)] for n, o in enumerate(offers, start=1)
+    ]
     settings = [
         {"align": "right" if c in _RIGHT_ALIGNED else "left", "is_wrapped": c in ("instance", "gpus")}
         for c in TABLE_COLUMNS

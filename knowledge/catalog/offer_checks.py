@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from dataclasses import dataclass
 
 from knowledge.catalog import anomalies, availability, crosscheck, quirks, zones
 
@@ -44,25 +46,74 @@ def apply(offers: list[dict], terms: list[dict], raw: list[dict]) -> tuple[list[
     for offer in offers:
         if isinstance(offer.get("other_prices"), list):
             offer["other_prices"] = json.dumps(offer["other_prices"])
-    summary = {
-        "availability": dict(by_availability),
-        "zone_kinds": by_zone,
-        "unpriced_rows": len(unpriced),
-        "suspect_offers": suspects,
-        "crosscheck": {
-            **crosscheck.compared_counts(offers, terms),
-            "offers_differing": sum(1 for d in disagreements if d["kind"] == "offer"),
-            "commitment_figures_differing": sum(1 for d in disagreements if d["kind"] == "commitment_file"),
-            "threshold_pct": crosscheck.THRESHOLD * 100,
-        },
-    }
+    summary = (
+        dict(by_availability),
+        by_zone,
+        len(unpriced),
+        suspects,
+        crosscheck_summary(offers, terms, disagreements),
+    )
     tables = {
         "unpriced": unpriced,
         "quirks_applied": [*applied, *quirks.skip_rules()],
         "crosscheck": disagreements,
-        "build_checks": [{"key": key, "value": json.dumps(value)} for key, value in summary.items()],
+        "build_checks": summary_rows(*summary),
     }
     return offers, tables
+
+
+def crosscheck_summary(offers: list[dict], terms: list[dict], disagreements: list[dict]) -> dict:
+    """The two-source cross-check's counts (GCP offers and committed-use figures only)."""
+    return {
+        **crosscheck.compared_counts(offers, terms),
+        "offers_differing": sum(1 for d in disagreements if d["kind"] == "offer"),
+        "commitment_figures_differing": sum(1 for d in disagreements if d["kind"] == "commitment_file"),
+        "threshold_pct": crosscheck.THRESHOLD * 100,
+    }
+
+
+def summary_rows(
+    availability: dict[str, int], zone_kinds: dict[str, int], unpriced: int, suspects: int, cross: dict
+) -> list[dict]:
+    """The `build_checks` table."""
+    summary = {
+        "availability": availability,
+        "zone_kinds": zone_kinds,
+        "unpriced_rows": unpriced,
+        "suspect_offers": suspects,
+        "crosscheck": cross,
+    }
+    return [{"key": key, "value": json.dumps(value)} for key, value in summary.items()]
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """What `apply` counts over a run of offers, read back from the marks it left on them: a knowledge base built
+    from parts (`knowledge.kb.incremental`) adds up the counts of its parts, in offer order."""
+
+    offers: int
+    availability: tuple[tuple[str, int], ...]  # rule-given availabilities, in order of first appearance
+    zone_kinds: tuple[tuple[str, int], ...]
+    suspects: int
+
+    @classmethod
+    def of(cls, offers: list[dict]) -> Counts:
+        availability: Counter = Counter(o["availability"] for o in offers if o.get("availability"))
+        zones: Counter = Counter(o["zone_kind"] for o in offers if o.get("zone") and o.get("zone_kind"))
+        suspects = sum(1 for o in offers if o.get("suspect") is not None)
+        return cls(len(offers), tuple(availability.items()), tuple(zones.items()), suspects)
+
+
+def added(parts: list[Counts]) -> tuple[dict[str, int], dict[str, int], int]:
+    """(availability, zone kinds, suspects) over `parts` in order, as `apply` counts them over all their offers."""
+    availability: Counter = Counter()
+    zones: dict[str, int] = {}
+    for part in parts:
+        availability.update(dict(part.availability))
+        for kind, n in part.zone_kinds:
+            zones[kind] = zones.get(kind, 0) + n
+    availability["orderable"] = sum(p.offers for p in parts) - sum(availability.values())  # as `availability.apply`
+    return dict(availability), zones, sum(p.suspects for p in parts)
 
 
 def stats(kb) -> dict:

@@ -32,13 +32,35 @@ def tables(catalog_offers: list[dict]) -> dict[str, list[dict]]:
     errata = facts.load_errata(DATA_DIR / "errata.yaml")
     pitfalls = facts.load_pitfalls(DATA_DIR / "pitfalls.yaml")
 
-    known = {p.id for p in providers}
     with_catalog = {o["provider"] for o in catalog_offers if o["kind"] == "catalog"}
-    provider_rows = [
-        {**{k: _dump(v) for k, v in p.model_dump().items()}, "has_catalog": p.id in with_catalog} for p in providers
-    ]
+    return {
+        "providers": provider_rows([_provider_base(p) for p in providers], with_catalog),
+        "fx": [fx.model_dump()],
+        "seed_figures": [{k: _dump(v) for k, v in f.model_dump().items()} for f in figures],
+        "errata": [{k: _dump(v) for k, v in e.model_dump().items()} for e in errata],
+        "pitfalls": [{k: _dump(v) for k, v in p.model_dump().items()} for p in pitfalls],
+        "article_offers": article_offers(figures, fx),
+    }
+
+
+def _provider_base(provider) -> dict:
+    return {k: _dump(v) for k, v in provider.model_dump().items()}
+
+
+def provider_base() -> list[dict]:
+    """providers.yaml's providers as rows, before `provider_rows` says which have a catalog."""
+    from knowledge.facts import seed as facts
+
+    return [_provider_base(p) for p in facts.load_providers(DATA_DIR / "providers.yaml")[0]]
+
+
+def provider_rows(base: list[dict], with_catalog: set[str]) -> list[dict]:
+    """The `providers` table: `base` (`provider_base`) with `has_catalog`, then a row for each provider that has a
+    catalog but no entry in providers.yaml (an import under a new name)."""
+    known = {row["id"] for row in base}
+    rows = [{**row, "has_catalog": row["id"] in with_catalog} for row in base]
     for extra in sorted(with_catalog - known):
-        provider_rows.append(
+        rows.append(
             {
                 "id": extra,
                 "name_en": extra,
@@ -48,14 +70,7 @@ def tables(catalog_offers: list[dict]) -> dict[str, list[dict]]:
                 "has_catalog": True,
             }
         )
-    return {
-        "providers": provider_rows,
-        "fx": [fx.model_dump()],
-        "seed_figures": [{k: _dump(v) for k, v in f.model_dump().items()} for f in figures],
-        "errata": [{k: _dump(v) for k, v in e.model_dump().items()} for e in errata],
-        "pitfalls": [{k: _dump(v) for k, v in p.model_dump().items()} for p in pitfalls],
-        "article_offers": article_offers(figures, fx),
-    }
+    return rows
 
 
 def article_offers(figures: list, fx: FxRate) -> list[dict]:

@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 from knowledge.paths import DATA_DIR
 
-__all__ = ["ATTRIBUTION", "CHANGES_FILE", "SERIES", "replay", "write"]
+__all__ = ["ATTRIBUTION", "CHANGES_FILE", "SERIES", "TABLES", "replay", "write"]
 
 HISTORY_DIR = DATA_DIR / "history"
 CHANGES_FILE = HISTORY_DIR / "gcp_weekly" / "gcp_gpu_price_changes.csv"
@@ -64,6 +64,7 @@ CREATE TABLE history_intervals (provider TEXT NOT NULL, gpu TEXT NOT NULL, prici
     price_per_gpu_hour_usd REAL NOT NULL, first_idx INTEGER NOT NULL, last_idx INTEGER NOT NULL,
     source TEXT NOT NULL);
 """
+TABLES = ("history_snapshots", "history_intervals")  # what `write` creates
 _INDEX = "CREATE INDEX ix_history_intervals ON history_intervals (provider, gpu, pricing)"
 
 

@@ -9,9 +9,7 @@ leaves the previous knowledge base serving, untouched.
 from __future__ import annotations
 
 import csv
-import functools
 import json
-import operator
 import os
 import tempfile
 import time
@@ -25,7 +23,10 @@ from knowledge.catalog.sources import CatalogSource, all_catalogs
 from knowledge.facts import pricing
 from knowledge.facts.reference import gpu_families
 from knowledge.history import bundled as history_bundled
+from knowledge.kb import segments
+from knowledge.kb.parts import SEGMENTED, Label, Loaded, Part, Tables
 from knowledge.kb.schema import SCHEMA_VERSION, fingerprint
+from knowledge.kb.segments import Shape
 from knowledge.paths import CATALOG_DIR, DATA_DIR, PRICING_DIR, kb_path
 
 
@@ -201,57 +202,6 @@ def _gpu_info(offers: list[dict], provider: str) -> dict[str, dict]:
     return {o["instance_type"]: {k: o[k] for k in keys} for o in offers if o["provider"] == provider}
 
 
-def _insert(db, name: str, rows: list[dict]) -> None:
-    """What sqlite-utils `insert_all(..., alter=True)` stores, without its per-value checks (half the build time with
-    twelve clouds): the columns are the union of the rows' keys, each typed from its first non-null value."""
-    if not rows:
-        return
-    keys: dict[str, None] = {}  # every key, in order of first appearance
-    last = None
-    for row in rows:
-        shape = row.keys()
-        if last is None or shape != last:  # (compared as sets, in C) a row with keys not seen yet adds them
-            keys.update(dict.fromkeys(shape))
-            last = shape
-    types = {key: type(_first_value(rows, key)) for key in keys}
-    columns = {
-        key: (int if kind is bool else str if kind in (type(None), dict, list, tuple) else kind)
-        for key, kind in types.items()
-    }
-    db[name].create(columns)
-    structured = [i for i, kind in enumerate(types.values()) if kind in (dict, list, tuple)]
-    names = list(columns)
-    sql = f"INSERT INTO [{name}] ({', '.join(f'[{k}]' for k in names)}) VALUES ({', '.join('?' * len(names))})"
-    every = operator.itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
-    width, blank = len(names), dict.fromkeys(names)
-
-    def values(row: dict) -> tuple:
-        # a row with as many keys as there are columns has them all (the columns are the union of the rows' keys);
-        # another gets None for the keys it lacks, as `row.get` would
-        return every(row) if len(row) == width else every({**blank, **row})
-
-    if structured:
-
-        def encoded(row: dict) -> list:
-            out = list(values(row))
-            for i in structured:
-                if out[i] is not None:
-                    out[i] = json.dumps(out[i])
-            return out
-
-        db.conn.executemany(sql, map(encoded, rows))
-    else:
-        db.conn.executemany(sql, map(values, rows))
-
-
-_not_none = functools.partial(operator.is_not, None)
-
-
-def _first_value(rows: list[dict], key: str) -> object:
-    """The first non-null value of `key` in `rows` (None if every row lacks it or holds None), found in C."""
-    return next(filter(_not_none, map(operator.methodcaller("get", key), rows)), None)
-
-
 def remove_leftovers(folder: Path) -> list[Path]:
     """Remove the half-built knowledge bases (`.kb-<pid>-*.db`) of builds that were killed: their process is gone
     (or they are over an hour old). Returns what was removed."""
@@ -278,6 +228,182 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def aws_part(offers: list[dict], catalog: Catalog | None, pricing_dir: Path) -> tuple[list, list, list]:
+    """(reserved offers, price terms, spot-risk rows) AWS's offers yield."""
+    live_terms = live_aws_terms(catalog)  # a live source's reserved terms replace the file's
+    aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"), pricing_dir, live_terms)
+    risks += pricing.spot_advisor(
+        {o["instance_type"] for o in offers if o["provider"] == "aws"} | {r["instance_type"] for r in risks},
+        pricing_dir,
+    )
+    return aws_offers, terms, risks
+
+
+def gcp_part(offers: list[dict], pricing_dir: Path) -> tuple[list, list]:
+    """(committed-use offers, price terms) GCP's offers yield."""
+    return pricing.gcp_terms(_gpu_info(offers, "gcp"), pricing_dir)
+
+
+def load(sources: list[CatalogSource], parsed: Parsed | None, catalogs: dict[str, Catalog]) -> list[Loaded]:
+    """Each source loaded on its own (`load_catalogs`), in order."""
+    loaded = []
+    for src in sources:
+        notes: list[dict] = []
+        offers, raw, skipped = load_catalogs([src], notes, parsed, catalogs)
+        loaded.append(Loaded(src.provider, offers, raw, skipped, notes))
+    return loaded
+
+
+def settle(offers: list[dict]) -> None:
+    """Figures from dated price files and seeds: dated and recognised unless they say otherwise."""
+    for offer in offers:
+        offer.setdefault("as_of_known", True)
+        offer.setdefault("gpu_recognised", True)
+
+
+def full(sources: list[CatalogSource], parsed: Parsed | None, pricing_dir: Path, meta: list[dict]) -> Tables:
+    """Every table computed from the sources and the bundled files (`Tables.counts` holds the report's counts)."""
+    from knowledge.catalog import offer_checks
+    from knowledge.facts import api_prices, benchmarks, mlperf
+    from knowledge.facts import loader as facts_loader
+
+    catalogs: dict[str, Catalog] = {}
+    loaded = load(sources, parsed, catalogs)
+    offers = [o for part in loaded for o in part.offers]
+    raw = [r for part in loaded for r in part.raw]
+    aws_offers, terms, risks = aws_part(offers, catalogs.get("aws"), pricing_dir)
+    gcp_offers, gcp_terms = gcp_part(offers, pricing_dir)
+    label: dict[int, Label] = {id(o): ("catalog", part.provider) for part in loaded for o in part.offers}
+    label |= {id(o): ("pricing", "aws") for o in aws_offers} | {id(o): ("pricing", "gcp") for o in gcp_offers}
+    all_offers, checks = offer_checks.apply(offers + aws_offers + gcp_offers, terms + gcp_terms, raw)
+    extra = {**facts_loader.tables(all_offers), **checks}
+    articles = extra.pop("article_offers", [])
+    settle(all_offers + articles)
+    extra |= benchmarks.tables()  # measured LLM inference, for $ per 1M tokens (knowledge/facts/benchmarks.py)
+    extra |= mlperf.tables() | api_prices.tables()  # MLPerf cloud results, LLM API list prices (issue 27)
+    by_label: dict[Label, list[dict]] = {}
+    for offer in all_offers:  # the checks keep the order (and drop some spot offers)
+        by_label.setdefault(label[id(offer)], []).append(offer)
+    catalog_segments = [(("catalog", p.provider), by_label.get(("catalog", p.provider), [])) for p in loaded]
+    unpriced: dict[str, list[dict]] = {}
+    for row in extra.get("unpriced", []):
+        unpriced.setdefault(row["provider"], []).append(row)
+    parts = {
+        p.provider: Part(
+            tuple(p.skipped),
+            tuple(p.notes),
+            tuple(unpriced.get(p.provider, ())),
+            any(o["kind"] == "catalog" for o in segment),
+        )
+        for p, (_label, segment) in zip(loaded, catalog_segments, strict=True)
+    }
+    return Tables(
+        meta=meta,
+        gpus=[
+            {**f.model_dump(), "aliases": json.dumps(f.aliases), "spec_models": json.dumps(f.spec_models)}
+            for f in gpu_families()
+        ],
+        gpu_specs=_specs(),
+        segmented={
+            "catalog_rows": [(("raw", p.provider), p.raw) for p in loaded],
+            "offers": [
+                *catalog_segments,
+                (("pricing", "aws"), by_label.get(("pricing", "aws"), [])),
+                (("pricing", "gcp"), by_label.get(("pricing", "gcp"), [])),
+                (("article", ""), articles),
+            ],
+            "price_terms": [(("terms", "aws"), terms), (("terms", "gcp"), gcp_terms)],
+            "spot_risk": [(("risks", "aws"), risks)],
+        },
+        extra=dict(extra),
+        skipped=[s for p in loaded for s in p.skipped],
+        notes=[n for p in loaded for n in p.notes],
+        history=True,
+        parts=parts,
+        counts={"offers": len(all_offers), "catalog_rows": len(raw), "price_terms": len(terms) + len(gcp_terms)}
+        | {"spot_risk": len(risks)},
+    )
+
+
+def write(path: Path, tables: Tables, base: Path | None = None) -> dict[str, list[Shape]]:
+    """Write `tables` into a new SQLite file `path` (copied tables and segments from the cached part `base`);
+    returns each segmented table's segment shapes."""
+    import sqlite_utils
+
+    db = sqlite_utils.Database(path)
+    db.execute("PRAGMA journal_mode=OFF")
+    db.execute("PRAGMA synchronous=OFF")
+    if base is not None:
+        db.execute("ATTACH DATABASE ? AS base", [str(base)])
+    shapes: dict[str, list[Shape]] = {}
+    with db.conn:
+        db.table("meta").insert_all(tables.meta, pk="key")
+        _rows_or_copy(db, "gpus", tables.gpus, pk="name")
+        _rows_or_copy(db, "gpu_specs", tables.gpu_specs, pk="model")
+        for name in SEGMENTED:
+            shapes[name] = segments.insert(db, name, [segment for _label, segment in tables.segmented[name]])
+        for name, rows in tables.extra.items():
+            if rows is None:
+                _copy(db, name)
+            elif rows:
+                db.table(name).insert_all(rows, batch_size=2000, alter=True)
+        if db["pitfalls"].exists():  # full-text search; trigrams so that Chinese text matches too
+            db.execute("CREATE VIRTUAL TABLE pitfalls_fts USING fts5(id UNINDEXED, content, tokenize='trigram')")
+            db.execute(
+                "INSERT INTO pitfalls_fts (id, content) SELECT id, title_en || ' ' || title_zh || ' ' || "
+                "body_en || ' ' || body_zh || ' ' || keywords FROM pitfalls"
+            )
+        db.table("skipped").insert_all([{"note": s} for s in tables.skipped] or [{"note": ""}])
+        db.table("catalog_notes").insert_all(tables.notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
+        if tables.history:
+            history_bundled.write(db.conn)  # bundled weekly price history (GCP), replayed into intervals
+        else:
+            for name in history_bundled.TABLES:
+                _copy(db, name)
+        db.table("offers").create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
+        db.table("offers").create_index(["instance_type"])
+        db.table("offers").create_index(["provider", "pricing"])
+        db.table("price_terms").create_index(["instance_type", "region"])
+        db.table("spot_risk").create_index(["instance_type", "region"])
+        db.table("catalog_rows").create_index(["provider", "instance_type"])
+    if base is not None:
+        db.execute("DETACH DATABASE base")
+    db.execute("ANALYZE")
+    db.close()
+    return shapes
+
+
+def _rows_or_copy(db, name: str, rows: list[dict] | None, pk: str) -> None:
+    if rows is None:
+        _copy(db, name)
+    else:
+        db.table(name).insert_all(rows, pk=pk)
+
+
+def _copy(db, name: str) -> None:
+    """Table `name` as the attached cached part holds it: its schema, rows (in rowid order) and indexes."""
+    found = db.execute("SELECT sql FROM base.sqlite_master WHERE type = 'table' AND name = ?", [name]).fetchone()
+    if found is None:
+        return  # the full build did not create it either (no rows)
+    db.execute(found[0])
+    db.execute(f"INSERT INTO main.[{name}] SELECT * FROM base.[{name}] ORDER BY rowid")
+    for (sql,) in db.execute(
+        "SELECT sql FROM base.sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY rowid",
+        [name],
+    ).fetchall():
+        db.execute(sql)
+
+
+def _meta(built_from: str, version: str, catalog_dir: Path) -> list[dict]:
+    return [
+        {"key": "schema_version", "value": str(SCHEMA_VERSION)},
+        {"key": "fingerprint", "value": built_from},
+        {"key": "imports_version", "value": str(version)},
+        {"key": "built_at", "value": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+        *([] if catalog_dir == CATALOG_DIR else [{"key": "catalog_dir", "value": str(catalog_dir)}]),
+    ]
+
+
 def build(
     target: Path | None = None,
     parsed: Parsed | None = None,
@@ -288,98 +414,56 @@ def build(
     """Build the knowledge base atomically; return a small report (counts, seconds, skipped rows).
 
     `parsed`: see `load_catalogs`. `catalog_dir`, `pricing_dir`: the bundled catalogs (their manifest.csv) and
-    reserved/spot price files; tests build a small knowledge base from a subset of both (tests/data/small_kb/)."""
-    import sqlite_utils
+    reserved/spot price files; tests build a small knowledge base from a subset of both (tests/data/small_kb/).
+    With imports, the bundled part is copied from its cache in GPUBOT_HOME (`knowledge.kb.base_cache`, built
+    first when missing) and only the imported providers' parts are computed (`knowledge.kb.incremental`): the same
+    tables, row for row."""
+    from knowledge.kb import base_cache, incremental
 
     started = time.perf_counter()
     target = target or kb_path()
-    built_from = fingerprint()
     version = imports_version()  # read before the imports themselves: a later import makes us stale, not wrong
-    notes: list[dict] = []
-    catalogs: dict[str, Catalog] = {}
-    offers, raw, skipped = load_catalogs(all_catalogs(catalog_dir), notes, parsed, catalogs)
-    live_terms = live_aws_terms(catalogs.get("aws"))  # a live source's reserved terms replace the file's
-    aws_offers, terms, risks = pricing.aws_terms(_gpu_info(offers, "aws"), pricing_dir, live_terms)
-    gcp_offers, gcp_terms = pricing.gcp_terms(_gpu_info(offers, "gcp"), pricing_dir)
-    risks += pricing.spot_advisor(
-        {o["instance_type"] for o in offers if o["provider"] == "aws"} | {r["instance_type"] for r in risks},
-        pricing_dir,
-    )
-    all_offers = offers + aws_offers + gcp_offers
-
-    from knowledge.catalog import offer_checks
-    from knowledge.facts import loader as facts_loader
-
-    all_offers, checks = offer_checks.apply(all_offers, terms + gcp_terms, raw)  # quirks, sources, availability
-    extra = {**facts_loader.tables(all_offers), **checks}
-    for offer in all_offers + extra.get("article_offers", []):  # figures from dated price files and seeds
-        offer.setdefault("as_of_known", True)
-        offer.setdefault("gpu_recognised", True)
-    from knowledge.facts import api_prices, benchmarks, mlperf
-
-    extra |= benchmarks.tables()  # measured LLM inference, for $ per 1M tokens (knowledge/facts/benchmarks.py)
-    extra |= mlperf.tables() | api_prices.tables()  # MLPerf cloud results, LLM API list prices (issue 27)
-
+    meta = _meta(fingerprint(), version, catalog_dir)
+    sources = all_catalogs(catalog_dir)
+    imported = any(src.text is not None for src in sources)
     remove_leftovers(target.parent)
+    key = base_cache.key(catalog_dir, pricing_dir)
+    base = bundled_part(key, catalog_dir, pricing_dir, meta) if imported else None
+    tables = incremental.tables(base.ledger, sources, parsed, pricing_dir, meta) if base is not None else None
     fd, tmp = tempfile.mkstemp(prefix=f".kb-{os.getpid()}-", suffix=".db", dir=target.parent)
     os.close(fd)
     try:
-        db = sqlite_utils.Database(tmp)
-        db.execute("PRAGMA journal_mode=OFF")
-        db.execute("PRAGMA synchronous=OFF")
-        with db.conn:
-            db.table("meta").insert_all(
-                [
-                    {"key": "schema_version", "value": str(SCHEMA_VERSION)},
-                    {"key": "fingerprint", "value": built_from},
-                    {"key": "imports_version", "value": str(version)},
-                    {"key": "built_at", "value": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
-                    *([] if catalog_dir == CATALOG_DIR else [{"key": "catalog_dir", "value": str(catalog_dir)}]),
-                ],
-                pk="key",
-            )
-            db.table("gpus").insert_all(
-                [
-                    {**f.model_dump(), "aliases": json.dumps(f.aliases), "spec_models": json.dumps(f.spec_models)}
-                    for f in gpu_families()
-                ],
-                pk="name",
-            )
-            db.table("gpu_specs").insert_all(_specs(), pk="model")
-            _insert(db, "catalog_rows", raw)
-            _insert(db, "offers", all_offers + extra.pop("article_offers", []))
-            _insert(db, "price_terms", terms + gcp_terms)
-            _insert(db, "spot_risk", risks)
-            for name, rows in extra.items():
-                if rows:
-                    db.table(name).insert_all(rows, batch_size=2000, alter=True)
-            if db["pitfalls"].exists():  # full-text search; trigrams so that Chinese text matches too
-                db.execute("CREATE VIRTUAL TABLE pitfalls_fts USING fts5(id UNINDEXED, content, tokenize='trigram')")
-                db.execute(
-                    "INSERT INTO pitfalls_fts (id, content) SELECT id, title_en || ' ' || title_zh || ' ' || "
-                    "body_en || ' ' || body_zh || ' ' || keywords FROM pitfalls"
-                )
-            db.table("skipped").insert_all([{"note": s} for s in skipped] or [{"note": ""}])
-            db.table("catalog_notes").insert_all(notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
-            history_bundled.write(db.conn)  # bundled weekly price history (GCP), replayed into intervals
-            db.table("offers").create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
-            db.table("offers").create_index(["instance_type"])
-            db.table("offers").create_index(["provider", "pricing"])
-            db.table("price_terms").create_index(["instance_type", "region"])
-            db.table("spot_risk").create_index(["instance_type", "region"])
-            db.table("catalog_rows").create_index(["provider", "instance_type"])
-        db.execute("ANALYZE")
-        db.close()
+        if tables is None:
+            tables = full(sources, parsed, pricing_dir, meta)
+            shapes = write(Path(tmp), tables)
+            if not imported:  # this is the bundled part: kept for the builds after an import
+                base_cache.store(key, Path(tmp), incremental.ledger(tables, shapes))
+        else:
+            write(Path(tmp), tables, base.path if base is not None else None)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return {
-        "path": str(target),
-        "offers": len(all_offers),
-        "catalog_rows": len(raw),
-        "price_terms": len(terms) + len(gcp_terms),
-        "spot_risk": len(risks),
-        "skipped": skipped,
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+    report = {"path": str(target), **tables.counts, "skipped": tables.skipped}
+    incremental_build = not tables.history  # the bundled part copied from its cache
+    return report | {"seconds": round(time.perf_counter() - started, 2), "incremental": incremental_build}
+
+
+def bundled_part(key: str, catalog_dir: Path, pricing_dir: Path, meta: list[dict]):
+    """The cached bundled part for `key`, built and stored first when missing (None if it cannot be stored)."""
+    from knowledge.catalog.sources import bundled_catalogs
+    from knowledge.kb import base_cache, incremental
+
+    found = base_cache.load(key)
+    if found is not None:
+        return found
+    remove_leftovers(base_cache.folder())
+    tables = full(bundled_catalogs(catalog_dir), None, pricing_dir, meta)
+    folder = base_cache.folder()
+    fd, tmp = tempfile.mkstemp(prefix=f".kb-{os.getpid()}-", suffix=".db", dir=folder)
+    os.close(fd)
+    try:
+        base_cache.store(key, Path(tmp), incremental.ledger(tables, write(Path(tmp), tables)))
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return base_cache.load(key)

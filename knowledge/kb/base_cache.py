@@ -41,9 +41,10 @@ def folder() -> Path:
     return path
 
 
-def key(catalog_dir: Path, pricing_dir: Path) -> str:
-    """Identifies the bundled part these folders and this code build."""
-    digest = hashlib.sha1(f"{SCHEMA_VERSION};{LEDGER_VERSION};{code_version()};{fingerprint()}".encode())
+def key(catalog_dir: Path, pricing_dir: Path, code: str | None = None) -> str:
+    """Identifies the bundled part these folders and this code (default: the running code) build."""
+    code = code or code_version()
+    digest = hashlib.sha1(f"{SCHEMA_VERSION};{LEDGER_VERSION};{code};{fingerprint()}".encode())
     for directory in (catalog_dir, pricing_dir):
         digest.update(f"|{directory.resolve()}".encode())
         if not directory.resolve().is_relative_to(DATA_DIR):  # the fingerprint covers the bundled data only

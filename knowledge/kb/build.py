@@ -410,6 +410,7 @@ def build(
     *,
     catalog_dir: Path = CATALOG_DIR,
     pricing_dir: Path = PRICING_DIR,
+    reuse_bundled: bool = True,
 ) -> dict:
     """Build the knowledge base atomically; return a small report (counts, seconds, skipped rows).
 
@@ -417,7 +418,7 @@ def build(
     reserved/spot price files; tests build a small knowledge base from a subset of both (tests/data/small_kb/).
     With imports, the bundled part is copied from its cache in GPUBOT_HOME (`knowledge.kb.base_cache`, built
     first when missing) and only the imported providers' parts are computed (`knowledge.kb.incremental`): the same
-    tables, row for row."""
+    tables, row for row (`incremental` in the report); `reuse_bundled=False` computes every part."""
     from knowledge.kb import base_cache, incremental
 
     started = time.perf_counter()
@@ -428,7 +429,7 @@ def build(
     imported = any(src.text is not None for src in sources)
     remove_leftovers(target.parent)
     key = base_cache.key(catalog_dir, pricing_dir)
-    base = bundled_part(key, catalog_dir, pricing_dir, meta) if imported else None
+    base = bundled_part(key, catalog_dir, pricing_dir, meta) if imported and reuse_bundled else None
     tables = incremental.tables(base.ledger, sources, parsed, pricing_dir, meta) if base is not None else None
     fd, tmp = tempfile.mkstemp(prefix=f".kb-{os.getpid()}-", suffix=".db", dir=target.parent)
     os.close(fd)

@@ -26,7 +26,7 @@ from knowledge.history import bundled as history_bundled
 from knowledge.kb import segments
 from knowledge.kb.parts import SEGMENTED, Label, Loaded, Part, Tables
 from knowledge.kb.schema import SCHEMA_VERSION, fingerprint
-from knowledge.kb.segments import Shape
+from knowledge.kb.segments import Segment
 from knowledge.paths import CATALOG_DIR, DATA_DIR, PRICING_DIR, kb_path
 
 
@@ -297,6 +297,17 @@ def full(sources: list[CatalogSource], parsed: Parsed | None, pricing_dir: Path,
         )
         for p, (_label, segment) in zip(loaded, catalog_segments, strict=True)
     }
+    segmented: dict[str, list[tuple[Label, Segment]]] = {
+        "catalog_rows": [(("raw", p.provider), p.raw) for p in loaded],
+        "offers": [
+            *catalog_segments,
+            (("pricing", "aws"), by_label.get(("pricing", "aws"), [])),
+            (("pricing", "gcp"), by_label.get(("pricing", "gcp"), [])),
+            (("article", ""), articles),
+        ],
+        "price_terms": [(("terms", "aws"), terms), (("terms", "gcp"), gcp_terms)],
+        "spot_risk": [(("risks", "aws"), risks)],
+    }
     return Tables(
         meta=meta,
         gpus=[
@@ -304,17 +315,8 @@ def full(sources: list[CatalogSource], parsed: Parsed | None, pricing_dir: Path,
             for f in gpu_families()
         ],
         gpu_specs=_specs(),
-        segmented={
-            "catalog_rows": [(("raw", p.provider), p.raw) for p in loaded],
-            "offers": [
-                *catalog_segments,
-                (("pricing", "aws"), by_label.get(("pricing", "aws"), [])),
-                (("pricing", "gcp"), by_label.get(("pricing", "gcp"), [])),
-                (("article", ""), articles),
-            ],
-            "price_terms": [(("terms", "aws"), terms), (("terms", "gcp"), gcp_terms)],
-            "spot_risk": [(("risks", "aws"), risks)],
-        },
+        segmented=segmented,
+        shapes={name: [segments.shape_of(s) for _label, s in found] for name, found in segmented.items()},
         extra=dict(extra),
         skipped=[s for p in loaded for s in p.skipped],
         notes=[n for p in loaded for n in p.notes],
@@ -325,9 +327,8 @@ def full(sources: list[CatalogSource], parsed: Parsed | None, pricing_dir: Path,
     )
 
 
-def write(path: Path, tables: Tables, base: Path | None = None) -> dict[str, list[Shape]]:
-    """Write `tables` into a new SQLite file `path` (copied tables and segments from the cached part `base`);
-    returns each segmented table's segment shapes."""
+def write(path: Path, tables: Tables, base: Path | None = None) -> None:
+    """Write `tables` into a new SQLite file `path` (copied tables and segments from the cached part `base`)."""
     import sqlite_utils
 
     db = sqlite_utils.Database(path)
@@ -335,13 +336,12 @@ def write(path: Path, tables: Tables, base: Path | None = None) -> dict[str, lis
     db.execute("PRAGMA synchronous=OFF")
     if base is not None:
         db.execute("ATTACH DATABASE ? AS base", [str(base)])
-    shapes: dict[str, list[Shape]] = {}
     with db.conn:
         db.table("meta").insert_all(tables.meta, pk="key")
         _rows_or_copy(db, "gpus", tables.gpus, pk="name")
         _rows_or_copy(db, "gpu_specs", tables.gpu_specs, pk="model")
         for name in SEGMENTED:
-            shapes[name] = segments.insert(db, name, [segment for _label, segment in tables.segmented[name]])
+            segments.insert(db, name, [s for _label, s in tables.segmented[name]], tables.shapes[name])
         for name, rows in tables.extra.items():
             if rows is None:
                 _copy(db, name)
@@ -370,7 +370,6 @@ def write(path: Path, tables: Tables, base: Path | None = None) -> dict[str, lis
         db.execute("DETACH DATABASE base")
     db.execute("ANALYZE")
     db.close()
-    return shapes
 
 
 def _rows_or_copy(db, name: str, rows: list[dict] | None, pk: str) -> None:
@@ -436,9 +435,9 @@ def build(
     try:
         if tables is None:
             tables = full(sources, parsed, pricing_dir, meta)
-            shapes = write(Path(tmp), tables)
+            write(Path(tmp), tables)
             if not imported:  # this is the bundled part: kept for the builds after an import
-                base_cache.store(key, Path(tmp), incremental.ledger(tables, shapes))
+                base_cache.store(key, Path(tmp), incremental.ledger(tables))
         else:
             write(Path(tmp), tables, base.path if base is not None else None)
         os.replace(tmp, target)
@@ -464,7 +463,8 @@ def bundled_part(key: str, catalog_dir: Path, pricing_dir: Path, meta: list[dict
     fd, tmp = tempfile.mkstemp(prefix=f".kb-{os.getpid()}-", suffix=".db", dir=folder)
     os.close(fd)
     try:
-        base_cache.store(key, Path(tmp), incremental.ledger(tables, write(Path(tmp), tables)))
+        write(Path(tmp), tables)
+        base_cache.store(key, Path(tmp), incremental.ledger(tables))
     finally:
         Path(tmp).unlink(missing_ok=True)
     return base_cache.load(key)

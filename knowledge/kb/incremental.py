@@ -28,8 +28,9 @@ from knowledge.kb.segments import Copied, Segment, Shape
 DYNAMIC = ("providers", "unpriced", "quirks_applied", "crosscheck", "build_checks")  # over every provider's part
 
 
-def ledger(tables: Tables, shapes: dict[str, list[Shape]]) -> Ledger:
-    """The record a full build of the bundled data keeps with its file (`shapes`: what `build.write` returned)."""
+def ledger(tables: Tables) -> Ledger:
+    """The record a full build of the bundled data keeps with its file."""
+    shapes = tables.shapes
     placed: dict[str, list[tuple[Label, int, int, Shape]]] = {}
     for name in SEGMENTED:
         rowid, placed[name] = 1, []
@@ -95,7 +96,8 @@ def tables(
         found = {seg[0]: Copied(seg[1], seg[2], seg[3]) for seg in cached.segments[name]}
         order = _order(name, sources)
         segmented[name] = [(lbl, rows.get(lbl, []) if own(*lbl) else found.get(lbl, [])) for lbl in order]
-    if not _alike(cached, segmented):
+    shapes = {name: [segments.shape_of(s) for _l, s in found] for name, found in segmented.items()}
+    if not _alike(cached, segmented, shapes):
         return None
     parts = {
         src.provider: _fresh_part(loaded[src.provider], checks, rows)
@@ -116,6 +118,7 @@ def tables(
         gpus=None,
         gpu_specs=None,
         segmented=segmented,
+        shapes=shapes,
         extra=extra,
         skipped=[s for p in parts.values() for s in p.skipped],
         notes=[note for p in parts.values() for note in p.notes],
@@ -140,13 +143,13 @@ def _order(name: str, sources: list[CatalogSource]) -> list[Label]:
     return [("risks", "aws")]
 
 
-def _alike(cached: Ledger, segmented: dict[str, list[tuple[Label, Segment]]]) -> bool:
+def _alike(cached: Ledger, segmented: dict[str, list[tuple[Label, Segment]]], shapes: dict[str, list[Shape]]) -> bool:
     """Whether every copied segment lands as a full build would write it (see the module)."""
     first = next((lbl for lbl, s in segmented["offers"] if _length(s)), None)
     if first is not None and first != cached.first_offers and isinstance(dict(segmented["offers"])[first], Copied):
         return False  # the checks' columns ride on the first offer (`offer_checks.apply`): the cached first one
     for name in SEGMENTED:
-        final = segments.merged([segments.shape_of(s) for _l, s in segmented[name]])
+        final = segments.merged(shapes[name])
         for _label, segment in segmented[name]:
             if isinstance(segment, Copied) and not segments.stored_alike(segment.shape, cached.types[name], final):
                 return False

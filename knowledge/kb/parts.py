@@ -49,6 +49,7 @@ class Tables:
     gpus: list[dict] | None
     gpu_specs: list[dict] | None
     segmented: dict[str, list[tuple[Label, Segment]]]
+    shapes: dict[str, list[Shape]]  # each segment's (`segments.shape_of`)
     extra: dict[str, list[dict] | None]
     skipped: list[str]
     notes: list[dict]

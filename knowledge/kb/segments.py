@@ -68,13 +68,12 @@ def shape_of(segment: Segment) -> Shape:
     return segment.shape if isinstance(segment, Copied) else Shape.of(segment)
 
 
-def insert(db, name: str, segments: list[Segment], source: str = "base") -> list[Shape]:
-    """Create table `name` and fill it with `segments` in order (`Copied` ones from `source`.`name`); returns each
-    segment's shape (what the cached part records). Nothing is created when every segment is empty."""
-    shapes = [shape_of(s) for s in segments]
+def insert(db, name: str, segments: list[Segment], shapes: list[Shape], source: str = "base") -> None:
+    """Create table `name` and fill it with `segments` in order (`Copied` ones from `source`.`name`), of `shapes`
+    (`shape_of` each). Nothing is created when every segment is empty."""
     types = merged(shapes)
     if not types:
-        return shapes
+        return
     columns = {
         key: (int if kind is bool else str if kind in (type(None), *_STRUCTURED) else kind)
         for key, kind in types.items()
@@ -108,7 +107,6 @@ def insert(db, name: str, segments: list[Segment], source: str = "base") -> list
             )
         elif segment:
             db.conn.executemany(sql, map(encoded if structured else values, segment))
-    return shapes
 
 
 def stored_alike(copied: Shape, cached_types: dict[str, type], final_types: dict[str, type]) -> bool:

@@ -47,6 +47,19 @@ def full_kb_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def bundled_part(full_kb_file: Path) -> Path:
+    """The cached bundled part the full build kept in its home (`knowledge.kb.base_cache`): a home with a copy in
+    its `cache/` folder builds after an import without building the bundled part first. Copy it, never write to it."""
+    (part,) = (full_kb_file.with_name(f"{full_kb_file.name}.home") / "cache").glob("kb_bundled-*.db")
+    return part
+
+
+def seed_bundled_part(home: Path, part: Path) -> None:
+    (home / "cache").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(part, home / "cache" / part.name)
+
+
+@pytest.fixture(scope="session")
 def gpubot_home(tmp_path_factory: pytest.TempPathFactory, full_kb_file: Path) -> Path:
     """This worker's GPUBOT_HOME, holding a copy of the full knowledge base."""
     home = tmp_path_factory.mktemp("gpubot_home")

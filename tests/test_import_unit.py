@@ -20,6 +20,7 @@ import pytest
 import sqlalchemy as sa
 
 from bot.cli import main
+from tests.conftest import seed_bundled_part
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
@@ -54,11 +55,13 @@ KILLED_AT = {"before-snapshot": False, "before-commit": False, "before-build": T
 
 
 @pytest.fixture
-def machine(tmp_path, monkeypatch, kb, state_url):
-    """One machine: its own GPUBOT_HOME seeded with the built knowledge base; the state on SQLite or PostgreSQL."""
+def machine(tmp_path, monkeypatch, kb, state_url, bundled_part):
+    """One machine: its own GPUBOT_HOME seeded with the built knowledge base (and its cached bundled part); the
+    state on SQLite or PostgreSQL."""
     home = tmp_path / "home"
     home.mkdir()
     (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    seed_bundled_part(home, bundled_part)
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     return home
 

@@ -23,7 +23,7 @@ from knowledge.catalog.importer import import_catalog
 from knowledge.kb import base_cache
 from knowledge.kb.build import build
 from knowledge.paths import CATALOG_DIR, kb_path
-from tests.conftest import SMALL_KB_DATA
+from tests.conftest import SMALL_KB_DATA, seed_bundled_part
 from tests.kb_dump import dump, first_difference
 
 QUESTIONS = (
@@ -84,10 +84,11 @@ def changed_gcp(tmp_path: Path) -> tuple[Path, str]:
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch, full_kb_file):
-    """A GPUBOT_HOME of its own with its SQLite state (no cached part yet)."""
+def home(tmp_path, monkeypatch, bundled_part):
+    """A GPUBOT_HOME of its own with its SQLite state and a copy of the session's cached bundled part."""
     path = tmp_path / "home"
     path.mkdir()
+    seed_bundled_part(path, bundled_part)
     monkeypatch.setenv("GPUBOT_HOME", str(path))
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{path / 'state.db'}")
     return path
@@ -108,7 +109,7 @@ def test_a_build_after_an_import_is_the_full_build(home, tmp_path, monkeypatch, 
     report = import_catalog(path, provider, as_of="2026-11-30")
     assert report["offers"] > 0
     fast = tmp_path / "fast.db"
-    assert build(fast)["incremental"] is True  # the bundled part came from the cache the import wrote
+    assert build(fast)["incremental"] is True  # the bundled part copied from the cache
     full_home = tmp_path / "full-home"
     full_home.mkdir()
     full = build(full_home / "kb.db", reuse_bundled=False)

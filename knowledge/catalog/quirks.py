@@ -41,9 +41,12 @@ def fixes() -> list[CatalogQuirk]:
 def correct(offers: list[dict]) -> tuple[list[dict], list[dict]]:
     """(corrected offers, one record per quirk applied: provider, instance_type, fix, reason, source, offers)."""
     applied: list[dict] = []
+    providers = {o["provider"] for o in offers}
     for quirk in fixes():
         hits = 0
-        if match := _GPU_COUNT.match(quirk.fix or ""):
+        if quirk.provider not in providers:
+            pass  # none of its offers here (a build that checks only an import's offers: `knowledge.kb.incremental`)
+        elif match := _GPU_COUNT.match(quirk.fix or ""):
             gpus = float(match.group(1))
             for offer in offers:
                 if offer.get("kind") != "article" and _matches(quirk, offer) and offer["gpu_count"] != gpus:

@@ -96,7 +96,7 @@ def tables(
         found = {seg[0]: Copied(seg[1], seg[2], seg[3]) for seg in cached.segments[name]}
         order = _order(name, sources)
         segmented[name] = [(lbl, rows.get(lbl, []) if own(*lbl) else found.get(lbl, [])) for lbl in order]
-    shapes = {name: [segments.shape_of(s) for _l, s in found] for name, found in segmented.items()}
+    shapes = {name: segments.shapes_of([s for _l, s in found]) for name, found in segmented.items()}
     if not _alike(cached, segmented, shapes):
         return None
     parts = {

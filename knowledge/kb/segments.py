@@ -26,7 +26,8 @@ class Shape:
     types: tuple[type, ...]
 
     @classmethod
-    def of(cls, rows: list[dict]) -> Shape:
+    def of(cls, rows: list[dict], typed: frozenset[str] = frozenset()) -> Shape:
+        """`rows`' shape; the keys in `typed` (a column an earlier segment already types) are not looked at."""
         keys: dict[str, None] = {}
         last = None
         for row in rows:
@@ -34,7 +35,7 @@ class Shape:
             if last is None or shape != last:  # (compared as sets, in C) a row with keys not seen yet adds them
                 keys.update(dict.fromkeys(shape))
                 last = shape
-        return cls(tuple(keys), tuple(type(_first_value(rows, key)) for key in keys))
+        return cls(tuple(keys), tuple(type(None if key in typed else _first_value(rows, key)) for key in keys))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,18 @@ def shape_of(segment: Segment) -> Shape:
     return segment.shape if isinstance(segment, Copied) else Shape.of(segment)
 
 
+def shapes_of(segments: list[Segment]) -> list[Shape]:
+    """Each segment's shape, a computed one's types looked up only for the columns no earlier segment types (the
+    first non-null type wins: `merged` is the same, and an import's 100,000 rows are not scanned for them)."""
+    shapes: list[Shape] = []
+    typed: set[str] = set()
+    for segment in segments:
+        shape = segment.shape if isinstance(segment, Copied) else Shape.of(segment, frozenset(typed))
+        typed.update(k for k, kind in zip(shape.keys, shape.types, strict=True) if kind is not type(None))
+        shapes.append(shape)
+    return shapes
+
+
 def insert(db, name: str, segments: list[Segment], shapes: list[Shape], source: str = "base") -> None:
     """Create table `name` and fill it with `segments` in order (`Copied` ones from `source`.`name`), of `shapes`
     (`shape_of` each). Nothing is created when every segment is empty."""
@@ -83,12 +96,12 @@ def insert(db, name: str, segments: list[Segment], shapes: list[Shape], source: 
     structured = [i for i, kind in enumerate(types.values()) if kind in _STRUCTURED]
     sql = f"INSERT INTO [{name}] ({', '.join(f'[{k}]' for k in names)}) VALUES ({', '.join('?' * len(names))})"
     every = operator.itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
-    width, blank = len(names), dict.fromkeys(names)
+    width = len(names)
 
     def values(row: dict) -> tuple:
         # a row with as many keys as there are columns has them all (the columns are the union of the rows' keys);
-        # another gets None for the keys it lacks, as `row.get` would
-        return every(row) if len(row) == width else every({**blank, **row})
+        # another gets None for the keys it lacks
+        return every(row) if len(row) == width else tuple(map(row.get, names))
 
     def encoded(row: dict) -> list:
         out = list(values(row))

@@ -1,6 +1,6 @@
 """What the knowledge base found while reading catalogs: accelerator names it could not place, memory readings and
 conflicts, corrected quirks, `0.00` spot prices and rows without a region (`catalog_notes` table, built by
-`knowledge.kb.build.catalog_notes`). Shown in an import's summary and by `gpubot kb stats`."""
+`knowledge.kb.loading.catalog_notes`). Shown in an import's summary and by `gpubot kb stats`."""
 
 from __future__ import annotations
 

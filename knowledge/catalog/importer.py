@@ -24,6 +24,7 @@ from knowledge.catalog.sources import CatalogSource, catalog_terms
 from knowledge.history import snapshots as history
 from knowledge.history.models import SnapshotResult
 from knowledge.kb.live import build_lock
+from knowledge.kb.loading import Converted, catalog_notes
 from knowledge.paths import home, kb_path
 from knowledge.state.db import engine
 
@@ -100,14 +101,14 @@ def import_catalog(
     new_id, snapshot = _store(record, result.offers, taken_at, snapshot_kind)
     try:
         with build_lock(home() / "kb.lock"):  # a server of this home waits, then swaps this build in
-            converted = builder.Converted(hosts_content, src.currency_info(), source, as_of, as_of_known, result)
+            converted = Converted(hosts_content, src.currency_info(), source, as_of, as_of_known, result)
             report = builder.build(kb_path(), {provider: (content, catalog, converted)})  # parsed, converted once
     except BaseException:
         _undo(new_id, snapshot)  # the knowledge base was not replaced, so neither are the import and its snapshot
         raise
     return {
         "provider": provider,
-        "notes": builder.catalog_notes(provider, catalog, result),
+        "notes": catalog_notes(provider, catalog, result),
         "rows": len(catalog.rows),
         "host_rows": len(catalog.hosts) + (len(host_catalog.hosts) if host_catalog else 0),
         "duplicates": catalog.duplicates,

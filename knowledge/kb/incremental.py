@@ -20,8 +20,7 @@ from knowledge.catalog.offer_checks import Counts
 from knowledge.catalog.reader import Catalog
 from knowledge.catalog.sources import CatalogSource
 from knowledge.facts import loader as facts_loader
-from knowledge.kb import build as builder
-from knowledge.kb import segments
+from knowledge.kb import loading, segments
 from knowledge.kb.parts import DERIVED, SEGMENTED, Label, Ledger, Loaded, Part, Tables
 from knowledge.kb.segments import Copied, Segment, Shape
 
@@ -59,7 +58,7 @@ def ledger(tables: Tables) -> Ledger:
 
 
 def tables(
-    cached: Ledger, sources: list[CatalogSource], parsed: builder.Parsed | None, pricing_dir: Path, meta: list[dict]
+    cached: Ledger, sources: list[CatalogSource], parsed: loading.Parsed | None, pricing_dir: Path, meta: list[dict]
 ) -> Tables | None:
     """The tables of a build of `sources`, the imported ones computed and the bundled ones copied; None when the
     cached part cannot give what a full build would (see the module)."""
@@ -68,23 +67,23 @@ def tables(
     if any(src.provider not in cached.parts for src in sources if src.provider not in fresh):
         return None  # a bundled catalog the cached part does not hold
     catalogs: dict[str, Catalog] = {}
-    loaded = {part.provider: part for part in builder.load(fresh_sources, parsed, catalogs)}
+    loaded = {part.provider: part for part in loading.load(fresh_sources, parsed, catalogs)}
     offers = [o for part in loaded.values() for o in part.offers]
     rows: dict[Label, list[dict]] = {("raw", p): part.raw for p, part in loaded.items()}
     aws_offers: list[dict] = []
     gcp_offers: list[dict] = []
     if "aws" in fresh:
-        aws_offers, rows[("terms", "aws")], rows[("risks", "aws")] = builder.aws_part(
+        aws_offers, rows[("terms", "aws")], rows[("risks", "aws")] = loading.aws_part(
             offers, catalogs.get("aws"), pricing_dir
         )
     if "gcp" in fresh:
-        gcp_offers, rows[("terms", "gcp")] = builder.gcp_part(offers, pricing_dir)
+        gcp_offers, rows[("terms", "gcp")] = loading.gcp_part(offers, pricing_dir)
     label = {id(o): ("catalog", part.provider) for part in loaded.values() for o in part.offers}
     label |= {id(o): ("pricing", "aws") for o in aws_offers} | {id(o): ("pricing", "gcp") for o in gcp_offers}
     terms = rows.get(("terms", "aws"), []) + rows.get(("terms", "gcp"), [])
     raw = [r for part in loaded.values() for r in part.raw]
     checked, checks = offer_checks.apply(offers + aws_offers + gcp_offers, terms, raw)  # keyed by provider
-    builder.settle(checked)
+    loading.settle(checked)
     for offer in checked:
         rows.setdefault(label[id(offer)], []).append(offer)
 

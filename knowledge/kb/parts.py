@@ -21,7 +21,7 @@ Label = tuple[str, str]  # (what, provider): ("raw" | "catalog" | "pricing" | "t
 
 @dataclass(slots=True)
 class Loaded:
-    """One catalog source, loaded and converted (`build.load_catalogs`)."""
+    """One catalog source, loaded and converted (`loading.load_catalogs`)."""
 
     provider: str
     offers: list[dict]

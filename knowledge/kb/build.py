@@ -267,12 +267,15 @@ def bundled_part(key: str, catalog_dir: Path, pricing_dir: Path, meta: list[dict
     found = base_cache.load(key)
     if found is not None:
         return found
-    remove_leftovers(base_cache.folder())
-    tables = full(bundled_catalogs(catalog_dir), None, pricing_dir, meta)
-    folder = base_cache.folder()
-    fd, tmp = tempfile.mkstemp(prefix=f".kb-{os.getpid()}-", suffix=".db", dir=folder)
-    os.close(fd)
     try:
+        folder = base_cache.folder()
+        remove_leftovers(folder)
+        fd, tmp = tempfile.mkstemp(prefix=f".kb-{os.getpid()}-", suffix=".db", dir=folder)
+        os.close(fd)
+    except OSError:
+        return None  # no cache where the home cannot hold one: a full build
+    try:
+        tables = full(bundled_catalogs(catalog_dir), None, pricing_dir, meta)
         write(Path(tmp), tables)
         base_cache.store(key, Path(tmp), incremental.ledger(tables))
     finally:

@@ -22,7 +22,7 @@ from knowledge.catalog.reader import Catalog
 from knowledge.catalog.sources import CatalogSource, all_catalogs
 from knowledge.facts.reference import gpu_families
 from knowledge.history import bundled as history_bundled
-from knowledge.kb import segments
+from knowledge.kb import bulk, segments
 from knowledge.kb.loading import Parsed, aws_part, gcp_part, load, settle
 from knowledge.kb.parts import SEGMENTED, Label, Part, Tables
 from knowledge.kb.schema import SCHEMA_VERSION, fingerprint
@@ -213,6 +213,7 @@ def _meta(built_from: str, version: str, catalog_dir: Path) -> list[dict]:
     ]
 
 
+@bulk.paused()  # the rows of every catalog stay alive until the end: no collector passes over them
 def build(
     target: Path | None = None,
     parsed: Parsed | None = None,

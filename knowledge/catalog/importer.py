@@ -41,7 +41,7 @@ def _text(path: Path) -> str:
     return read_bounded(path).decode("utf-8-sig")  # read_catalog has validated the encoding
 
 
-@bulk.paused()  # 100,000 rows: a quarter of the CPU went to the collector's passes over them
+@bulk.paused()  # 100,000 rows: 0.6 s of CPU went to the collector's passes over them
 def import_catalog(
     path: str | Path,
     provider: str,

@@ -137,6 +137,16 @@ def full(sources: list[CatalogSource], parsed: Parsed | None, pricing_dir: Path,
     )
 
 
+INDEXES = (
+    ("offers", ["gpu", "pricing", "price_per_gpu_hour_usd"]),
+    ("offers", ["instance_type"]),
+    ("offers", ["provider", "pricing"]),
+    ("price_terms", ["instance_type", "region"]),
+    ("spot_risk", ["instance_type", "region"]),
+    ("catalog_rows", ["provider", "instance_type"]),
+)
+
+
 def write(path: Path, tables: Tables, base: Path | None = None) -> None:
     """Write `tables` into a new SQLite file `path` (copied tables and segments from the cached part `base`)."""
     import sqlite_utils
@@ -170,12 +180,9 @@ def write(path: Path, tables: Tables, base: Path | None = None) -> None:
         else:
             for name in history_bundled.TABLES:
                 _copy(db, name)
-        db.table("offers").create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
-        db.table("offers").create_index(["instance_type"])
-        db.table("offers").create_index(["provider", "pricing"])
-        db.table("price_terms").create_index(["instance_type", "region"])
-        db.table("spot_risk").create_index(["instance_type", "region"])
-        db.table("catalog_rows").create_index(["provider", "instance_type"])
+        for name, columns in INDEXES:
+            if db[name].exists():  # a table without rows is not created (a bundled part of no catalogs)
+                db.table(name).create_index(columns)
     if base is not None:
         db.execute("DETACH DATABASE base")
     db.execute("ANALYZE")

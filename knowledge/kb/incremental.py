@@ -66,26 +66,7 @@ def tables(
     fresh = {src.provider for src in fresh_sources}
     if any(src.provider not in cached.parts for src in sources if src.provider not in fresh):
         return None  # a bundled catalog the cached part does not hold
-    catalogs: dict[str, Catalog] = {}
-    loaded = {part.provider: part for part in loading.load(fresh_sources, parsed, catalogs)}
-    offers = [o for part in loaded.values() for o in part.offers]
-    rows: dict[Label, list[dict]] = {("raw", p): part.raw for p, part in loaded.items()}
-    aws_offers: list[dict] = []
-    gcp_offers: list[dict] = []
-    if "aws" in fresh:
-        aws_offers, rows[("terms", "aws")], rows[("risks", "aws")] = loading.aws_part(
-            offers, catalogs.get("aws"), pricing_dir
-        )
-    if "gcp" in fresh:
-        gcp_offers, rows[("terms", "gcp")] = loading.gcp_part(offers, pricing_dir)
-    label = {id(o): ("catalog", part.provider) for part in loaded.values() for o in part.offers}
-    label |= {id(o): ("pricing", "aws") for o in aws_offers} | {id(o): ("pricing", "gcp") for o in gcp_offers}
-    terms = rows.get(("terms", "aws"), []) + rows.get(("terms", "gcp"), [])
-    raw = [r for part in loaded.values() for r in part.raw]
-    checked, checks = offer_checks.apply(offers + aws_offers + gcp_offers, terms, raw)  # keyed by provider
-    loading.settle(checked)
-    for offer in checked:
-        rows.setdefault(label[id(offer)], []).append(offer)
+    loaded, rows, checked, checks, terms = _computed(fresh_sources, parsed, pricing_dir)
 
     def own(what: str, provider: str) -> bool:
         return provider in fresh and (what in ("raw", "catalog") or provider in DERIVED)
@@ -129,6 +110,35 @@ def tables(
             "spot_risk": n["spot_risk"],
         },
     )
+
+
+def _computed(
+    sources: list[CatalogSource], parsed: loading.Parsed | None, pricing_dir: Path
+) -> tuple[dict[str, Loaded], dict[Label, list[dict]], list[dict], dict, list[dict]]:
+    """The imported sources' parts: (loaded sources, rows per label, their checked offers, the checks' tables, the
+    terms their offers yield), put through the same checks as a full build, over their offers only."""
+    fresh = {src.provider for src in sources}
+    catalogs: dict[str, Catalog] = {}
+    loaded = {part.provider: part for part in loading.load(sources, parsed, catalogs)}
+    offers = [o for part in loaded.values() for o in part.offers]
+    rows: dict[Label, list[dict]] = {("raw", p): part.raw for p, part in loaded.items()}
+    aws_offers: list[dict] = []
+    gcp_offers: list[dict] = []
+    if "aws" in fresh:
+        aws_offers, rows[("terms", "aws")], rows[("risks", "aws")] = loading.aws_part(
+            offers, catalogs.get("aws"), pricing_dir
+        )
+    if "gcp" in fresh:
+        gcp_offers, rows[("terms", "gcp")] = loading.gcp_part(offers, pricing_dir)
+    label = {id(o): ("catalog", part.provider) for part in loaded.values() for o in part.offers}
+    label |= {id(o): ("pricing", "aws") for o in aws_offers} | {id(o): ("pricing", "gcp") for o in gcp_offers}
+    terms = rows.get(("terms", "aws"), []) + rows.get(("terms", "gcp"), [])
+    raw = [r for part in loaded.values() for r in part.raw]
+    checked, checks = offer_checks.apply(offers + aws_offers + gcp_offers, terms, raw)  # keyed by provider
+    loading.settle(checked)
+    for offer in checked:
+        rows.setdefault(label[id(offer)], []).append(offer)
+    return loaded, rows, checked, checks, terms
 
 
 def _order(name: str, sources: list[CatalogSource]) -> list[Label]:

@@ -56,16 +56,6 @@ def close_after_rounding(cny_text: str, usd_text: str) -> bool:
     return abs(cny - usd * RATE) <= (usd_step / 2) * RATE + cny_step / 2 + 1e-9
 
 
-@pytest.fixture
-def home(kb, tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
-    monkeypatch.setenv("GPUBOT_HOME", str(home))
-    monkeypatch.setenv("GPUBOT_ANSWER_CACHE", "0")
-    return home
-
-
 def ask(capsys, question: str, *flags: str) -> tuple[str, dict]:
     """(the text a person reads, the --json object) of `gpubot ask`."""
     assert main(["ask", question, *flags]) == 0

@@ -413,4 +413,5 @@ class KB:
         return self.rows(sql + " ORDER BY as_of DESC, region", params)
 
     def fx(self) -> dict:
-        return self.rows("SELECT * FROM fx LIMIT 1")[0]
+        """The exchange-rate row (read once per KB; a copy, so a caller cannot change the memo)."""
+        return dict(self.memo("fx", lambda: self.rows("SELECT * FROM fx LIMIT 1")[0]))

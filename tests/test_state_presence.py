@@ -1,7 +1,7 @@
 """Issue 25: a state that knows it is gone. `state.db` deleted, replaced, read-only or full under a running process:
-no write is confirmed that is not stored (a fresh connection, as a restart or the CLI would open, sees every confirmed change),
-users get "settings can't be saved right now; nothing was changed", `/healthz` says which and answers 503, and the
-process reconnects once the file is back.
+no write is confirmed that is not stored (a fresh connection, as a restart or the CLI would open, sees every
+confirmed change), users get "settings can't be saved right now; nothing was changed", `/healthz` says which and
+answers 503, and the process reconnects once the file is back.
 """
 
 from __future__ import annotations

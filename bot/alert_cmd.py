@@ -80,8 +80,8 @@ def add_alert(
     text: str, team: str | None, channel: str, kb, *, created_by: str | None = None, now: dt.datetime | None = None
 ):
     """Parse and store an alert: (alert, cheapest offer now). Raises AlertParseError or AlertError."""
-    from handlers.alerts import parse_alert
     from handlers.parse import Vocabulary
+    from handlers.parse.alert import parse_alert
     from knowledge.state import alerts
 
     parsed = parse_alert(text, Vocabulary.from_kb(kb))
@@ -233,7 +233,8 @@ def check_and_post(
 def alert_reply(cmd, team: str, channel: str, user: str | None, lang: str, kb) -> dict:
     """The private reply to `/gpu alert ...`, `/gpu alerts`, `/gpu alert remove N` and "…时提醒我"."""
     from bot.slack import blocks
-    from handlers.alerts import AlertParseError, created_text, list_text, phrase
+    from handlers.alerts import created_text, list_text, phrase
+    from handlers.parse.alert import AlertParseError
     from knowledge.state import alerts
 
     if cmd.action == "list":
@@ -276,7 +277,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from handlers.alerts import AlertParseError, created_text, list_text
+    from handlers.alerts import created_text, list_text
+    from handlers.parse.alert import AlertParseError
     from knowledge.state import alerts
 
     if args.alert_command == "list":

@@ -265,6 +265,7 @@ class Pitfall(Model):
     body: str
     severity: str
     tags: dict[str, list[str]] = Field(default_factory=dict)
+    all_clouds: bool = False  # concerns every cloud, not one named in `tags["providers"]`
     source: str
 
 

@@ -21,6 +21,7 @@ from handlers.models import Answer, Offer, Source, Tco
 from handlers.offer_notes import where_and_what
 from handlers.suspect import suspect_text
 from handlers.terms import pricing_text
+from knowledge.catalog.identity import model_name
 
 
 def dated(source: Source | Offer, lang: str = "en") -> str:
@@ -62,7 +63,8 @@ def num(value: float | None) -> str:
 
 
 def gpu_label(item: Offer) -> str:
-    name = item.gpu_model or item.gpu_variant or item.gpu
+    """ "B200 180GB", "H100 SXM5 80GB": the GPU's name (never a datasheet note) and its memory."""
+    name = model_name(item.gpu_model) if item.gpu_model else item.gpu_variant or item.gpu
     if item.gpu_memory_gb and f"{item.gpu_memory_gb:g}GB" not in name.replace(" ", ""):
         name += f" {item.gpu_memory_gb:g}GB"
     return name

@@ -14,6 +14,7 @@ from handlers.i18n import t
 from handlers.i18n_rules import provider_costs, provider_name
 from handlers.models import PRICINGS, Query, Source, Tco
 from handlers.spec import whole
+from knowledge.catalog.identity import model_name
 from knowledge.facts import rules as R
 from knowledge.kb.reader import KB, GpuRef
 
@@ -158,7 +159,7 @@ def _option(
             region=src["region"],
             instances=instances,
             count=src["gpu_count"],
-            gpu=src["gpu_model"] or src["gpu"],
+            gpu=model_name(src["gpu_model"]) if src["gpu_model"] else src["gpu"],
             pricing=pricing_label(pricing, lang),
             rate=money(rate, currency),
             source=src["source"],

@@ -19,6 +19,7 @@ from handlers.freshness import offer_label
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
 from handlers.offer_notes import where_and_what
+from handlers.ranking import MAX_TOP
 from handlers.suspect import suspect_text
 from handlers.terms import pricing_text
 from knowledge.catalog.identity import model_name
@@ -185,7 +186,7 @@ def _hidden(n: int, lang: str) -> str:
     return t("brief.hidden", lang, n=n) if n else ""
 
 
-TEXT_OFFER_ROWS = 40  # longer lists (every region of an instance type) are cut, saying how many more
+TEXT_OFFER_ROWS = MAX_TOP  # longer lists (every region of an instance type) are cut, saying how many more
 
 
 def render_text(answer: Answer, verbose: bool = False) -> str:
@@ -249,7 +250,9 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             rules_label=_label("rules", lang),
             suggestions_label=_label("suggestions", lang),
             sources_label=t("sources", lang),
-            more_label=_label("more", lang),
+            more_label=t("render.more_capped", lang, cap=MAX_TOP)
+            if len(answer.offers) >= MAX_TOP
+            else _label("more", lang),  # "top 20" says how to see more, unless the list is at the cap
             as_of_label=_label("as_of", lang),
             dated=lambda s: dated(s, lang),
             work_line=lambda r, d: work_line(

@@ -37,7 +37,7 @@ def handle(query: Query, kb: KB) -> Answer:
     whole_instance = ranking.per_instance(query)  # "per hour for the whole instance": rank per instance-hour
     if whole_instance:
         what += t("ranking.per_instance", lang)
-    top = query.top_n or DEFAULT_TOP
+    top = ranking.top(query, DEFAULT_TOP)  # "top 200": at most ranking.MAX_TOP lines
     filters: OfferFilters = {
         "gpus": refs,
         "pricing": pricing,
@@ -82,6 +82,9 @@ def handle(query: Query, kb: KB) -> Answer:
     options = [_as_offer(item).model_copy(update={"other_regions": n}) for item, n in picked]
     options = options if whole_instance else ranking.collapse(options)  # per instance-hour, sizes differ
     shown = options[:top]
+    if said := ranking.top_facts(query, len(shown), len(options)):  # "top 200": what the cap and the data allow
+        key = "cheapest.top_capped" if len(options) > len(shown) else "cheapest.top_all"
+        notes.insert(0, t(key, lang, **said))
     if any(o.vgpu for o in shown):
         notes.append(t("cheapest.vgpu", lang))
     if out_of_stock:
@@ -96,7 +99,7 @@ def handle(query: Query, kb: KB) -> Answer:
         suggestions=suggestions,
         sources=sources(shown),
         more=max(0, len(options) - top),
-        extra={"excluded": excluded, **({"details": details} if details else {})},
+        extra={"excluded": excluded, **({"details": details} if details else {}), **({"top": said} if said else {})},
     )
 
 

@@ -212,7 +212,7 @@ def _numeric_value(name: str, m: re.Match[str]) -> tuple[str, float] | None:
     if name == "min_memory":
         return ("min_gpu_memory_gb", n) if 1 <= n <= 2048 else None
     if name == "top_n":
-        return ("top_n", n) if 1 <= n <= 100 else None
+        return ("top_n", n) if 1 <= n <= 999 else None  # above handlers.ranking.MAX_TOP: capped, and said
     if name == "count":
         return ("gpu_count", n) if 0 < n <= 4096 else None
     return None

@@ -256,7 +256,7 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             as_of_label=_label("as_of", lang),
             dated=lambda s: dated(s, lang),
             work_line=lambda r, d: work_line(
-                r, d, lang, lambda s, a: index.get((s, a), "?"), full=verbose, mark=_mixed(answer)
+                r, d, lang, lambda s, a: index.get((s, a), "?"), full=verbose, mark=_mixed(answer), display=display
             ),
             table_lines=table_lines(
                 answer, lambda s, a: index.get((s, a), "?"), short=not verbose

@@ -10,6 +10,7 @@ import math
 
 from handlers import brief
 from handlers.common import as_of_text, money, offer, place, pricing_label
+from handlers.display import display_of
 from handlers.i18n import t
 from handlers.i18n_rules import provider_costs, provider_name
 from handlers.models import PRICINGS, Query, Source, Tco
@@ -214,9 +215,10 @@ def _option(
             fx_source=fx["source"],
             fx_as_of=fx["as_of"],
         )
-        assumptions.append(
-            t("tco.a.fx", lang, rate=f"1 USD = {fx['cny_per_usd']} CNY", source=fx["source"], as_of=fx["as_of"])
-        )
+        if not display_of(query, fx):  # with a display currency its one rate note says this (handlers.display)
+            assumptions.append(
+                t("tco.a.fx", lang, rate=f"1 USD = {fx['cny_per_usd']} CNY", source=fx["source"], as_of=fx["as_of"])
+            )
     return Tco(
         hours=hours,
         pricing=pricing,

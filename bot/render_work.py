@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from handlers.common import money
-from handlers.display import both
+from handlers.display import both, rate_note
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Query
 
@@ -153,7 +153,9 @@ def brief_work(answer: Answer, beside_mlperf: int = BRIEF_WORK_ROWS) -> Answer:
     template = MESSAGES["work.not_orderable"].get(lang) or MESSAGES["work.not_orderable"]["en"]
     left_out = re.compile(".*".join(re.escape(part) for part in re.split(r"\{[^}]*\}", template)))
     rest = answer.notes[cut_at:]
-    kept = [n for n in rest if left_out.fullmatch(n)]
+    display = answer.extra.get("display_currency")
+    rate = rate_note(display, lang) if display else None  # "in CNY": the rate, its source and date, stay in view
+    kept = [n for n in rest if left_out.fullmatch(n) or n == rate]
     hidden = [n for n in rest if n not in kept]
     kept = [_cut(n, 96) for n in kept]  # how many and why, the full list behind --verbose
     notes = [*answer.notes[:cut_at], *kept]  # the question's notes, what was left out

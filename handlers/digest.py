@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from handlers.common import money, pricing_label
 from handlers.display import both, for_query, rate_note
-from handlers.i18n import scoped
+from handlers.i18n import scoped, t
 from handlers.models import PRICINGS, Answer, Query, Source
 from knowledge.history.models import Change, Digest
 from knowledge.kb.reader import KB, GpuRef
@@ -91,15 +91,19 @@ def _group_line(key: tuple[str, str, str], items: dict[str, list[Change]], lang:
     )
 
 
-def _move_prices(change: Change, display: dict | None = None) -> tuple[str, str]:
-    """(old, new) as quoted: a vendor's own currency, else USD (also in the display currency, "$1.20 (≈ ¥8.70)")."""
+def _move_prices(change: Change, lang: str, display: dict | None = None) -> tuple[str, str]:
+    """(old, new) per instance-hour as quoted: a vendor's own currency, else USD (also in the display currency,
+    "$20.00/h (≈ ¥144.92/h)")."""
+    per_hour = t("unit.per_hour", lang)
     if change.currency != "USD" and change.old_native and change.new_native:
-        return money(change.old_native, change.currency), money(change.new_native, change.currency)
-    return both(change.old or 0.0, display), both(change.new or 0.0, display)
+        return money(change.old_native, change.currency) + per_hour, money(
+            change.new_native, change.currency
+        ) + per_hour
+    return both(change.old or 0.0, display, per_hour), both(change.new or 0.0, display, per_hour)
 
 
 def _move_line(change: Change, lang: str, display: dict | None = None) -> str:
-    old, new = _move_prices(change, display)
+    old, new = _move_prices(change, lang, display)
     return phrase(
         "move",
         lang,
@@ -118,7 +122,7 @@ def _move_view(change: Change, lang: str, display: dict | None = None) -> dict:
     return {
         "what": f"{change.gpu} {_pricing(change.pricing, lang)} · {_provider(change.provider, lang)}",
         "where": f"{change.instance_type} · {change.region}",
-        "prices": _move_prices(change, display),
+        "prices": _move_prices(change, lang, display),
         "pct": change.change_pct or 0.0,
         "line": _move_line(change, lang, display),
     }

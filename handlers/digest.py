@@ -92,14 +92,14 @@ def _group_line(key: tuple[str, str, str], items: dict[str, list[Change]], lang:
 
 
 def _move_prices(change: Change, lang: str, display: dict | None = None) -> tuple[str, str]:
-    """(old, new) per instance-hour as quoted: a vendor's own currency, else USD (also in the display currency,
-    "$20.00/h (≈ ¥144.92/h)")."""
+    """(old, new) per instance-hour as quoted: a vendor's own currency, else USD ("$20.00 → $18.00/h"); with a
+    display currency each figure in both, with its unit ("$20.00/h (≈ ¥144.92/h) → $18.00/h (≈ ¥130.43/h)")."""
     per_hour = t("unit.per_hour", lang)
+    old_unit = per_hour if display else ""  # one currency: the unit once, after the new price
     if change.currency != "USD" and change.old_native and change.new_native:
-        return money(change.old_native, change.currency) + per_hour, money(
-            change.new_native, change.currency
-        ) + per_hour
-    return both(change.old or 0.0, display, per_hour), both(change.new or 0.0, display, per_hour)
+        old, new = money(change.old_native, change.currency), money(change.new_native, change.currency)
+        return old + old_unit, new + per_hour
+    return both(change.old or 0.0, display, old_unit), both(change.new or 0.0, display, per_hour)
 
 
 def _move_line(change: Change, lang: str, display: dict | None = None) -> str:

@@ -84,7 +84,7 @@ def best_option(
         src = row or od
         if src is None:  # never: without a row of its own, an option is priced from the on-demand one
             continue
-        trial: dict = dict(facts) if facts else {}
+        trial: dict = {**facts, "option_provider": src["provider"]} if facts else {}  # whose spot (interruptions)
         option = _option(
             kb, query, {"on_demand": od, pricing: row}, pricing, _instances(query, src), hours, currency, fx, trial
         )

@@ -80,12 +80,13 @@ def both(usd: float, display: dict[str, Any] | None, suffix: str = "", said: str
     return f"{shown} (≈ {money(usd * float(display['per_usd']), display['currency'])}{suffix})"
 
 
-PRICED_EXTRA = ("break_even", "history", "work", "train_cost", "rent_or_api", "digest")  # figures in extra
+PRICED_EXTRA = ("break_even", "history", "work", "train_cost", "rent_or_api")  # figures in extra (a digest's
+# moves: handlers.digest says the rate itself when it shows some)
 
 
 def priced(answer: Answer) -> bool:
     """The answer states a price: offers, picks with an offer, dated figures, a TCO, or figures of its own kind
-    (a break-even, price history, $ per 1M tokens, training runs, API costs, a digest)."""
+    (a break-even, price history, $ per 1M tokens, training runs, API costs)."""
     return bool(
         answer.offers
         or answer.context

@@ -12,6 +12,7 @@ from handlers.i18n_rules import rule_hits
 from handlers.models import Answer, Offer, Query
 from handlers.parse.keywords import keywords_said, same_question
 from knowledge.catalog.availability import orderable
+from knowledge.catalog.identity import model_name
 from knowledge.facts.question_facts import query_facts
 from knowledge.facts.rules import evaluate
 from knowledge.kb.reader import KB, GpuRef
@@ -44,7 +45,7 @@ def handle(query: Query, kb: KB) -> Answer:
                     instance=instance_type,
                     provider=row["provider"],
                     count=row["gpu_count"],
-                    model=row["gpu_model"] or row["gpu"],
+                    model=model_name(row["gpu_model"]) if row["gpu_model"] else row["gpu"],
                     total=row["gpu_count"] * (row["gpu_memory_gb"] or 0),
                     per=row["gpu_memory_gb"] or 0,
                 )

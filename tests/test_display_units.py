@@ -263,6 +263,8 @@ def test_slack_labels_a_tpu_table_per_chip(app, slack, question, header):
     head = table_rows(message)[0]
     assert head[column_index("per_gpu_hour")] == header
     assert "chip" in message["text"] or "芯片" in message["text"]
+    assert head[column_index("gpus")] == {"Per chip-hour": "Chips", "每芯片小时": "芯片"}[header]  # not "GPUs"
+    assert not any("GPU" in h for h in head), head  # a TPU table never counts its chips as GPUs
 
 
 def test_slack_labels_each_row_of_a_mixed_table(app, slack):
@@ -270,6 +272,7 @@ def test_slack_labels_each_row_of_a_mixed_table(app, slack):
     rows = table_rows(message)
     per_unit = column_index("per_gpu_hour")
     assert rows[0][per_unit] == "Per GPU- or chip-hour"
+    assert rows[0][column_index("gpus")] == "GPUs or chips"
     for row in rows[1:]:
         gpus = row[column_index("gpus")]
         assert row[per_unit].endswith("/chip-h" if "TPU" in gpus else "/GPU-h"), row

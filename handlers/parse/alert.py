@@ -58,6 +58,7 @@ class ParsedAlert:
     currency: str  # USD or CNY
     allow_vgpu: bool
     stock: str | None = None  # "in_stock": a stock alert ("H100 on runpod in stock"), no price threshold
+    named_currency: bool = False  # the text names its currency ("$", "¥", "人民币"); else a preference may set it
 
 
 def _is_cjk(text: str) -> bool:
@@ -93,7 +94,7 @@ def parse_alert(text: str, vocab) -> ParsedAlert:
     if excluded := [*query.exclude_providers, *query.exclude_pricing, *query.exclude_region_names, *query.exclude_gpus]:
         # an alert watches what it names; "except aws" cannot be stored: said, never silently dropped
         raise AlertParseError(phrase("no_exclusions", lang, what=", ".join(excluded)) + "\n" + phrase("usage", lang))
-    return ParsedAlert(query, amount, currency, bool(_VGPU.search(text)))
+    return ParsedAlert(query, amount, currency, bool(_VGPU.search(text)), named_currency=bool(marks))
 
 
 def _stock_alert(text: str, rest: str, lang: str, vocab) -> ParsedAlert:

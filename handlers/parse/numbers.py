@@ -227,7 +227,7 @@ def _numeric_value(name: str, m: re.Match[str]) -> tuple[str, float] | None:
     if name == "min_memory":
         return ("min_gpu_memory_gb", n) if 1 <= n <= MAX_GPU_MEMORY_GB else TOO_BIG if n > 1 else None
     if name == "top_n":
-        return ("top_n", n) if 1 <= n <= 100 else None
+        return ("top_n", n) if 1 <= n <= 999 else None  # above handlers.ranking.MAX_TOP: capped, and said
     if name == "count":
         return ("gpu_count", n) if 0 < n <= MAX_GPU_COUNT else TOO_BIG
     return None

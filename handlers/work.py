@@ -194,7 +194,7 @@ def _within_budget(found, query: Query, kb) -> str | None:
     budget = query.budget
     if budget is None or budget.per == "total":
         return None
-    cap = brief.cap_usd(budget, kb.fx()["usd_per_cny"]) + 1e-9
+    cap = budget.usd(kb.fx()) + 1e-9
 
     def hourly(row: dict) -> float:
         per_gpu = budget.per == "gpu_hour" and row.get("gpu_count")

@@ -177,7 +177,7 @@ def test_settings_shows_each_value_and_where_it_comes_from(app, slack):
     assert "aws, alibaba" in lines["providers"] and "this channel" in lines["providers"]
     assert "workspace: aws" in lines["providers"]  # the workspace value it overrides
     assert "spot" in lines["pricing"] and "_workspace_" in lines["pricing"]
-    assert "2 USD/GPU-hour" in lines["budget (per GPU-hour)"]
+    assert "2 USD/GPU-hour" in lines["budget (hourly cap)"]
     assert "gpubot's default" in lines["currency"]
     reply = slash(app, slack, "unset providers", mine, team=team)
     assert "Removed" in reply["text"] and "aws (workspace)" in reply["text"]
@@ -197,7 +197,7 @@ def test_budget_language_currency_and_pricing_apply(app, slack):
     assert all(per_gpu_usd(cell) <= 2.0 for cell in column(message, "per_gpu_hour"))
     assert all("≈ ¥" in cell for cell in column(message, "per_gpu_hour"))  # converted to the channel's currency
     notes = context_text(message)
-    assert "已按本频道预算筛选：每GPU小时不超过 2 USD/GPU-hour" in notes
+    assert "已按本频道预算筛选：不超过 2 USD/GPU-hour" in notes
     assert "已按本频道设置使用计费方式：竞价" in notes
 
 
@@ -406,7 +406,7 @@ def test_home_lists_subscriptions_and_edits_the_workspace_defaults(app, slack, k
         "regions": ["us-east-1", "cn-hangzhou"],
         "currency": "CNY",
         "pricing": "spot",
-        "budget": {"amount": 15.0, "currency": "CNY"},
+        "budget": {"amount": 15.0, "currency": "CNY", "per": "gpu_hour"},
     }
     republished = slack.wait_for("views.publish")[-1].body["view"]
     assert "15 CNY/GPU-hour" in text_of(republished)

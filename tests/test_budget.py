@@ -164,3 +164,25 @@ def test_a_budget_stored_before_per_existed_still_caps_per_gpu_hour(state_url, k
 def test_the_store_takes_a_typed_budget_only():
     with pytest.raises(SettingError):
         store.normalize("budget", "2 USD/GPU-hour")  # words are read at the edge, by the one grammar
+
+
+@pytest.mark.parametrize(("said", "amount", "currency", "per"), SETTINGS, ids=[s[0] for s in SETTINGS])
+def test_a_budget_shown_reads_back_as_itself(kb, said, amount, currency, per):
+    """The settings modal shows the stored budget as text; sent back unchanged it stores the same value."""
+    stored = store.normalize("budget", typed_setting("budget", said), kb)
+    assert store.normalize("budget", typed_setting("budget", store.format_value("budget", stored)), kb) == stored
+
+
+@pytest.mark.parametrize(("words", "threshold"), [("2e1", 20.0), ("1e309", None)])
+def test_the_alert_and_budget_grammars_read_exponents_alike(kb, words, threshold):
+    from handlers.parse import Vocabulary
+    from handlers.parse.alert import AlertParseError, parse_alert
+
+    query = understand(f"cheapest A100 under ${words}/h", kb)
+    try:
+        alert = parse_alert(f"A100 below {words}", Vocabulary.from_kb(kb)).amount
+    except AlertParseError:
+        alert = None
+    assert alert == threshold
+    assert (query.budget.amount if query.budget else None) == threshold
+    assert bool(query.out_of_range) == (threshold is None)

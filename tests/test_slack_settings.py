@@ -446,3 +446,27 @@ def test_client_for_team_uses_the_single_token(slack):
     settings = load_settings(slack_bot_token="xoxb-single", slack_api_url=slack.base_url)
     client = client_for_team("T0001", settings)
     assert client.token == "xoxb-single" and client.base_url == slack.base_url
+
+
+@pytest.mark.parametrize(
+    ("said", "stored", "shown"),
+    [
+        ("$3/GPU-h", {"amount": 3.0, "currency": "USD", "per": "gpu_hour"}, "3 USD/GPU-hour"),
+        ("$20/hour", {"amount": 20.0, "currency": "USD", "per": "instance_hour"}, "20 USD/hour"),  # the machine
+        ("预算每小时20元", {"amount": 20.0, "currency": "CNY", "per": "instance_hour"}, "20 CNY/小时"),  # said in zh
+        ("每卡时不超过3美元", {"amount": 3.0, "currency": "USD", "per": "gpu_hour"}, "3 USD/GPU·小时"),
+    ],
+)
+def test_set_budget_reads_the_question_grammar(app, slack, said, stored, shown):
+    """`/gpu set budget ...` means what the same words mean in a question (issue 23), and says it back."""
+    mine = channel_id()
+    reply = slash(app, slack, f"set budget {said}", mine)
+    assert settings_store.scope_settings(TEAM, mine) == {"budget": stored}
+    assert shown in json.dumps(reply, ensure_ascii=False)
+
+
+@pytest.mark.parametrize(("said", "words"), [("1e999 USD/h", "out of range"), ("$5000 for the month", "is a total")])
+def test_set_budget_refuses_what_cannot_be_an_hourly_cap(app, slack, said, words):
+    mine = channel_id()
+    reply = slash(app, slack, f"set budget {said}", mine)
+    assert words in json.dumps(reply, ensure_ascii=False) and settings_store.scope_settings(TEAM, mine) == {}

@@ -123,3 +123,22 @@ def test_a_machine_whose_memory_cannot_hold_the_weights_is_said_and_not_ranked(a
         r"cannot hold Llama-3.1-8B: its weights \(about 16 GB\)|装不下Llama-3.1-8B：权重约16 GB", result["text"]
     )
     assert "g4dn.xlarge" in result["text"]  # aws's 1x T4, named among those that cannot hold it
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cost per million tokens for Llama 70B on H100 under $20/hour",
+        "H100跑Llama 70B每百万token成本，每小时不超过20美元",
+    ],
+)
+def test_a_budget_caps_the_estimated_machines_too(ask, text):
+    result = ask(text)
+    rows = result["work"]
+    assert rows and all(w["price_per_hour_usd"] <= 20 + 1e-9 for w in rows)
+    hyperstack = catalog_price("hyperstack", "n3-H100-SXM5x8", 8)  # an 8x H100 SXM5 machine under $20 an hour
+    assert hyperstack and hyperstack[0] <= 20
+    assert "n3-H100-SXM5x8" in {w["instance_type"] for w in rows}
+    nvl = catalog_price("runpod", "8x_H100-NVL_SECURE", 8)  # the cheapest estimate without a cap, above it
+    assert nvl and nvl[0] > 20 and "8x_H100-NVL_SECURE" not in {w["instance_type"] for w in rows}
+    assert re.search(r"\d+ of \d+ offers above it hidden|已隐藏\d+/\d+条", result["text"])  # the cap's note

@@ -400,17 +400,12 @@ def rank_by_datasheet(
     regions: Iterable[str] = (),
     limit: int = 10,
 ) -> Ranking:
-    """Machines of a GPU with no priced measurement of the model: labelled estimates.
-
-    LLM decode streams every weight from GPU memory for each token, so at the same GPU count throughput is bound by
-    memory bandwidth: tokens/s = the model's measured whole-machine row with as many GPUs (the same parallel
-    layout), on the GPU with the nearest datasheet memory bandwidth (the same GPU when measured, ratio 1), x
-    (bandwidth of this GPU / bandwidth of that one), a ratio of at most `_MAX_BANDWIDTH_RATIO` either way (further
-    apart, other limits than bandwidth take over). Only where the weights fit in the machine's GPU memory; machines
-    with another GPU count get no estimate (a different parallel layout is not a bandwidth ratio). `skipped` says
-    which machines were left out and why: "too_small" (the weights do not fit), "other_count" (no measurement
-    with that many GPUs), "far" (none measured within that bandwidth ratio), "no_variant" (the catalog does not
-    say which variant, so no datasheet bandwidth)."""
+    """Machines of a GPU with no priced measurement of the model: labelled estimates. LLM decode streams every
+    weight from GPU memory per token, so throughput is bandwidth-bound: tokens/s = the model's measured
+    whole-machine row with as many GPUs (same layout) on the GPU of nearest datasheet bandwidth (the same GPU when
+    measured), x this GPU's bandwidth / that one's, a ratio of at most `_MAX_BANDWIDTH_RATIO` either way; only where
+    the weights fit. `skipped`: machines left out, by why: "too_small" (weights do not fit), "other_count" (no
+    measurement with that many GPUs), "far" (none within the ratio), "no_variant" (no datasheet bandwidth)."""
     from knowledge.kb.reader import GpuRef
 
     bandwidth = {

@@ -187,11 +187,9 @@ _SHOWN_SKIPPED = 4  # machines named per reason an estimate was not made (the co
 
 def _skipped_lines(skipped: dict[str, list[str]], model, query: Query, lang: str) -> list[str]:
     """One line per reason the GPU's priced machines got no estimate, naming a few of them."""
-    from handlers.constraints import excludes
-
     out = []
     for why in ("other_count", "far", "too_small", "no_variant"):
-        names = [n for n in skipped.get(why, []) if not excludes(query) or n.split()[0] not in query.exclude_providers]
+        names = [n for n in skipped.get(why, []) if n.split()[0] not in query.exclude_providers]
         if not names:
             continue
         more = f" (+{len(names) - _SHOWN_SKIPPED})" if len(names) > _SHOWN_SKIPPED else ""

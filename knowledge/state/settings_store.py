@@ -278,7 +278,7 @@ def format_value(key: str, value: Any) -> str:
         return "—"
     if key == "budget":
         unit = "/hour" if value.get("per") == "instance_hour" else "/GPU-hour"
-        return f"{value['amount']:g} {value['currency']}{unit}"
+        return f"{float(value['amount']):g} {value['currency']}{unit}"
     if isinstance(value, list):
         return ", ".join(value)
     return str(value)

@@ -118,16 +118,7 @@ def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
     from handlers import defaults
 
     applied, notes = defaults.apply_defaults(query, prefs, region_providers=kb.regions)
-    result = answer_query(defaults.widen_for_budget(applied, prefs), kb)
-    try:
-        fx = kb.fx()  # the one exchange rate (providers.yaml, with its source and date), never a constant here
-    except KnowledgeBaseError as exc:
-        return _kb_unavailable(query, exc)
-    if prefs.get("budget"):
-        result, more_notes = defaults.apply_budget(
-            result, prefs, usd_per_cny=float(fx["usd_per_cny"]), asked_top_n=applied.top_n
-        )
-        notes += more_notes
+    result = answer_query(applied, kb)
     extra = dict(result.extra)
     if notes:
         extra["settings_notes"] = [*(extra.get("settings_notes") or []), *notes]
@@ -145,11 +136,30 @@ def answer_text_with(text: str, kb: KB, prefs: Mapping[str, Any]) -> Answer:
     return answer_with(query, kb, prefs) if prefs else answer_query(query, kb)
 
 
+def typed_setting(key: str, raw: Any) -> Any:
+    """What a setting's words hand to the settings store: a budget read by the question's budget grammar, typed
+    ("2 USD/GPU-hour", "$20/hour", "预算每小时20元"), so a setting and a question mean the same by the same words;
+    other values as given (the store validates them against the knowledge base).
+
+    Raises `knowledge.state.settings_store.SettingError` for a budget that cannot be read."""
+    from handlers.parse.budget import BudgetError, read
+    from knowledge.state.settings_store import SettingError, key_of
+
+    if key_of(key) != "budget" or not isinstance(raw, str):
+        return raw
+    try:
+        return read(raw)
+    except BudgetError as exc:
+        raise SettingError(str(exc), exc.suggestions, key="budget") from None
+
+
 def prefs_from(values: Mapping[str, Any], kb: KB) -> Mapping[str, Any]:
     """Validated preferences from raw values ({"providers": "aws,gcp", "budget": "2 USD/GPU-hour", ...}).
 
     Raises `knowledge.state.settings_store.SettingError` (with suggestions) for a value that is not understood."""
     from knowledge.state.settings_store import EffectiveSettings, normalize
 
-    chosen = {key: normalize(key, value, kb) for key, value in values.items() if value not in (None, "")}
+    chosen = {
+        key: normalize(key, typed_setting(key, value), kb) for key, value in values.items() if value not in (None, "")
+    }
     return EffectiveSettings(chosen, {key: "options" for key in chosen})

@@ -65,7 +65,7 @@ def handle(query: Query, kb: KB) -> Answer:
     if len(whole) < len(rows):  # a GPU-only figure (host VM price unknown) is not what a user pays
         details.append(t("cheapest.gpu_only_excluded", lang, count=len(rows) - len(whole)))
     before = whole
-    whole, budget_note = brief.apply_budget(whole, query, kb.fx()["usd_per_cny"])
+    whole, budget_note = brief.apply_budget(whole, query, kb.fx())
     if budget_note:
         notes.insert(0, budget_note)
         if before and not whole:  # nothing within the cap: say what the cheapest costs

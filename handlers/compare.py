@@ -210,7 +210,7 @@ def _cheapest(kb: KB, query: Query, filters: OfferFilters, pricing: str) -> Offe
     """The cheapest whole offer of one subject, within the question's hourly budget when it says one."""
     merged: OfferFilters = {"providers": query.providers, "regions": query.regions, **filters, "pricing": pricing}
     rows = [row for row in kb.offers(**merged) if whole(row)]
-    rows, _ = brief.apply_budget(rows, query, kb.fx()["usd_per_cny"])
+    rows, _ = brief.apply_budget(rows, query, kb.fx())
     return offer(rows[0]) if rows else None
 
 

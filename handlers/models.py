@@ -8,6 +8,7 @@ that `Answer`. Everything here is a frozen pydantic model, so a handler can neve
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -58,7 +59,7 @@ class NameIssue(Model):
 class NumberIssue(Model):
     """A number in the question too large (or too small) to use: said back, never replaced by a default."""
 
-    kind: Literal["duration", "count", "memory"]
+    kind: Literal["duration", "count", "memory", "budget"]
     text: str
 
 
@@ -70,6 +71,11 @@ class Budget(Model):
     per: Literal["gpu_hour", "instance_hour", "total"] = "gpu_hour"
     hours: float | None = None  # the period of a total budget ("$5,000 for the month": 730)
     text: str = ""  # the words it was read from
+
+    def usd(self, fx: Mapping[str, Any]) -> float:
+        """The cap in USD, at the knowledge base's one rate (`kb.fx()`, with its source and date): the only
+        conversion of a budget."""
+        return self.amount * (float(fx["usd_per_cny"]) if self.currency == "CNY" else 1.0)
 
 
 class Usage(Model):

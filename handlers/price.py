@@ -46,7 +46,7 @@ def handle(query: Query, kb: KB) -> Answer:
             o.region,
         )
     )
-    rows, budget_note = brief.apply_budget(rows, query, kb.fx()["usd_per_cny"])
+    rows, budget_note = brief.apply_budget(rows, query, kb.fx())
     if budget_note:
         notes.insert(0, budget_note)
     what = ", ".join(query.instance_types[:3]) + (" …" if len(query.instance_types) > 3 else "")

@@ -179,7 +179,7 @@ def _total_budget(query: Query, options: list[dict], pricing: str, kb: KB) -> st
     budget = query.budget
     if not budget or budget.per != "total" or not options or not options[0]["offer"]:
         return None
-    cap = brief.cap_usd(budget, kb.fx()["usd_per_cny"])
+    cap = budget.usd(kb.fx())
     top = options[0]
     if top.get("run"):
         key = "rec.budget_run_ok" if top["run"]["cost"] <= cap else "rec.budget_run_over"
@@ -273,7 +273,7 @@ def _hourly_cap(query: Query, kb: KB) -> tuple[str, float] | None:
     budget = query.budget
     if not budget or budget.per == "total":
         return None
-    return budget.per, brief.cap_usd(budget, kb.fx()["usd_per_cny"]) + 1e-9
+    return budget.per, budget.usd(kb.fx()) + 1e-9
 
 
 def _option(

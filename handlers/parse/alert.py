@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from handlers.i18n import scoped
 from handlers.language import has_chinese
 from handlers.models import Query
+from handlers.parse.budget import MAX_HOURLY  # one bound for an hourly price said, budget or alert
 from knowledge.errors import UserError
 
 __all__ = ["MAX_THRESHOLD", "MIN_THRESHOLD", "AlertParseError", "ParsedAlert", "is_alert_text", "parse_alert"]
@@ -24,7 +25,7 @@ phrase = scoped("alerts")
 
 _CUR = r"(?P<pre>US\$|\$|¥|￥|USD|CNY|RMB)?\s*"
 _NUM = r"(?P<num>\d+(?:[.,]\d+)?(?:[eE][+-]?\d+)?)"  # 2e1 is 20 (exponent read right, never dropped)
-MIN_THRESHOLD, MAX_THRESHOLD = 0.0001, 100_000.0  # per GPU-hour, in the alert's currency: outside is a typo
+MIN_THRESHOLD, MAX_THRESHOLD = 0.0001, MAX_HOURLY  # per GPU-hour, in the alert's currency: outside is a typo
 _UNIT = r"\s*(?P<post>美元|美金|人民币|元|块|usd|dollars?|cny|rmb|yuan)?"
 _EN = re.compile(
     r"\b(?:below|under|less than|at most|drops? (?:below|under|to)|falls? (?:below|under|to)|"

@@ -17,7 +17,9 @@ def filters_phrase(query: Query, lang: str, *, budget: bool = True) -> str:
         parts.append(t("filters.memory", lang, gb=query.min_gpu_memory_gb))
     places = query.region_names or (query.regions if len(query.regions) <= MAX_REGION_IDS else [])
     if places:
-        parts.append(t("filters.in", lang, where=t("word.or", lang).join(places)))
+        where = t("word.or", lang).join(places)
+        said_with_in = lang == "en" and where.lower().startswith(("in ", "near "))  # "in the US" as said
+        parts.append(where if said_with_in else t("filters.in", lang, where=where))
     if query.providers:
         names = [provider_label(p, lang) for p in query.providers]
         parts.append(t("filters.on", lang, providers=t("word.or", lang).join(names)))

@@ -122,6 +122,7 @@ TITLES = [
     ("cheapest H100 under $3/GPU-hour", ["H100", "$3.00"]),
     ("H100 每卡每小时低于3美元 最便宜", ["H100", "$3.00"]),
     ("cheapest H100 in us-east-1", ["H100 on-demand in us-east-1"]),
+    ("cheapest A-100 spot in the US", ["A100 spot in the US"]),  # said as asked, never "in in the US"
 ]
 
 

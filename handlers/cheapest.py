@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from handlers import brief, nearest, ranking
+from handlers.asked_filters import filters_phrase
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
 from handlers.display import both, for_query, unit
 from handlers.freshness import answer_notes, out_of_stock_last
@@ -125,8 +126,10 @@ def machines_line(query: Query, item: Offer, display: dict | None = None) -> str
 def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) -> str:
     """Line one: what to rent, where, at what price."""
     lang = query.language
-    asked = t("cheapest.what", lang, what=what, pricing=pricing_label(pricing, lang))
-    if not shown and query.budget and query.budget.per != "total":
+    label = pricing_label(pricing, lang)
+    asked = t("cheapest.what", lang, what=what, pricing=label, filters=filters_phrase(query, lang))
+    if not shown and query.budget and query.budget.per != "total":  # the cap is said once, after the colon
+        asked = t("cheapest.what", lang, what=what, pricing=label, filters=filters_phrase(query, lang, budget=False))
         return t("verdict.none_within", lang, asked=asked, cap=brief.budget_label(query.budget, lang))
     if not shown and query.regions:  # "cheapest A100 spot in Osaka": say there is none there (alternatives below)
         where = ", ".join(query.region_names) or ", ".join(query.regions[:4]) + (" …" if len(query.regions) > 4 else "")

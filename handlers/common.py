@@ -63,17 +63,20 @@ def name_notes(query: Query) -> tuple[list[str], list[str]]:
     suggestions: list[str] = []
     lang = query.language
     for issue in query.issues:
-        notes.append(_issue_text(issue, lang))
+        notes.append(issue_text(issue, lang))
         suggestions += [c for c in issue.candidates if c not in suggestions]
     return notes, suggestions
 
 
-def _issue_text(issue: NameIssue, lang: str) -> str:
+def issue_text(issue: NameIssue, lang: str) -> str:
+    """ "I don't know the instance type 'g5xlarge'. Did you mean g5.xlarge?" (or "could mean several ...")."""
     kind = t(f"kind.{issue.kind}", lang)
     key = "names.ambiguous" if issue.status == "ambiguous" else "names.unknown"
     text = t(key, lang, kind=kind, text=issue.text)
     if issue.candidates:
-        text += " " + t("names.did_you_mean", lang, candidates=t("word.or", lang).join(issue.candidates[:4]))
+        text += ("" if lang == "zh" else " ") + t(
+            "names.did_you_mean", lang, candidates=t("word.or", lang).join(issue.candidates[:4])
+        )
     return text
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from handlers.common import issue_text
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Query
 from knowledge.kb.reader import GpuRef
@@ -103,9 +104,13 @@ def unknown_names(query: Query, kb: Any) -> Answer | None:
     """The answer to a question about a cloud, region or GPU the knowledge base does not know, or with a number too
     large to use: it is named back with what is known and did-you-mean, never answered with offers from elsewhere
     or a default in its place. None when nothing is unknown."""
+    lang = query.language
+    if query.intent in _OFFER_INTENTS | {"spec"} and not (query.instance_types or query.gpus):
+        for issue in query.issues:  # "price of g5xlarge": the instance type said back with did-you-mean
+            if issue.kind == "instance_type":
+                return Answer(query=query, title=issue_text(issue, lang), suggestions=issue.candidates)
     if query.intent not in _OFFER_INTENTS:
         return None
-    lang = query.language
     if query.out_of_range:  # "for 3000 years", "5000x H100": refused, never priced with a default instead
         big = query.out_of_range[0]
         said = big.text if len(big.text) <= 40 else big.text[:37] + "…"

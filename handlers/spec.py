@@ -9,7 +9,7 @@ import re
 from handlers.common import name_notes, scan_text
 from handlers.i18n import t
 from handlers.i18n_rules import rule_hits
-from handlers.models import Answer, Offer, Query
+from handlers.models import Answer, Offer, Query, Source
 from handlers.parse.keywords import keywords_said, same_question
 from knowledge.catalog.availability import orderable
 from knowledge.catalog.identity import model_name
@@ -29,27 +29,34 @@ PRECISIONS = {  # asked precision -> (gpu_specs column, label)
 _SPARSE_VENDORS = ("A100", "H100", "H200", "L4", "L40", "L40S", "B200", "GB200", "A10", "A30", "A40", "RTX 6000 Ada")
 
 
+MAX_INSTANCES = 12  # "which GPU is in NCv3?" lists the family's sizes; more are told as a count
+
+
+def natural(name: str) -> list:
+    """Sort key reading numbers as numbers: NC6s_v3 before NC12s_v3 before NC24rs_v3."""
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", name)]
+
+
 def handle(query: Query, kb: KB) -> Answer:
     """spec <gpu | instance type> [fp8|fp32|...]: datasheet figures (dense), with source; seed errors corrected"""
     lang = query.language
     notes, suggestions = name_notes(query)
     errata = match_errata(query, kb)
-    specs, lines = [], []
-    for instance_type in query.instance_types[:3]:
+    specs, lines, found, sources = [], [], [], []
+    shown = sorted(query.instance_types, key=natural)[:MAX_INSTANCES]  # a family: every size, smallest first
+    for instance_type in shown:
         row, spec_rows = instance_specs(kb, instance_type)
         if row:
-            lines.append(
-                t(
-                    "spec.instance",
-                    lang,
-                    instance=instance_type,
-                    provider=row["provider"],
-                    count=row["gpu_count"],
-                    model=model_name(row["gpu_model"]) if row["gpu_model"] else row["gpu"],
-                    total=row["gpu_count"] * (row["gpu_memory_gb"] or 0),
-                    per=row["gpu_memory_gb"] or 0,
-                )
-            )
+            found.append(instance_type)
+            source = Source(source=row["source"], as_of=row["as_of"] or "", as_of_known=bool(row["as_of_known"]))
+            sources += [source] if source not in sources else []
+            model = model_name(row["gpu_model"]) if row["gpu_model"] else row["gpu"]
+            facts = dict(instance=instance_type, provider=row["provider"], count=row["gpu_count"], model=model)
+            per = row["gpu_memory_gb"]
+            key = "spec.instance" if per else "spec.instance_no_memory"
+            lines.append(t(key, lang, **facts, total=row["gpu_count"] * (per or 0), per=per or 0))
+            if not spec_rows:  # a catalog row whose GPU the datasheet table lacks is still an answer
+                lines.append(t("spec.no_datasheet", lang, model=model))
             specs += [s for s in spec_rows if s not in specs]
     for name in query.gpus[:3]:
         specs += [s for s in spec_rows_for(kb, GpuRef.parse(name)) if s not in specs]
@@ -57,10 +64,12 @@ def handle(query: Query, kb: KB) -> Answer:
     lines += precision_lines(specs, asked, query.gpu_count, lang)
     if not asked:
         lines += [row_line(s, lang) for s in specs[:6]]
+    if len(query.instance_types) > len(shown):
+        lines.append(t("spec.more_instances", lang, n=len(query.instance_types) - len(shown)))
     lines += errata_lines(errata, lang)
     facts = {**query_facts(query), "erratum_ids": [e["id"] for e in errata]}
-    what = ", ".join([*query.instance_types[:3], *query.gpus[:3]]) or ", ".join(e["id"] for e in errata)
-    if not specs and not errata:
+    what = ", ".join([*shown, *query.gpus[:3]]) or ", ".join(e["id"] for e in errata)
+    if not specs and not errata and not found:
         return Answer(
             query=query,
             title=t("spec.which", lang),
@@ -75,6 +84,7 @@ def handle(query: Query, kb: KB) -> Answer:
         lines=lines,
         notes=notes,
         suggestions=suggestions,
+        sources=sources,
         rules=rule_hits(evaluate(facts, lang, groups=("spec",))),
         extra={"errata": errata_json(errata, lang)},
     )

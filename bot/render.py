@@ -13,7 +13,7 @@ from bot import citations
 from bot.citations import public_source
 from bot.render_train import text_lines as table_lines
 from bot.render_work import TEXT_WORK_ROWS_BESIDE_MLPERF, brief_work, work_line
-from handlers.common import also_in, money, place
+from handlers.common import also_in, date_label, money, place
 from handlers.display import json_offer, json_tco, title_line, total_twin, twin, unit
 from handlers.freshness import offer_label
 from handlers.i18n import t
@@ -27,7 +27,7 @@ from knowledge.catalog.identity import model_name
 
 def dated(source: Source | Offer, lang: str = "en") -> str:
     """ "as of 2026-04", or "date unknown, bundled 2026-12-01" where the upstream date is unknown."""
-    return f"{_label('as_of' if source.as_of_known else 'date_unknown', lang)} {source.as_of}"
+    return f"{_label(date_label(source), lang)} {source.as_of}"
 
 
 def _once_per_link(lang: str):

@@ -7,6 +7,7 @@ from typing import Any
 
 from handlers.i18n import t
 from handlers.models import NameIssue, Offer, Query, Source
+from knowledge.catalog.freshness import imported
 
 SYMBOLS = {"USD": "$", "CNY": "¥"}
 SCAN_CHARS = 2000  # handlers read a question up to here, like the parser (handlers.parse.MAX_CHARS)
@@ -85,6 +86,13 @@ def also_in(n: int, lang: str) -> str:
     return t("brief.also_in_one", lang) if n == 1 else t("brief.also_in", lang, n=n)
 
 
+def date_label(source: Source | Offer) -> str:
+    """The phrase before a figure's day (`render.`/`slack.` key): as of, or date unknown (bundled, or imported)."""
+    if source.as_of_known:
+        return "as_of"
+    return "date_unknown_imported" if imported(source.source) else "date_unknown"
+
+
 def as_of_text(row: Any, lang: str) -> str:
     """A figure's date: "2026-07-30", or "date unknown, bundled 2026-12-01" (日期未知，打包于 …) where the catalog
     has none (`as_of_known` false: the day is only when the file was bundled or imported)."""
@@ -93,5 +101,6 @@ def as_of_text(row: Any, lang: str) -> str:
     if not day:
         return t("common.date_unknown", lang)
     if get("as_of_known", True) in (False, 0):
-        return t("common.date_unknown_bundled", lang, day=day)
+        key = "common.date_unknown_imported" if imported(get("source")) else "common.date_unknown_bundled"
+        return t(key, lang, day=day)
     return day

@@ -15,7 +15,7 @@ from handlers.suspect import suspect_text
 from handlers.terms import pricing_text
 from handlers.unplaced import unplaced_note
 from knowledge.kb import ranks
-from knowledge.kb.reader import KB, GpuRef, OfferFilters, gpu_refs, left_out
+from knowledge.kb.reader import KB, GpuRef, OfferFilters, gpu_refs
 
 DEFAULT_TOP = 5
 
@@ -53,16 +53,17 @@ def handle(query: Query, kb: KB) -> Answer:
             notes.append(t("cheapest.count_fallback", lang, count=query.gpu_count))
     if not query.gpus:
         asked = {**asked, "gpu_kind": "gpu"}
+    cap = brief.budget_cap(query, kb.fx()["usd_per_cny"])
+    count, ranked = ranks.ranking(  # kb: narrowed by the question's exclusions (handlers.constraints)
+        kb, asked, cap, per_instance_hour=whole_instance, every_region=brief.asks_regions(query)
+    )
     # Offers that cannot be ordered at this pricing model are left out, counted by reason
     # (knowledge.catalog.availability).
-    excluded = left_out(kb, asked)  # kb: narrowed by the question's exclusions (handlers.constraints)
-    if note := excluded_note(excluded, pricing, lang):
+    if note := excluded_note(count.excluded, pricing, lang):
         notes.append(note)
     if note := unplaced_note(kb, query, pricing):  # rows of the asked cloud under names not placed (issue 26)
         notes.append(note)
     orderable: OfferFilters = {**asked, "orderable": True}
-    cap = brief.budget_cap(query, kb.fx()["usd_per_cny"])
-    count = ranks.tally(kb, orderable, cap)
     details: list[str] = []
     if count.gpu_only:  # a GPU-only figure (host VM price unknown) is not what a user pays
         details.append(t("cheapest.gpu_only_excluded", lang, count=count.gpu_only))
@@ -71,7 +72,7 @@ def handle(query: Query, kb: KB) -> Answer:
         if count.whole and not count.within:  # nothing within the cap: say what the cheapest costs
             cheapest = ranks.first(kb, orderable, stock_last=False)
             notes.insert(1, t("brief.budget_cheapest", lang, offer=offer_phrase(kb, offer(cheapest or {}), lang)))
-    items, context = _with_articles(kb, query, refs, pricing, orderable, cap, count.within, notes, details)
+    items, context = _with_articles(kb, query, refs, pricing, ranked, (orderable, cap), notes, details)
     if not items:
         notes[:0] = [t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)),
                      *nearest.alternatives(kb, query, refs, pricing)]  # fmt: skip
@@ -94,7 +95,7 @@ def handle(query: Query, kb: KB) -> Answer:
         suggestions=suggestions,
         sources=sources(shown),
         more=max(0, len(lines) - top),
-        extra={"excluded": excluded, **({"details": details} if details else {})},
+        extra={"excluded": count.excluded, **({"details": details} if details else {})},
     )
 
 
@@ -160,43 +161,37 @@ def _with_articles(
     query: Query,
     refs: list[GpuRef],
     pricing: str,
-    orderable: OfferFilters,
-    cap: tuple[str, float] | None,
-    within: int,
+    ranked: list[dict],
+    ranking_of: tuple[OfferFilters, tuple[str, float] | None],
     notes: list[str],
     details: list[str],
 ) -> tuple[list[dict | Offer], list[Offer]]:
-    """The ranked items: the catalog's heads (one per provider + instance type, `knowledge.kb.ranks`, or every
-    offer for a question about regions) with seed-article figures ranked only for providers without a catalog that
-    were asked for (or when nothing else is known); other article figures are shown as dated context beside the
-    catalog's best price. `within`: how many catalog offers there are to rank."""
+    """The ranked items: the catalog's (`ranked`: `knowledge.kb.ranks.ranking` of `ranking_of`, its filters and cap)
+    with seed-article figures ranked only for providers without a catalog that were asked for (or when nothing else
+    is known); other article figures are shown as dated context beside the catalog's best price."""
     whole_instance, every_region = ranking.per_instance(query), brief.asks_regions(query)
-    if every_region:
-        ranked: list[dict | Offer] = list(ranks.every_region(kb, orderable, cap, per_instance_hour=whole_instance))
-    else:
-        ranked = list(ranks.heads(kb, orderable, cap, per_instance_hour=whole_instance))
     articles = [
         offer(r)
         for r in kb.offers(gpus=refs, pricing=pricing, providers=query.providers, kinds=("article",))
         if r.get("servable") and (not query.gpu_count or abs(r["gpu_count"] - query.gpu_count) < 1e-6)
     ]
     if not articles or not refs or query.regions:  # an article figure has no region: not for a region question
-        return ranked, []
+        return [*ranked], []
     catalog_providers = {pid for pid, row in kb.providers.items() if row.get("has_catalog")}
     asked = set(query.providers)
-    rank_articles = [a for a in articles if a.provider not in catalog_providers and (a.provider in asked or not within)]
+    rank_articles = [a for a in articles if a.provider not in catalog_providers and (a.provider in asked or not ranked)]
     for provider in sorted({a.provider for a in rank_articles}):
         notes.append(t("cheapest.article_only", query.language, provider=_provider_name(kb, provider, query.language)))
     context = [a for a in articles if a not in rank_articles]
     picked: list[dict | Offer] = sorted(rank_articles, key=_rank_key)  # ranked as the catalog's rows are
     if whole_instance:
         picked = ranking.by_instance_hour(picked)
-    merged = sorted([*ranked, *_per_instance_type(picked, every_region)], key=_rank_key)
+    merged: list[dict | Offer] = sorted([*ranked, *_per_instance_type(picked, every_region)], key=_rank_key)
     if whole_instance:
         merged = ranking.by_instance_hour(merged)
     lang = query.language
     for item in context:
-        if row := ranks.first(kb, {**orderable, "providers": [item.provider]}, cap):
+        if row := ranks.first(kb, {**ranking_of[0], "providers": [item.provider]}, ranking_of[1]):
             cheapest = offer(row)
             details.append(
                 t(  # dated context: shown on request (--verbose, "Why")

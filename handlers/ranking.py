@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Sequence
 from typing import Any, TypeVar
@@ -33,14 +34,17 @@ def _get(item: dict | Offer, key: str) -> Any:
     return item[key] if isinstance(item, dict) else getattr(item, key)
 
 
+_KEY_FIELDS = ("provider", "region", "zone_label", "pricing", "term", "gpu_variant", "gpu", "price_per_gpu_hour_usd",
+               "instance_type", "kind")  # fmt: skip
+_ROW_KEY, _OFFER_KEY = operator.itemgetter(*_KEY_FIELDS), operator.attrgetter(*_KEY_FIELDS)
+
+
 def _group_key(item: dict | Offer) -> tuple:
-    return (
-        *(_get(item, key) for key in ("provider", "region", "zone_label", "pricing", "term")),
-        _get(item, "gpu_variant") or _get(item, "gpu"),
-        round(_get(item, "price_per_gpu_hour_usd"), 4),
-        _DIGITS.sub("#", _COUNT_SUFFIX.sub("", _get(item, "instance_type"))),  # "scaleway_L4" is the x1 of "..x2"
-        _get(item, "kind"),
+    provider, region, zone_label, pricing, term, variant, gpu, price, name, kind = (
+        _ROW_KEY(item) if isinstance(item, dict) else _OFFER_KEY(item)
     )
+    pattern = _DIGITS.sub("#", _COUNT_SUFFIX.sub("", name))  # "scaleway_L4" is the x1 of "scaleway_L4x2"
+    return provider, region, zone_label, pricing, term, variant or gpu, round(price, 4), pattern, kind
 
 
 def groups(items: Sequence[T]) -> list[list[T]]:

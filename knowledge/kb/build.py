@@ -25,7 +25,7 @@ from knowledge.catalog.sources import CatalogSource, all_catalogs
 from knowledge.facts import pricing
 from knowledge.facts.reference import gpu_families
 from knowledge.history import bundled as history_bundled
-from knowledge.kb.schema import INDEXES, SCHEMA_VERSION, fingerprint, number_ranks
+from knowledge.kb.schema import INDEXES, PARTIAL_INDEXES, SCHEMA_VERSION, fingerprint, number_ranks
 from knowledge.paths import CATALOG_DIR, DATA_DIR, PRICING_DIR, kb_path
 
 
@@ -366,6 +366,8 @@ def build(
             history_bundled.write(db.conn)  # bundled weekly price history (GCP), replayed into intervals
             for table, columns in INDEXES:
                 db.table(table).create_index(list(columns))
+            for statement in PARTIAL_INDEXES:
+                db.execute(statement)
         db.execute("ANALYZE")
         db.close()
         os.replace(tmp, target)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from knowledge.kb.reader import KB, OfferFilters
+from knowledge.catalog.availability import NOT_ORDERABLE, excluded_counts
+from knowledge.kb.reader import KB, OfferFilters, left_out
 
 HEAD_COLUMNS = (
     "provider", "instance_type", "region", "zone", "zone_label", "pricing", "term", "gpu_variant", "gpu",
@@ -21,9 +22,12 @@ GPU_ONLY = "instance_type GLOB '*GPU only*'"  # a GPU-only figure, its host VM's
 
 @dataclass(frozen=True, slots=True)
 class Tally:
-    """How many orderable offers match: GPU-only figures, whole offers, whole offers within the cap, and of those the
-    ones known to be out of stock."""
+    """What an answer counts of the offers matching its filters: the ones it leaves out because they cannot be
+    ordered ([{"reason", "availability", "count"}], with the catalog rows listed without a price), and of the
+    orderable ones the GPU-only figures, the whole offers, those within the cap and of those the ones known to be
+    out of stock."""
 
+    excluded: list[dict]
     gpu_only: int
     whole: int
     within: int
@@ -35,69 +39,69 @@ def _where(kb: KB, filters: OfferFilters) -> tuple[str, list]:
     return " AND ".join(where), params
 
 
-def _cap(cap: tuple[str, float] | None) -> tuple[str, list]:
-    """(SQL condition, params) for a price cap (column, USD), "1" without one."""
-    return (f"{cap[0]} <= ?", [cap[1]]) if cap else ("1", [])
+_ORDERABLE = "COALESCE(availability, 'orderable') NOT IN ({})".format(
+    ", ".join(f"'{mark}'" for mark in sorted(NOT_ORDERABLE))  # constants of the code, never user text
+)
 
 
-def tally(kb: KB, filters: OfferFilters, cap: tuple[str, float] | None = None) -> Tally:
-    """The counts of the offers matching `filters` (orderable ones: pass `orderable=True`)."""
-    where, params = _where(kb, filters)
-    within, cap_params = _cap(cap)
+def _tally(kb: KB, filters: OfferFilters, where: str, params: list, listed: Sequence[dict]) -> Tally:
+    """The Tally of the offers matching `filters` (`where`, `params`), the listed ones counted by `listed` (rows
+    with `n` offers, `out` of them out of stock); the reasons are read only when some offer is not orderable."""
     row = kb.rows(
-        f"SELECT COUNT(*) AS n, TOTAL({GPU_ONLY}) AS gpu_only, TOTAL(NOT {GPU_ONLY} AND {within}) AS within, "
-        f"TOTAL(NOT {GPU_ONLY} AND {within} AND stock IS 'out_of_stock') AS out FROM offers WHERE {where}",
-        [*cap_params, *cap_params, *params],
+        f"SELECT COUNT(*) AS n, TOTAL({_ORDERABLE}) AS ok, TOTAL({_ORDERABLE} AND {GPU_ONLY}) AS gpu_only "
+        f"FROM offers WHERE {where}",
+        params,
     )[0]
-    gpu_only = int(row["gpu_only"])
-    return Tally(gpu_only, row["n"] - gpu_only, int(row["within"]), int(row["out"]))
+    excluded = left_out(kb, filters) if row["n"] > row["ok"] else excluded_counts(kb.unpriced_rows(filters))
+    within, out = sum(r["n"] for r in listed), int(sum(r["out"] for r in listed))
+    return Tally(excluded, int(row["gpu_only"]), int(row["ok"] - row["gpu_only"]), within, out)
 
 
-def heads(
-    kb: KB, filters: OfferFilters, cap: tuple[str, float] | None = None, *, per_instance_hour: bool = False
-) -> list[dict]:
-    """The whole (not GPU-only) offers matching `filters` within `cap`, one per provider + instance type: its first
-    row (rank order, or per instance-hour first) with `rid` (its rowid) and `other_regions` (how many more regions
-    offer it), in that order."""
+def ranking(
+    kb: KB,
+    filters: OfferFilters,
+    cap: tuple[str, float] | None = None,
+    *,
+    per_instance_hour: bool = False,
+    every_region: bool = False,
+) -> tuple[Tally, list[dict]]:
+    """The counts of the offers matching `filters` and the ones a ranking lists: the whole (not GPU-only) orderable
+    offers within `cap`, one per provider + instance type (its first row in rank order, or per instance-hour first,
+    with `other_regions`: how many more regions offer it), or with `every_region` every one of them; each with
+    HEAD_COLUMNS and `rid` (its rowid), in ranking order. Read from the `offers_ranking` index alone."""
     where, params = _where(kb, filters)
-    within, cap_params = _cap(cap)
-    columns = ", ".join(HEAD_COLUMNS)
-    matching = f"FROM offers WHERE {where} AND NOT {GPU_ONLY} AND {within}"
+    within, cap_params = (f" AND {cap[0]} <= ?", [cap[1]]) if cap else ("", [])
+    listed = f"FROM offers WHERE {where} AND {_ORDERABLE} AND NOT {GPU_ONLY}{within}"
+    listed_params = [*params, *cap_params]
+    columns = f"rowid AS rid, {', '.join(HEAD_COLUMNS)}"
+    counts = "COUNT(*) AS n, TOTAL(stock IS 'out_of_stock') AS out"
+    if every_region:
+        order = "price_per_hour_usd, rank" if per_instance_hour else "rank"
+        rows = kb.rows(f"SELECT {columns}, rank, 0 AS other_regions, 1 AS n, stock IS 'out_of_stock' AS out "
+                       f"{listed} ORDER BY {order}", listed_params)  # fmt: skip
+        return _tally(kb, filters, where, params, rows), rows
     if not per_instance_hour:  # the row with MIN(rank) gives the bare columns (SQLite's min/max rule)
-        return kb.rows(
-            f"SELECT rowid AS rid, {columns}, MIN(rank) AS rank, COUNT(DISTINCT region) - 1 AS other_regions "
-            f"{matching} GROUP BY provider, instance_type ORDER BY rank",
-            [*params, *cap_params],
+        rows = kb.rows(
+            f"SELECT {columns}, MIN(rank) AS rank, COUNT(DISTINCT region) - 1 AS other_regions, {counts} "
+            f"{listed} GROUP BY provider, instance_type ORDER BY rank",
+            listed_params,
         )
+        return _tally(kb, filters, where, params, rows), rows
     first = kb.rows(
-        f"SELECT * FROM (SELECT rowid AS rid, {columns}, rank, ROW_NUMBER() OVER (PARTITION BY provider, "
-        f"instance_type ORDER BY price_per_hour_usd, rank) AS nth {matching}) WHERE nth = 1 "
-        "ORDER BY price_per_hour_usd, rank",
-        [*params, *cap_params],
+        f"SELECT * FROM (SELECT {columns}, rank, ROW_NUMBER() OVER (PARTITION BY provider, instance_type "
+        f"ORDER BY price_per_hour_usd, rank) AS nth {listed}) WHERE nth = 1 ORDER BY price_per_hour_usd, rank",
+        listed_params,
     )
-    regions = {
-        (r["provider"], r["instance_type"]): r["n"]
+    groups = {
+        (r["provider"], r["instance_type"]): r
         for r in kb.rows(
-            f"SELECT provider, instance_type, COUNT(DISTINCT region) AS n {matching} GROUP BY provider, instance_type",
-            [*params, *cap_params],
+            f"SELECT provider, instance_type, COUNT(DISTINCT region) - 1 AS other_regions, {counts} {listed} "
+            "GROUP BY provider, instance_type",
+            listed_params,
         )
     }
-    return [{**r, "other_regions": regions[r["provider"], r["instance_type"]] - 1} for r in first]
-
-
-def every_region(
-    kb: KB, filters: OfferFilters, cap: tuple[str, float] | None = None, *, per_instance_hour: bool = False
-) -> list[dict]:
-    """Every whole offer matching `filters` within `cap` (HEAD_COLUMNS, `rid`), in rank order (or per instance-hour
-    first)."""
-    where, params = _where(kb, filters)
-    within, cap_params = _cap(cap)
-    order = "price_per_hour_usd, rank" if per_instance_hour else "rank"
-    return kb.rows(
-        f"SELECT rowid AS rid, {', '.join(HEAD_COLUMNS)}, rank, 0 AS other_regions FROM offers "
-        f"WHERE {where} AND NOT {GPU_ONLY} AND {within} ORDER BY {order}",
-        [*params, *cap_params],
-    )
+    rows = [{**r, **groups[r["provider"], r["instance_type"]]} for r in first]
+    return _tally(kb, filters, where, params, rows), rows
 
 
 def first(
@@ -106,7 +110,7 @@ def first(
     """The whole offer (every column) that ranks first among those matching `filters` within `cap`, or None;
     `stock_last=False`: the cheapest, out of stock or not."""
     where, params = _where(kb, filters)
-    within, cap_params = _cap(cap)
+    within, cap_params = (f"{cap[0]} <= ?", [cap[1]]) if cap else ("1", [])
     order = (
         "rank"
         if stock_last

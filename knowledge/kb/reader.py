@@ -354,6 +354,8 @@ class KB:
         """(SQL conditions, their params) of the offers matching every given filter (see `offers`)."""
         kinds = list(kinds)
         where, params = [f"kind IN ({','.join('?' * len(kinds))})"], list[object](kinds)
+        if kinds == ["article"]:  # a literal, so that the partial index `offers_articles` serves it
+            where, params = ["kind = 'article'"], []
         if orderable is not None:
             from knowledge.catalog.availability import NOT_ORDERABLE
 

@@ -28,6 +28,9 @@ INDEXES = (  # (table, columns), created once the tables are filled
     ("spot_risk", ("instance_type", "region")),
     ("catalog_rows", ("provider", "instance_type")),
 )
+PARTIAL_INDEXES = (  # the few seed-article figures among a family's offers (a query says `kind = 'article'`)
+    "CREATE INDEX offers_articles ON offers (gpu, pricing) WHERE kind = 'article'",
+)
 
 
 def _ascending(value: object) -> tuple[bool, object]:

@@ -25,7 +25,14 @@ from knowledge.catalog.sources import CatalogSource, all_catalogs
 from knowledge.facts import pricing
 from knowledge.facts.reference import gpu_families
 from knowledge.history import bundled as history_bundled
-from knowledge.kb.schema import INDEXES, PARTIAL_INDEXES, SCHEMA_VERSION, fingerprint, number_ranks
+from knowledge.kb.schema import (
+    INDEXES,
+    NAME_TABLES,
+    PARTIAL_INDEXES,
+    SCHEMA_VERSION,
+    fingerprint,
+    number_ranks,
+)
 from knowledge.paths import CATALOG_DIR, DATA_DIR, PRICING_DIR, kb_path
 
 
@@ -369,6 +376,9 @@ def build(
             for statement in PARTIAL_INDEXES:
                 db.execute(statement)
         db.execute("ANALYZE")
+        with db.conn:
+            for table, select in NAME_TABLES:
+                db.execute(f"CREATE TABLE {table} AS {select}")
         db.close()
         os.replace(tmp, target)
     except BaseException:

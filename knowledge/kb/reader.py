@@ -225,7 +225,7 @@ class KB:
         for row in self._execute("SELECT name, aliases, spec_models FROM gpus"):
             for alias in [row["name"], *json.loads(row["aliases"]), *json.loads(row["spec_models"])]:
                 names.setdefault(alias.lower(), row["name"])
-        for row in self._execute("SELECT DISTINCT accelerator, gpu FROM offers WHERE kind = 'catalog'"):
+        for row in self._execute("SELECT accelerator, gpu FROM offer_gpu_names ORDER BY rowid"):
             names.setdefault(row["accelerator"].lower(), row["gpu"])
             names.setdefault(row["gpu"].lower(), row["gpu"])
         return names
@@ -233,7 +233,7 @@ class KB:
     @cached_property
     def gpu_kinds(self) -> dict[str, str]:
         kinds = {row["name"]: row["kind"] for row in self._execute("SELECT name, kind FROM gpus")}
-        for row in self._execute("SELECT DISTINCT gpu, gpu_kind FROM offers"):
+        for row in self._execute("SELECT gpu, gpu_kind FROM offer_gpu_kinds ORDER BY rowid"):
             kinds.setdefault(row["gpu"], row["gpu_kind"])
         return kinds
 
@@ -268,7 +268,7 @@ class KB:
         """instance type (lower-cased) -> its spelling in the knowledge base"""
         return {
             row[0].lower(): row[0]
-            for row in self._execute("SELECT DISTINCT instance_type FROM offers WHERE kind != 'article'")
+            for row in self._execute("SELECT instance_type FROM offer_instance_types ORDER BY rowid")
         }
 
     # --- offers ------------------------------------------------------------------------------------------------

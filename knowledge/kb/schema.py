@@ -28,6 +28,12 @@ INDEXES = (  # (table, columns), created once the tables are filled
     ("spot_risk", ("instance_type", "region")),
     ("catalog_rows", ("provider", "instance_type")),
 )
+NAME_TABLES = (  # (table, query): the distinct names of the offers, stored after ANALYZE in the query's own order, so
+    # that a first question reads a few hundred rows, not every offer (`KB.gpu_names`, `gpu_kinds`, `instance_types`)
+    ("offer_gpu_names", "SELECT DISTINCT accelerator, gpu FROM offers WHERE kind = 'catalog'"),
+    ("offer_gpu_kinds", "SELECT DISTINCT gpu, gpu_kind FROM offers"),
+    ("offer_instance_types", "SELECT DISTINCT instance_type FROM offers WHERE kind != 'article'"),
+)
 PARTIAL_INDEXES = (  # the few seed-article figures among a family's offers (a query says `kind = 'article'`)
     "CREATE INDEX offers_articles ON offers (gpu, pricing) WHERE kind = 'article'",
 )

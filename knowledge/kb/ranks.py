@@ -105,12 +105,19 @@ def ranking(
 
 
 def first(
-    kb: KB, filters: OfferFilters, cap: tuple[str, float] | None = None, *, stock_last: bool = True
+    kb: KB,
+    filters: OfferFilters,
+    cap: tuple[str, float] | None = None,
+    *,
+    stock_last: bool = True,
+    whole_gpus: bool = False,
 ) -> dict | None:
     """The whole offer (every column) that ranks first among those matching `filters` within `cap`, or None;
-    `stock_last=False`: the cheapest, out of stock or not."""
+    `stock_last=False`: the cheapest, out of stock or not; `whole_gpus`: not a vGPU slice or a fraction of a GPU."""
     where, params = _where(kb, filters)
     within, cap_params = (f"{cap[0]} <= ?", [cap[1]]) if cap else ("1", [])
+    if whole_gpus:
+        within += " AND NOT COALESCE(vgpu, 0) AND gpu_count >= 1"
     order = (
         "rank"
         if stock_last

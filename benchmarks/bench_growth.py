@@ -118,6 +118,19 @@ DUMP_QUESTIONS = [  # README examples and parser-test phrasings, every intent wh
     "self-host Llama 3.1 8B or use an API?",
     "is it worth reserving g5.xlarge for a year at 50% utilisation",
     "spec of H100",
+    "cheapest A100 except aws",
+    "cheapest H100 on aws and gcp top 3",
+    "cheapest A100 80GB on aws under $3/GPU-hour",
+    "最便宜的H100整机每小时价格",
+    "cheapest L4 in every region on gcp",
+    "cheapest T4 spot per hour for the whole instance",
+    "compare A100 and H100 on aws under $4/GPU-hour",
+    "compare H100 on aws and azure",
+    "recommend 8 GPUs with NVLink to train a 70B model",
+    "@gpubot which gpu to fine-tune a 13B model? cheap please",
+    "recommend a gpu for 7B inference in europe under $1/GPU-hour",
+    "推理用什么卡最便宜，7B模型",
+    "best gpu for training a 7B model on spot",
 ]
 
 CHILD = """

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from knowledge.catalog.availability import NOT_ORDERABLE, excluded_counts
 from knowledge.kb.reader import KB, OfferFilters, left_out
+from knowledge.kb.schema import price_key
 
 HEAD_COLUMNS = (
     "provider", "instance_type", "region", "zone", "zone_label", "pricing", "term", "gpu_variant", "gpu",
@@ -128,6 +129,58 @@ def first(
         [*params, *cap_params],
     )
     return rows[0] if rows else None
+
+
+def first_per_provider(kb: KB, filters: OfferFilters) -> list[dict]:
+    """Each provider's first whole-GPU orderable offer (every column) among those matching `filters`, in the offers'
+    price order (`schema.price_key`): a provider's first row is the MIN(rank) of its in-stock or of its
+    out-of-stock rows, whichever comes first in that order."""
+    where, params = _where(kb, filters)
+    firsts = kb.rows(
+        f"SELECT rowid AS rid, MIN(rank) AS rank FROM offers WHERE {where} AND {_ORDERABLE} AND NOT {GPU_ONLY} "
+        "AND NOT COALESCE(vgpu, 0) AND gpu_count >= 1 GROUP BY provider, stock IS 'out_of_stock'",
+        params,
+    )
+    first: dict[str, dict] = {}
+    for row in sorted(full_rows(kb, [r["rid"] for r in firsts]).values(), key=lambda r: (*price_key(r), r["rank"])):
+        first.setdefault(row["provider"], row)
+    return list(first.values())
+
+
+def cluster_candidates(
+    kb: KB,
+    filters: OfferFilters,
+    needed: int,
+    *,
+    gpu_cap: float | None = None,
+    hour_cap: float | None = None,
+    min_gpus: float | None = None,
+    models: Sequence[str] | None = None,
+) -> list[dict]:
+    """The whole-GPU orderable offers matching `filters` that could rent `needed` GPUs cheapest: ceil(needed /
+    gpu_count) instances of one, at most `hour_cap` USD an hour for them all and `gpu_cap` per GPU-hour, with at least
+    `min_gpus` GPUs each and one of `models` when given. Those within a micro-dollar an hour of the cheapest (a
+    dearer one is never the pick), every column, in the offers' price order."""
+    where, params = _where(kb, filters)
+    how_many = "(CAST(? / gpu_count AS INTEGER) + (? / gpu_count > CAST(? / gpu_count AS INTEGER)))"  # ceil
+    conditions = [where, _ORDERABLE, f"NOT {GPU_ONLY}", "NOT COALESCE(vgpu, 0)", "gpu_count >= 1"]
+    for condition, value in (("price_per_gpu_hour_usd <= ?", gpu_cap), ("gpu_count >= ?", min_gpus)):
+        if value is not None:
+            conditions.append(condition)
+            params.append(value)
+    if models is not None:
+        conditions.append(f"gpu_model IN ({','.join('?' * len(models))})")
+        params += models
+    within = "" if hour_cap is None else f" WHERE cost <= {float(hour_cap)!r}"
+    return kb.rows(
+        f"WITH c AS (SELECT rowid AS rid, {how_many} * price_per_hour_usd AS cost FROM offers "
+        f"WHERE {' AND '.join(conditions)}) "
+        f"SELECT o.* FROM offers o JOIN c ON o.rowid = c.rid "
+        f"WHERE c.cost <= (SELECT MIN(cost) FROM c{within}) + 1e-6 "
+        "ORDER BY o.price_per_gpu_hour_usd, o.provider, o.instance_type, o.region, o.zone_label IS NOT NULL, o.zone, "
+        "o.rank",
+        [float(needed)] * 3 + params,
+    )
 
 
 def full_rows(kb: KB, rids: Sequence[int]) -> dict[int, dict]:

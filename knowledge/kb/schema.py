@@ -17,7 +17,7 @@ SCHEMA_VERSION = 6  # bump when the tables change shape (5: price_terms.fetched_
 RANKING_COLUMNS = (
     "gpu", "pricing", "provider", "instance_type", "rank", "region", "kind", "availability", "stock",
     "price_per_gpu_hour_usd", "price_per_hour_usd", "gpu_count", "gpu_memory_gb", "gpu_form_factor", "zone",
-    "zone_label", "term", "gpu_variant",
+    "zone_label", "term", "gpu_variant", "vgpu", "gpu_model",
 )  # fmt: skip
 INDEXES = (  # (table, columns), created once the tables are filled
     ("offers", ("gpu", "pricing", "price_per_gpu_hour_usd")),
@@ -44,16 +44,20 @@ def _ascending(value: object) -> tuple[bool, object]:
     return (value is not None, "" if value is None else value)
 
 
-def rank_key(offer: dict) -> tuple:
-    """The order a ranking lists offers in: known out of stock last (issue 28), then cheapest per GPU-hour (USD),
-    provider, instance type, region, a zone's own line after its region's, zone."""
+def price_key(offer: dict) -> tuple:
+    """The offers' price order (`KB.offers`): cheapest per GPU-hour (USD), provider, instance type, region, a zone's
+    own line after its region's, zone."""
     return (
-        offer.get("stock") == "out_of_stock",
         _ascending(offer.get("price_per_gpu_hour_usd")),
         *map(_ascending, (offer.get("provider"), offer.get("instance_type"), offer.get("region"))),
         offer.get("zone_label") is not None,
         _ascending(offer.get("zone")),
     )
+
+
+def rank_key(offer: dict) -> tuple:
+    """The order a ranking lists offers in: known out of stock last (issue 28), then the price order."""
+    return (offer.get("stock") == "out_of_stock", *price_key(offer))
 
 
 def number_ranks(offers: list[dict]) -> None:

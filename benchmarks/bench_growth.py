@@ -131,6 +131,11 @@ DUMP_QUESTIONS = [  # README examples and parser-test phrasings, every intent wh
     "recommend a gpu for 7B inference in europe under $1/GPU-hour",
     "推理用什么卡最便宜，7B模型",
     "best gpu for training a 7B model on spot",
+    "tco 4x T4 on aws for a month reserved",
+    "total cost of 4x A100 spot for 720 hours with 500 GB storage",
+    "should I use spot or on-demand for 8x A100 for a week?",
+    "8卡H100跑两周，竞价还是按需划算",
+    "tco 2x L4 in europe for 200 hours",
 ]
 
 CHILD = """

@@ -105,6 +105,10 @@ def ranking(
     return _tally(kb, filters, where, params, rows), rows
 
 
+_PRICE_ORDER = "price_per_gpu_hour_usd, provider, instance_type, region, zone_label IS NOT NULL, zone, rank"
+_WHOLE_GPUS = "NOT COALESCE(vgpu, 0) AND gpu_count >= 1"  # not a vGPU slice or a fraction of a GPU
+
+
 def first(
     kb: KB,
     filters: OfferFilters,
@@ -115,20 +119,43 @@ def first(
 ) -> dict | None:
     """The whole offer (every column) that ranks first among those matching `filters` within `cap`, or None;
     `stock_last=False`: the cheapest, out of stock or not; `whole_gpus`: not a vGPU slice or a fraction of a GPU."""
+    rows = cheapest(kb, filters, cap, limit=1, stock_last=stock_last, whole_gpus=whole_gpus)
+    return rows[0] if rows else None
+
+
+def cheapest(
+    kb: KB,
+    filters: OfferFilters,
+    cap: tuple[str, float] | None = None,
+    *,
+    limit: int,
+    stock_last: bool = False,
+    whole_gpus: bool = True,
+) -> list[dict]:
+    """The first `limit` whole (not GPU-only) offers (every column) matching `filters` within `cap`, in the offers'
+    price order (`stock_last`: in rank order); `whole_gpus`: whole GPUs only."""
     where, params = _where(kb, filters)
-    within, cap_params = (f"{cap[0]} <= ?", [cap[1]]) if cap else ("1", [])
-    if whole_gpus:
-        within += " AND NOT COALESCE(vgpu, 0) AND gpu_count >= 1"
-    order = (
-        "rank"
-        if stock_last
-        else "price_per_gpu_hour_usd, provider, instance_type, region, zone_label IS NOT NULL, zone, rank"
-    )
-    rows = kb.rows(
-        f"SELECT * FROM offers WHERE {where} AND NOT {GPU_ONLY} AND {within} ORDER BY {order} LIMIT 1",
+    within, cap_params = (f" AND {cap[0]} <= ?", [cap[1]]) if cap else ("", [])
+    whole = f" AND {_WHOLE_GPUS}" if whole_gpus else ""
+    return kb.rows(
+        f"SELECT * FROM offers WHERE {where} AND NOT {GPU_ONLY}{within}{whole} "
+        f"ORDER BY {'rank' if stock_last else _PRICE_ORDER} LIMIT {int(limit)}",
         [*params, *cap_params],
     )
-    return rows[0] if rows else None
+
+
+def whole_at(kb: KB, filters: OfferFilters, places: Sequence[tuple[str, str]]) -> list[dict]:
+    """The whole-GPU offers (not GPU-only, every column) matching `filters` of these (instance type, region) pairs,
+    in the offers' price order."""
+    if not places:
+        return []
+    where, params = _where(kb, filters)
+    pairs = ", ".join("(?, ?)" for _ in places)
+    return kb.rows(
+        f"SELECT * FROM offers WHERE {where} AND NOT {GPU_ONLY} AND {_WHOLE_GPUS} "
+        f"AND (instance_type, region) IN (VALUES {pairs}) ORDER BY {_PRICE_ORDER}",
+        [*params, *(value for place in places for value in place)],
+    )
 
 
 def first_per_provider(kb: KB, filters: OfferFilters) -> list[dict]:
@@ -138,7 +165,7 @@ def first_per_provider(kb: KB, filters: OfferFilters) -> list[dict]:
     where, params = _where(kb, filters)
     firsts = kb.rows(
         f"SELECT rowid AS rid, MIN(rank) AS rank FROM offers WHERE {where} AND {_ORDERABLE} AND NOT {GPU_ONLY} "
-        "AND NOT COALESCE(vgpu, 0) AND gpu_count >= 1 GROUP BY provider, stock IS 'out_of_stock'",
+        f"AND {_WHOLE_GPUS} GROUP BY provider, stock IS 'out_of_stock'",
         params,
     )
     first: dict[str, dict] = {}
@@ -163,7 +190,7 @@ def cluster_candidates(
     dearer one is never the pick), every column, in the offers' price order."""
     where, params = _where(kb, filters)
     how_many = "(CAST(? / gpu_count AS INTEGER) + (? / gpu_count > CAST(? / gpu_count AS INTEGER)))"  # ceil
-    conditions = [where, _ORDERABLE, f"NOT {GPU_ONLY}", "NOT COALESCE(vgpu, 0)", "gpu_count >= 1"]
+    conditions = [where, _ORDERABLE, f"NOT {GPU_ONLY}", _WHOLE_GPUS]
     for condition, value in (("price_per_gpu_hour_usd <= ?", gpu_cap), ("gpu_count >= ?", min_gpus)):
         if value is not None:
             conditions.append(condition)
@@ -177,8 +204,7 @@ def cluster_candidates(
         f"WHERE {' AND '.join(conditions)}) "
         f"SELECT o.* FROM offers o JOIN c ON o.rowid = c.rid "
         f"WHERE c.cost <= (SELECT MIN(cost) FROM c{within}) + 1e-6 "
-        "ORDER BY o.price_per_gpu_hour_usd, o.provider, o.instance_type, o.region, o.zone_label IS NOT NULL, o.zone, "
-        "o.rank",
+        "ORDER BY " + ", ".join(f"o.{term}" for term in _PRICE_ORDER.split(", ")),
         [float(needed)] * 3 + params,
     )
 

@@ -15,7 +15,9 @@ answers' cache GPUBOT_HOME/cache/answers removed before each run):
   process per home, warmed with one other question, so imports and the vocabulary are not counted);
 - whole process: `gpubot ask QUESTION`, median of `--runs`, the two homes alternating (the machine is shared).
 
-Prints both medians per home and the ratio big/bundled, and the load average before and after.
+Prints both medians per home and the ratio big/bundled, and the load average before and after. `--tree TREE`: the
+same with another source tree (e.g. `git archive main | tar -x -C /tmp/base`), its homes built by it (give each tree
+its own `--homes`), run as `python -m bot.cli` with PYTHONPATH set to it, as `bench_import.py --compare` does.
 `--dump DIR`: instead, writes `gpubot ask --json` of every question of DUMP_QUESTIONS (computed in process, as the
 command line prints it) for both homes into DIR/bundled.txt and DIR/big.txt, for a before/after `diff`.
 """
@@ -177,19 +179,19 @@ def env_for(home: Path) -> dict:
     return {**env, "GPUBOT_HOME": str(home), "GPUBOT_ANSWER_CACHE": "0"}
 
 
-def make_homes(folder: Path, rows: int) -> dict[str, Path]:
-    """{"bundled": home, "big": home}, built unless `folder` already holds them."""
+def make_homes(folder: Path, rows: int, tree: Path | None = None) -> dict[str, Path]:
+    """{"bundled": home, "big": home}, built (by source tree `tree`) unless `folder` already holds them."""
     homes = {"bundled": folder / "bundled", "big": folder / "big"}
     if not (homes["bundled"] / "kb.db").exists():
         homes["bundled"].mkdir(parents=True, exist_ok=True)
-        timed(["kb", "build"], env_for(homes["bundled"]))
+        timed(["kb", "build"], env_for(homes["bundled"]), tree)
     if not (homes["big"] / "imported").exists():
         shutil.rmtree(homes["big"], ignore_errors=True)
         homes["big"].mkdir(parents=True)
         env = {**env_for(homes["big"]), "GPUBOT_IMPORT_MAX_ROWS": str(rows + 10)}
         catalog = big_catalog(folder / "big.csv", rows)
-        timed(["kb", "build"], env)
-        timed(["kb", "import", str(catalog), "--provider", "bigcloud", "--as-of", "2026-11-30"], env)
+        timed(["kb", "build"], env, tree)
+        timed(["kb", "import", str(catalog), "--provider", "bigcloud", "--as-of", "2026-11-30"], env, tree)
         (homes["big"] / "imported").write_text(f"{rows} rows\n", encoding="utf-8")
         catalog.unlink()
     return homes
@@ -202,13 +204,14 @@ def offers_in(home: Path) -> int:
         return conn.execute("SELECT COUNT(*) FROM offers").fetchone()[0]
 
 
-def in_process(home: Path, repeat: int) -> dict[str, float]:
-    """{question: median seconds of parse + answer} in one child process on `home`."""
+def in_process(home: Path, repeat: int, tree: Path | None = None) -> dict[str, float]:
+    """{question: median seconds of parse + answer} in one child process on `home` (of source tree `tree`)."""
     questions = json.dumps([q for _, q in QUESTIONS])
+    env = env_for(home) if tree is None else {**env_for(home), "PYTHONPATH": str(tree)}
     done = subprocess.run(
         [sys.executable, "-c", CHILD, WARM_UP, questions, str(repeat)],
-        env=env_for(home),
-        cwd=ROOT,
+        env=env,
+        cwd=tree or ROOT,
         capture_output=True,
         text=True,
         check=True,
@@ -216,26 +219,26 @@ def in_process(home: Path, repeat: int) -> dict[str, float]:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def whole_process(homes: dict[str, Path], runs: int) -> dict[str, dict[str, float]]:
+def whole_process(homes: dict[str, Path], runs: int, tree: Path | None = None) -> dict[str, dict[str, float]]:
     """{home name: {question: median wall seconds of `gpubot ask QUESTION`}}, the homes alternating."""
     samples: dict[str, dict[str, list[float]]] = {name: {q: [] for _, q in QUESTIONS} for name in homes}
     for home in homes.values():  # once each, unmeasured: the history cache, the OS's file cache
-        timed(["ask", WARM_UP], env_for(home))
+        timed(["ask", WARM_UP], env_for(home), tree)
     for _ in range(runs):
         for _, question in QUESTIONS:
             for name, home in homes.items():
                 shutil.rmtree(home / "cache" / "answers", ignore_errors=True)
-                samples[name][question].append(timed(["ask", question], env_for(home))[0])
+                samples[name][question].append(timed(["ask", question], env_for(home), tree)[0])
     return {name: {q: statistics.median(s) for q, s in by_q.items()} for name, by_q in samples.items()}
 
 
-def dump(homes: dict[str, Path], folder: Path) -> None:
+def dump(homes: dict[str, Path], folder: Path, tree: Path | None = None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name, home in homes.items():
         done = subprocess.run(
             [sys.executable, "-c", DUMP, json.dumps(DUMP_QUESTIONS)],
-            env=env_for(home),
-            cwd=ROOT,
+            env=env_for(home) if tree is None else {**env_for(home), "PYTHONPATH": str(tree)},
+            cwd=tree or ROOT,
             capture_output=True,
             text=True,
             check=True,
@@ -251,19 +254,22 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--homes", metavar="DIR", type=Path, help="keep (and reuse) the two homes in DIR")
     parser.add_argument("--dump", metavar="DIR", type=Path, help="write the --json answers of DUMP_QUESTIONS")
+    parser.add_argument("--tree", metavar="TREE", type=Path, help="measure this source tree instead")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT)], capture_output=True)  # .pyc, as installed
+    tree = args.tree.resolve() if args.tree else None
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree or ROOT)], capture_output=True)  # .pyc
     with tempfile.TemporaryDirectory() as tmp:
-        homes = make_homes((args.homes or Path(tmp)).resolve(), args.rows)
+        homes = make_homes((args.homes or Path(tmp)).resolve(), args.rows, tree)
         if args.dump:
-            dump(homes, args.dump)
+            dump(homes, args.dump, tree)
             return
         load_before = os.getloadavg()
         started = time.perf_counter()
-        inproc = {name: in_process(home, args.repeat) for name, home in homes.items()}
-        whole = whole_process(homes, args.runs)
+        inproc = {name: in_process(home, args.repeat, tree) for name, home in homes.items()}
+        whole = whole_process(homes, args.runs, tree)
         summary = {
+            "tree": str(tree or ROOT),
             "offers": {name: offers_in(home) for name, home in homes.items()},
             "questions": [
                 {

@@ -421,9 +421,9 @@ def left_out(kb: KB, filters: OfferFilters) -> list[dict]:
 
     unorderable: OfferFilters = {**filters, "orderable": False}
     where, params = kb.offer_where(**unorderable)
-    rows = kb.rows(
-        "SELECT availability, availability_reason, COUNT(*) AS n FROM offers "
-        f"WHERE {' AND '.join(where)} GROUP BY availability, availability_reason",
+    rows = kb.rows(  # the rows found in the covering index `offers_ranking` first: only theirs are read
+        "SELECT availability, availability_reason, COUNT(*) AS n FROM offers WHERE rowid IN "
+        f"(SELECT rowid FROM offers WHERE {' AND '.join(where)}) GROUP BY availability, availability_reason",
         params,
     )
     return excluded_counts([*rows, *kb.unpriced_rows(filters)])

@@ -138,6 +138,8 @@ DUMP_QUESTIONS = [  # README examples and parser-test phrasings, every intent wh
     "should I use spot or on-demand for 8x A100 for a week?",
     "8卡H100跑两周，竞价还是按需划算",
     "tco 2x L4 in europe for 200 hours",
+    "top 200 cheapest H100",
+    "最便宜的A100前100个",
 ]
 
 CHILD = """

@@ -90,19 +90,24 @@ def _with_pitfalls(result: Answer, kb: KB) -> Answer:
     return result.model_copy(update={"pitfalls": relevant(kb, result.query, offers[:5], limit=3)})
 
 
-def answer(text: str, kb: KB) -> Answer:
-    """Answer a question in plain text; never raises."""
+def understood(text: str, kb: KB) -> Query | Answer:
+    """The question parsed once, or the answer that says it could not be (the knowledge base, the apology)."""
     from handlers.i18n import t
 
-    lang = language_of(text)
     try:
-        query = understand(text, kb)
+        return understand(text, kb)
     except KnowledgeBaseError as exc:
-        return _kb_unavailable(Query(text=text[:500], language=lang), exc)
+        return _kb_unavailable(Query(text=text[:500], language=language_of(text)), exc)
     except Exception:  # the outermost edge of an answer: the apology, never a traceback
         log.exception("internal error parsing %r", text[:200])
+        lang = language_of(text)
         return Answer(query=Query(text=text[:500], language=lang), title=t("error.internal", lang))
-    return answer_query(query, kb)
+
+
+def answer(text: str, kb: KB) -> Answer:
+    """Answer a question in plain text; never raises."""
+    query = understood(text, kb)
+    return query if isinstance(query, Answer) else answer_query(query, kb)
 
 
 def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
@@ -133,14 +138,11 @@ def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
 
 
 def answer_text_with(text: str, kb: KB, prefs: Mapping[str, Any]) -> Answer:
-    """Parse `text` and answer it with `prefs` applied; never raises."""
-    if not prefs:
-        return answer(text, kb)
-    try:
-        query = understand(text, kb)
-    except Exception:  # `answer` parses again: it logs, and answers with the apology
-        return answer(text, kb)
-    return answer_with(query, kb, prefs)
+    """Parse `text` once and answer it with `prefs` applied; never raises."""
+    query = understood(text, kb)
+    if isinstance(query, Answer):
+        return query
+    return answer_with(query, kb, prefs) if prefs else answer_query(query, kb)
 
 
 def prefs_from(values: Mapping[str, Any], kb: KB) -> Mapping[str, Any]:

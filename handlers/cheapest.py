@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from handlers import brief, nearest, ranking
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
-from handlers.display import unit
+from handlers.display import both, for_query, unit
 from handlers.freshness import answer_notes
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
@@ -38,7 +38,7 @@ def handle(query: Query, kb: KB) -> Answer:
     whole_instance = ranking.per_instance(query)  # "per hour for the whole instance": rank per instance-hour
     if whole_instance:
         what += t("ranking.per_instance", lang)
-    top = query.top_n or DEFAULT_TOP
+    top = ranking.top(query, DEFAULT_TOP)  # "top 200": at most ranking.MAX_TOP lines
     filters: OfferFilters = {
         "gpus": refs,
         "pricing": pricing,
@@ -81,6 +81,9 @@ def handle(query: Query, kb: KB) -> Answer:
     lines = [[item] for item in items] if whole_instance else ranking.groups(items)
     shown_rows = ranks.full_rows(kb, [m[0]["rid"] for m in lines[:top] if isinstance(m[0], dict)])
     shown = [ranking.line(_line_offer(m[0], shown_rows), m) for m in lines[:top]]
+    if said := ranking.top_facts(query, len(shown), len(lines)):  # "top 200": what the cap and the data allow
+        key = "cheapest.top_capped" if len(lines) > len(shown) else "cheapest.top_all"
+        notes.insert(0, t(key, lang, **said))
     if any(o.vgpu for o in shown):
         notes.append(t("cheapest.vgpu", lang))
     if count.out_of_stock:
@@ -95,7 +98,11 @@ def handle(query: Query, kb: KB) -> Answer:
         suggestions=suggestions,
         sources=sources(shown),
         more=max(0, len(lines) - top),
-        extra={"excluded": count.excluded, **({"details": details} if details else {})},
+        extra={
+            "excluded": count.excluded,
+            **({"details": details} if details else {}),
+            **({"top": said} if said else {}),
+        },
     )
 
 
@@ -105,11 +112,16 @@ def _any_gpu(query: Query) -> bool:
     return query.any_gpu or any(narrowed)
 
 
-def machines_line(query: Query, item: Offer) -> str:
-    """ "; 2 machines: $XX.XX/h" for a question about several machines, else ""."""
+def machines_line(query: Query, item: Offer, display: dict | None = None) -> str:
+    """ "; 2 machines: $XX.XX/h" for a question about several machines, else ""; with a display currency also in
+    it ("$30.40/h (≈ ¥220.28/h)"), a vendor's own currency kept."""
     if not query.machines or query.machines < 2:
         return ""
-    total = f"{money(item.price_per_hour * query.machines, item.currency)}{t('unit.per_hour', query.language)}"
+    per_hour = t("unit.per_hour", query.language)
+    if display and item.currency != display["currency"]:
+        total = both(item.price_per_hour_usd * query.machines, display, per_hour)
+    else:
+        total = f"{money(item.price_per_hour * query.machines, item.currency)}{per_hour}"
     return t("cheapest.machines", query.language, n=query.machines, total=total)
 
 
@@ -125,7 +137,8 @@ def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) 
     if not shown:
         return t("cheapest.title", lang, what=what, pricing=pricing_label(pricing, lang))
     best = shown[0]
-    return t("verdict.cheapest", lang, asked=asked, offer=offer_phrase(kb, best, lang)) + machines_line(query, best)
+    machines = machines_line(query, best, for_query(query, kb))
+    return t("verdict.cheapest", lang, asked=asked, offer=offer_phrase(kb, best, lang)) + machines
 
 
 def offer_phrase(kb: KB, item: Offer, lang: str) -> str:

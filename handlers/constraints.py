@@ -125,11 +125,17 @@ _OFFER_INTENTS = frozenset({"cheapest", "price", "compare", "tco", "recommend", 
 
 
 def unknown_names(query: Query, kb: Any) -> Answer | None:
-    """The answer to a question about a cloud, region or GPU the knowledge base does not know: it is named back with
-    what is known and did-you-mean, never answered with offers from elsewhere. None when nothing is unknown."""
+    """The answer to a question about a cloud, region or GPU the knowledge base does not know, or with a number too
+    large to use: it is named back with what is known and did-you-mean, never answered with offers from elsewhere
+    or a default in its place. None when nothing is unknown."""
     if query.intent not in _OFFER_INTENTS:
         return None
     lang = query.language
+    if query.out_of_range:  # "for 3000 years", "5000x H100": refused, never priced with a default instead
+        big = query.out_of_range[0]
+        said = big.text if len(big.text) <= 40 else big.text[:37] + "…"
+        why = t(f"numbers.max_{big.kind}", lang)
+        return Answer(query=query, title=t("numbers.out_of_range", lang, what=said, why=why))
     for issue in query.issues:
         if issue.status != "unknown":
             continue

@@ -29,6 +29,7 @@ from typing import Any
 from handlers.common import sources
 from handlers.i18n import t
 from handlers.models import Answer, Budget, Query
+from handlers.ranking import MAX_TOP
 
 __all__ = [
     "BUDGET_FETCH",
@@ -47,7 +48,7 @@ FILTERED_INTENTS = frozenset(
     {"cheapest", "price", "compare", "recommend", "tco", "checklist", "pitfalls", "digest", "history"}
 )
 BUDGET_INTENTS = frozenset({"cheapest", "price", "compare"})  # answers whose offers a budget filters
-BUDGET_FETCH = 5000  # offers a budgeted "cheapest" asks for, so that the cut list is still full
+BUDGET_FETCH = MAX_TOP  # offers a budgeted "cheapest" asks for, so that the cut list is still full
 DEFAULT_TOP = 5
 
 
@@ -167,7 +168,8 @@ def widen_for_budget(query: Query, settings: Mapping[str, Any]) -> Query:
     budget = settings.get("budget")
     if not budget:
         return query
-    update: dict[str, Any] = {"top_n": BUDGET_FETCH} if query.intent == "cheapest" else {}
+    fetch = max(query.top_n or 0, BUDGET_FETCH)  # a "top 200" asked stays asked (the handler caps and says so)
+    update: dict[str, Any] = {"top_n": fetch} if query.intent == "cheapest" else {}
     if query.budget is None and query.intent in BUDGET_INTENTS:
         update["budget"] = Budget(
             amount=float(budget["amount"]), currency=budget["currency"], per="gpu_hour", text=budget_text(budget)

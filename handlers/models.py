@@ -55,6 +55,13 @@ class NameIssue(Model):
     candidates: list[str] = Field(default_factory=list)
 
 
+class NumberIssue(Model):
+    """A number in the question too large (or too small) to use: said back, never replaced by a default."""
+
+    kind: Literal["duration", "count", "memory"]
+    text: str
+
+
 class Budget(Model):
     """A spending cap said in the question: per GPU-hour, per instance-hour, or a total (over `hours`, if said)."""
 
@@ -104,6 +111,7 @@ class Query(Model):
     language: Language = "en"
     topic: str | None = None
     issues: list[NameIssue] = Field(default_factory=list)
+    out_of_range: list[NumberIssue] = Field(default_factory=list)  # "for 3000 years", "5000x H100": refused
     gpu_variants: list[str] = Field(default_factory=list)  # form factors named: "H100 PCIe" (issue 14)
     budget: Budget | None = None
     machines: int | None = None  # "2 nodes of 8 H100": machines, with `gpu_count` GPUs each
@@ -257,6 +265,7 @@ class Pitfall(Model):
     body: str
     severity: str
     tags: dict[str, list[str]] = Field(default_factory=dict)
+    all_clouds: bool = False  # concerns every cloud, not one named in `tags["providers"]`
     source: str
 
 

@@ -2,7 +2,8 @@
 
 - "per hour for the whole instance" (整机): rank by the instance-hour price, not the GPU-hour price;
 - sizes of one instance family at one per-GPU price in one place are one option ("n3-H100 x1/x2/x4/x8",
-  "tpu-v5litepod x1/x4/x8"), headed by its first ranked size, instead of four lines of the same offer.
+  "tpu-v5litepod x1/x4/x8"), headed by its first ranked size, instead of four lines of the same offer;
+- "top N": the N asked for, at most `MAX_TOP` (one Slack table, one screen of text), saying so when the cap cut it.
 """
 
 from __future__ import annotations
@@ -14,10 +15,24 @@ from typing import Any, TypeVar
 
 from handlers.models import Offer, Query
 
+MAX_TOP = 50  # the most lines one answer lists, whatever "top N" asked for
 _DIGITS = re.compile(r"\d+")
 _DIGIT_SPLIT = re.compile(r"(\d+)")
 _COUNT_SUFFIX = re.compile(r"(?<=[A-Za-z0-9])x\d+$")
 T = TypeVar("T", bound=dict | Offer)
+
+
+def top(query: Query, default: int) -> int:
+    """How many lines to list: the "top N" asked for (else `default`), at most `MAX_TOP`."""
+    return min(query.top_n or default, MAX_TOP)
+
+
+def top_facts(query: Query, shown: int, available: int) -> dict[str, int] | None:
+    """`{"asked", "shown", "available", "cap"}` for a "top N" above the cap (the cap, or the options that exist, cut
+    the list), else None."""
+    if not query.top_n or query.top_n <= MAX_TOP:
+        return None
+    return {"asked": query.top_n, "shown": shown, "available": available, "cap": MAX_TOP}
 
 
 def per_instance(query: Query) -> bool:

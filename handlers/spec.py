@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import re
-import unicodedata
 
 from handlers.common import name_notes, scan_text
 from handlers.i18n import t
 from handlers.i18n_rules import rule_hits
 from handlers.models import Answer, Offer, Query
+from handlers.parse.keywords import keywords_said, same_question
 from knowledge.catalog.availability import orderable
+from knowledge.catalog.identity import model_name
 from knowledge.facts.question_facts import query_facts
 from knowledge.facts.rules import evaluate
 from knowledge.kb.reader import KB, GpuRef
@@ -45,7 +45,7 @@ def handle(query: Query, kb: KB) -> Answer:
                     instance=instance_type,
                     provider=row["provider"],
                     count=row["gpu_count"],
-                    model=row["gpu_model"] or row["gpu"],
+                    model=model_name(row["gpu_model"]) if row["gpu_model"] else row["gpu"],
                     total=row["gpu_count"] * (row["gpu_memory_gb"] or 0),
                     per=row["gpu_memory_gb"] or 0,
                 )
@@ -203,29 +203,6 @@ def precision_lines(specs: list[dict], asked: list[str], count: float | None, la
 # --- seed errata ----------------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=8192)
-def _tokens(word: str) -> tuple[str, ...]:
-    return tuple(re.findall(r"[a-z]+|[0-9]+|[^a-z0-9\s]", word.lower()))
-
-
-@functools.lru_cache(maxsize=8192)
-def _pattern(word: str) -> re.Pattern:
-    """A keyword as a pattern: ASCII tokens may be split by spaces or hyphens ("80GB" = "80 GB"), whole words only."""
-    low = word.lower()
-    if not low.isascii():
-        return re.compile(re.escape(low))
-    tokens = _tokens(low)
-    return re.compile(r"(?<![a-z0-9])" + r"[\s-]*".join(re.escape(tok) for tok in tokens) + r"(?![a-z0-9])")
-
-
-def _found(word: str, text: str) -> bool:
-    """Whether a keyword occurs in the (lower-cased) text; a cheap substring test first, the pattern only then."""
-    low = word.lower()
-    if not low.isascii():
-        return low in text
-    return all(token in text for token in _tokens(low)) and bool(_pattern(low).search(text))
-
-
 def _entity(kb: KB, word: str, instances: set[str]) -> bool:
     """A keyword that only names a GPU, provider or instance (family), not what the erratum is about."""
     low = word.lower()
@@ -252,10 +229,6 @@ def match_errata(query: Query, kb: KB, limit: int = 3) -> list[dict]:
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
     best = scored[0][0] if scored else 0
     return [row for score, _, row in scored if score >= best - 2][:limit]
-
-
-def _plain(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower().strip(" ?!.。")
 
 
 def _errata(kb: KB) -> list[tuple[dict, list[str], set[str], set[str], set[str]]]:
@@ -292,16 +265,15 @@ def _scores(query: Query, kb: KB) -> list[tuple[int, int, dict]]:
     An answer asks for these two or three times (is it a fact question, which errata are strong, which match), so
     the result is kept per knowledge base for the last few questions; each distinct keyword is looked for once.
     """
-    text = scan_text(query).lower()
+    text = scan_text(query)
     key = (text, tuple(query.gpus), tuple(query.instance_types), tuple(query.providers))
     memo: dict = kb.memo("spec.errata_scores", dict)
     found = memo.get(key)
     if found is not None:
         return found
-    present = {k for k in _keywords(kb) if _found(k, text)}
+    present = keywords_said(text, _keywords(kb))
     families = {GpuRef.parse(g).family.lower() for g in query.gpus}
     asked_instances = {i.lower() for i in query.instance_types}
-    plain = _plain(text)
     out = []
     for row, keywords, instances, gpu_set, provider_set in _errata(kb):
         hits = [k for k in keywords if k in present]
@@ -312,7 +284,7 @@ def _scores(query: Query, kb: KB) -> list[tuple[int, int, dict]]:
         gpus = len(families & gpu_set)
         providers = len(set(query.providers) & provider_set)
         score = 3 * topical + (len(hits) - topical) + 3 * min(inst, 2) + gpus + providers
-        if plain in (_plain(row["question_en"]), _plain(row["question_zh"])):
+        if same_question(text, row["question_en"], row["question_zh"]):
             score += 10
         out.append((score, topical, row))
     if len(memo) >= _SCORES_CACHE_SIZE:

@@ -10,9 +10,11 @@ import math
 
 from handlers import brief
 from handlers.common import as_of_text, money, offer, place, pricing_label
+from handlers.display import display_of
 from handlers.i18n import t
 from handlers.i18n_rules import provider_costs, provider_name
 from handlers.models import PRICINGS, Query, Source, Tco
+from knowledge.catalog.identity import model_name
 from knowledge.facts import rules as R
 from knowledge.kb import ranks
 from knowledge.kb.reader import KB, GpuRef, OfferFilters
@@ -90,7 +92,7 @@ def best_option(
         src = row or od
         if src is None:  # never: without a row of its own, an option is priced from the on-demand one
             continue
-        trial: dict = dict(facts) if facts else {}
+        trial: dict = {**facts, "option_provider": src["provider"]} if facts else {}  # whose spot (interruptions)
         option = _option(
             kb, query, {"on_demand": od, pricing: row}, pricing, _instances(query, src), hours, currency, fx, trial
         )
@@ -166,7 +168,7 @@ def _option(
             region=src["region"],
             instances=instances,
             count=src["gpu_count"],
-            gpu=src["gpu_model"] or src["gpu"],
+            gpu=model_name(src["gpu_model"]) if src["gpu_model"] else src["gpu"],
             pricing=pricing_label(pricing, lang),
             rate=money(rate, currency),
             source=src["source"],
@@ -221,9 +223,10 @@ def _option(
             fx_source=fx["source"],
             fx_as_of=fx["as_of"],
         )
-        assumptions.append(
-            t("tco.a.fx", lang, rate=f"1 USD = {fx['cny_per_usd']} CNY", source=fx["source"], as_of=fx["as_of"])
-        )
+        if not display_of(query, fx):  # with a display currency its one rate note says this (handlers.display)
+            assumptions.append(
+                t("tco.a.fx", lang, rate=f"1 USD = {fx['cny_per_usd']} CNY", source=fx["source"], as_of=fx["as_of"])
+            )
     return Tco(
         hours=hours,
         pricing=pricing,

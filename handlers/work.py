@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import cast
 
 from handlers import work_mlperf
+from handlers.display import both, for_query
 from handlers.i18n import t
 from handlers.models import Answer, Query, Source
 from knowledge.facts import work
@@ -239,16 +240,17 @@ def serving_lines(kb, query: Query, *, gpus: list[str] | None = None, pricing: s
     best: dict[str, dict] = {}
     for row in found["rows"]:  # cheapest first: keep the first row per GPU (or per instance type asked)
         best.setdefault(row["instance_type"] if query.instance_types else row["gpu"], row)
+    display = for_query(query, kb)  # "in CNY": both currencies
     items = "; ".join(
         _t(
             "serving_item",
             lang,
             what=what,
-            usd=r["usd_per_million_tokens"],
+            usd=both(r["usd_per_million_tokens"], display, said=f"${r['usd_per_million_tokens']:.4f}"),
             provider=r["provider"],
             instance=r["instance_type"],
             tps=r["tokens_per_s"],
-            price=r["price_per_hour_usd"],
+            price=both(r["price_per_hour_usd"], display, said=f"${r['price_per_hour_usd']:.2f}"),
         )
         for what, r in best.items()
     )

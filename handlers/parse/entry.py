@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Callable
 
 from handlers.language import has_chinese
-from handlers.models import Intent, Query
+from handlers.models import Intent, NumberIssue, Query
 from handlers.parse.budget import find as find_budget
 from handlers.parse.cluster import find as find_machines
 from handlers.parse.cluster import machines_of_instance
@@ -99,6 +99,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         language="zh" if chinese else "en",
         topic=topic or (topic_of(st) if chosen in {"pitfalls", "checklist"} else None),
         issues=st.issues,
+        out_of_range=[NumberIssue(kind=kind, text=text) for kind, text in st.out_of_range],
         gpu_variants=st.gpu_variants,
         budget=budget,
         machines=machines,

@@ -410,8 +410,20 @@ class KB:
             params.append(region)
         return self.rows(sql + " ORDER BY as_of DESC, region", params)
 
+    def spot_risk_buckets(self, provider: str) -> list[dict]:
+        """How a provider's spot interruption buckets are spread over its (instance type, region) pairs, from the
+        newest snapshot of each source: `bucket`, `n`, `source`, `as_of`, in bucket order (least interrupted first).
+        Empty when nothing is known of that provider's interruptions."""
+        sql = (
+            "SELECT bucket, bucket_index, count(*) AS n, source, as_of FROM spot_risk r WHERE provider = ? AND as_of ="
+            " (SELECT max(as_of) FROM spot_risk WHERE provider = r.provider) GROUP BY bucket, source, as_of"
+            " ORDER BY bucket_index"
+        )
+        return self.rows(sql, [provider])
+
     def fx(self) -> dict:
-        return self.rows("SELECT * FROM fx LIMIT 1")[0]
+        """The exchange-rate row (read once per KB; a copy, so a caller cannot change the memo)."""
+        return dict(self.memo("fx", lambda: self.rows("SELECT * FROM fx LIMIT 1")[0]))
 
 
 def left_out(kb: KB, filters: OfferFilters) -> list[dict]:

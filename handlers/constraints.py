@@ -39,6 +39,25 @@ def kept(item: dict | Offer, query: Query) -> bool:
     return True
 
 
+def kept_sql(query: Query) -> tuple[list[str], list]:
+    """`kept` as SQL conditions over the offers table, with their params."""
+    where: list[str] = []
+    params: list[Any] = []
+    for column, values in (("provider", query.exclude_providers), ("pricing", query.exclude_pricing),
+                           ("region", query.exclude_regions)):  # fmt: skip
+        if values:
+            where.append(f"{column} NOT IN ({','.join('?' * len(values))})")
+            params += values
+    for ref in map(GpuRef.parse, query.exclude_gpus):
+        if ref.memory_gb:  # a row without a memory size is kept, as by `kept`
+            where.append("NOT (gpu = ? AND COALESCE(gpu_memory_gb AND ABS(gpu_memory_gb - ?) < 0.6, 0))")
+            params += [ref.family, ref.memory_gb]
+        else:
+            where.append("gpu != ?")
+            params.append(ref.family)
+    return where, params
+
+
 class Narrowed:
     """A knowledge base whose offers leave out what `query` excluded; everything else is the knowledge base's own."""
 
@@ -52,6 +71,12 @@ class Narrowed:
     def offers(self, *, limit: int | None = None, **filters: Any) -> list[dict]:
         rows = [row for row in self._kb.offers(**filters) if kept(row, self._query)]
         return rows[:limit] if limit else rows
+
+    def offer_where(self, **filters: Any) -> tuple[list[str], list]:
+        """The knowledge base's SQL conditions for `filters`, and the question's exclusions (`kept_sql`)."""
+        where, params = self._kb.offer_where(**filters)
+        more, more_params = kept_sql(self._query)
+        return [*where, *more], [*params, *more_params]
 
 
 def narrowed(kb: Any, query: Query) -> Any:

@@ -25,7 +25,14 @@ from knowledge.catalog.sources import CatalogSource, all_catalogs
 from knowledge.facts import pricing
 from knowledge.facts.reference import gpu_families
 from knowledge.history import bundled as history_bundled
-from knowledge.kb.schema import SCHEMA_VERSION, fingerprint
+from knowledge.kb.schema import (
+    INDEXES,
+    NAME_TABLES,
+    PARTIAL_INDEXES,
+    SCHEMA_VERSION,
+    fingerprint,
+    number_ranks,
+)
 from knowledge.paths import CATALOG_DIR, DATA_DIR, PRICING_DIR, kb_path
 
 
@@ -347,7 +354,9 @@ def build(
             )
             db.table("gpu_specs").insert_all(_specs(), pk="model")
             _insert(db, "catalog_rows", raw)
-            _insert(db, "offers", all_offers + extra.pop("article_offers", []))
+            offer_rows = all_offers + extra.pop("article_offers", [])
+            number_ranks(offer_rows)
+            _insert(db, "offers", offer_rows)
             _insert(db, "price_terms", terms + gcp_terms)
             _insert(db, "spot_risk", risks)
             for name, rows in extra.items():
@@ -362,13 +371,14 @@ def build(
             db.table("skipped").insert_all([{"note": s} for s in skipped] or [{"note": ""}])
             db.table("catalog_notes").insert_all(notes or [{"provider": "", "kind": "", "text": "", "rows": None}])
             history_bundled.write(db.conn)  # bundled weekly price history (GCP), replayed into intervals
-            db.table("offers").create_index(["gpu", "pricing", "price_per_gpu_hour_usd"])
-            db.table("offers").create_index(["instance_type"])
-            db.table("offers").create_index(["provider", "pricing"])
-            db.table("price_terms").create_index(["instance_type", "region"])
-            db.table("spot_risk").create_index(["instance_type", "region"])
-            db.table("catalog_rows").create_index(["provider", "instance_type"])
+            for table, columns in INDEXES:
+                db.table(table).create_index(list(columns))
+            for statement in PARTIAL_INDEXES:
+                db.execute(statement)
         db.execute("ANALYZE")
+        with db.conn:
+            for table, select in NAME_TABLES:
+                db.execute(f"CREATE TABLE {table} AS {select}")
         db.close()
         os.replace(tmp, target)
     except BaseException:

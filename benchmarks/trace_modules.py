@@ -14,6 +14,7 @@ import io
 import os
 import sys
 import threading
+from pathlib import Path
 
 
 def main() -> None:
@@ -38,8 +39,34 @@ def main() -> None:
             cli(["ask", question])
         runs.append(sorted(entered))
     sys.setprofile(None)
-    print(f"first {len(runs[0])} modules, again {len(runs[1])}")
+    threading.setprofile(None)
+    print(f"CLI: first {len(runs[0])} modules, again {len(runs[1])}")
     print(" ".join(runs[1]))
+    slack_runs = _slack(question, entered, profile)
+    print(f"Slack /gpu: first {len(slack_runs[0])} modules, again {len(slack_runs[1])}")
+    print(" ".join(slack_runs[1]))
+
+
+def _slack(question: str, entered: set[str], profile) -> list[list[str]]:
+    """The same question as a signed `/gpu` request to the real Bolt app (stand-in Slack Web API on 127.0.0.1)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from knowledge.kb.opener import open_kb
+    from knowledge.paths import home
+    from tests.slack_standin import SlackStandIn
+    from tests.test_slack_app import make_app, slash
+
+    runs = []
+    with SlackStandIn() as standin:
+        app = make_app(standin, open_kb(home() / "kb.db"))
+        for n in range(2):
+            entered.clear()
+            sys.setprofile(profile)
+            threading.setprofile(profile)
+            slash(app, standin, f"{question} {'x' * n}".strip())  # a new question each time: no kept answer
+            sys.setprofile(None)
+            threading.setprofile(None)
+            runs.append(sorted(entered))
+    return runs
 
 
 if __name__ == "__main__":

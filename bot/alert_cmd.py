@@ -24,7 +24,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 __all__ = ["AlertReport", "add_alert", "add_arguments", "alert_reply", "check_and_post", "run"]
@@ -77,14 +77,25 @@ def _usd_per_cny(kb) -> float:
 
 
 def add_alert(
-    text: str, team: str | None, channel: str, kb, *, created_by: str | None = None, now: dt.datetime | None = None
+    text: str,
+    team: str | None,
+    channel: str,
+    kb,
+    *,
+    created_by: str | None = None,
+    now: dt.datetime | None = None,
+    currency: str | None = None,
 ):
-    """Parse and store an alert: (alert, cheapest offer now). Raises AlertParseError or AlertError."""
-    from handlers.alerts import parse_alert
+    """Parse and store an alert: (alert, cheapest offer now). Raises AlertParseError or AlertError. `currency`: the
+    channel's or CLI's currency preference, the alert's currency when the text names none ("below 10" in a CNY
+    channel is ¥10; every figure of the alert is then shown in it with its USD twin)."""
     from handlers.parse import Vocabulary
+    from handlers.parse.alert import parse_alert
     from knowledge.state import alerts
 
     parsed = parse_alert(text, Vocabulary.from_kb(kb))
+    if not parsed.named_currency and currency in ("USD", "CNY"):
+        parsed = replace(parsed, currency=currency)
     query = parsed.query
     usd = parsed.amount if parsed.currency == "USD" else parsed.amount * _usd_per_cny(kb)
     spec = alerts.AlertSpec(
@@ -233,8 +244,10 @@ def check_and_post(
 def alert_reply(cmd, team: str, channel: str, user: str | None, lang: str, kb) -> dict:
     """The private reply to `/gpu alert ...`, `/gpu alerts`, `/gpu alert remove N` and "…时提醒我"."""
     from bot.slack import blocks
-    from handlers.alerts import AlertParseError, created_text, list_text, phrase
+    from handlers.alerts import created_text, list_text, phrase
+    from handlers.parse.alert import AlertParseError
     from knowledge.state import alerts
+    from knowledge.state import settings_store as store
 
     if cmd.action == "list":
         return blocks.text_message(list_text(alerts.list_alerts(team, channel), lang))
@@ -247,7 +260,8 @@ def alert_reply(cmd, team: str, channel: str, user: str | None, lang: str, kb) -
     if not cmd.value.strip():
         return blocks.text_message(phrase("usage", lang))
     try:
-        alert, offer = add_alert(cmd.value, team, channel, kb, created_by=user)
+        currency = store.get_settings(team, channel).get("currency")  # `/gpu set currency CNY`
+        alert, offer = add_alert(cmd.value, team, channel, kb, created_by=user, currency=currency)
     except (AlertParseError, alerts.AlertError) as exc:
         return blocks.text_message(f"{exc}" if isinstance(exc, AlertParseError) else f"{exc}.\n{phrase('usage', lang)}")
     return blocks.text_message(created_text(alert, offer) + "\n" + phrase("invite", alert.language))
@@ -262,6 +276,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("text", help='e.g. "H100 spot on aws below 2.50" (USD per GPU-hour unless a currency is given)')
     add.add_argument("--channel", required=True, help="Slack channel id to post to")
     add.add_argument("--team", default="default", help="Slack workspace (team) id")
+    add.add_argument("--currency", choices=("USD", "CNY"), help="the threshold's currency when the text names none")
     add.add_argument("--json", action="store_true")
     show = sub.add_parser("list", help="list alerts")
     show.add_argument("--team")
@@ -276,7 +291,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from handlers.alerts import AlertParseError, created_text, list_text
+    from handlers.alerts import created_text, list_text
+    from handlers.parse.alert import AlertParseError
     from knowledge.state import alerts
 
     if args.alert_command == "list":
@@ -305,7 +321,7 @@ def run(args: argparse.Namespace) -> int:
 
     kb = open_kb()
     try:
-        alert, offer = add_alert(args.text, args.team, args.channel, kb)
+        alert, offer = add_alert(args.text, args.team, args.channel, kb, currency=args.currency)
     except (AlertParseError, alerts.AlertError) as exc:
         print(f"gpubot: {exc}", file=sys.stderr)
         return 2

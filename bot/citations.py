@@ -16,6 +16,7 @@ import re
 from functools import cache
 
 from handlers.i18n import t
+from knowledge.catalog.freshness import imported
 
 __all__ = ["cite_pitfall", "dataset_name", "is_internal", "public_answer", "public_source", "scrub"]
 
@@ -133,6 +134,8 @@ def public_source(source: str, lang: str = "en", limit: int = 3) -> str:
     source = " ".join((source or "").split())
     if not source:
         return t("cite.unknown", lang)
+    if imported(source):  # a file an admin imported: said as such, never as gpubot's own notes or by its path
+        return t("cite.imported", lang)
     if not is_internal(source) and (not _catalog(source) or "@" not in source):  # no path, no commit: as it is
         return source
     if _PATH.search(source) and not _catalog(source):  # a file on the server (an import): never its path

@@ -244,7 +244,10 @@ def _add_ask(sub) -> None:
     ask.add_argument("--pricing", help="on_demand, spot, reserved_1y or reserved_3y when the question names none")
     ask.add_argument("--currency", help="USD or CNY for totals and converted prices")
     ask.add_argument("--language", help="en or zh (a question in Chinese is always answered in Chinese)")
-    ask.add_argument("--budget", help='the most to pay per GPU-hour, e.g. "2 USD/GPU-hour" or "15 CNY"')
+    ask.add_argument(
+        "--budget",
+        help='an hourly cap, as in a question: "2 USD/GPU-hour" or "15 CNY" (per GPU-hour), "$20/hour" (the machine)',
+    )
     ask.set_defaults(func=cmd_ask)
 
 

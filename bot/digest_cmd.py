@@ -68,6 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", type=_csv_list, default=[], help="only these GPU families, e.g. H100,A100")
     parser.add_argument("--provider", action="append", default=[], help="only this provider (repeatable)")
     parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the text output")
+    parser.add_argument("--currency", choices=("USD", "CNY"), help="also show prices in this currency (CNY)")
     sub = parser.add_subparsers(dest="digest_command", metavar="{subscribe,unsubscribe,list}")
 
     add = sub.add_parser("subscribe", help="subscribe a channel to the daily digest")
@@ -178,5 +179,12 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(digest.to_json())
     else:
-        sys.stdout.write(render_text(summarize(digest, Query(intent="digest", language=args.lang))))
+        display = None
+        if args.currency and args.currency != "USD":  # the knowledge base's one rate (providers.yaml)
+            from handlers.display import in_currency
+            from knowledge.kb.opener import open_kb
+
+            display = in_currency(args.currency, open_kb().fx())
+        query = Query(intent="digest", language=args.lang, currency=args.currency)
+        sys.stdout.write(render_text(summarize(digest, query, display=display)))
     return 0

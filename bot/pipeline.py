@@ -90,19 +90,24 @@ def _with_pitfalls(result: Answer, kb: KB) -> Answer:
     return result.model_copy(update={"pitfalls": relevant(kb, result.query, offers[:5], limit=3)})
 
 
-def answer(text: str, kb: KB) -> Answer:
-    """Answer a question in plain text; never raises."""
+def understood(text: str, kb: KB) -> Query | Answer:
+    """The question parsed once, or the answer that says it could not be (the knowledge base, the apology)."""
     from handlers.i18n import t
 
-    lang = language_of(text)
     try:
-        query = understand(text, kb)
+        return understand(text, kb)
     except KnowledgeBaseError as exc:
-        return _kb_unavailable(Query(text=text[:500], language=lang), exc)
+        return _kb_unavailable(Query(text=text[:500], language=language_of(text)), exc)
     except Exception:  # the outermost edge of an answer: the apology, never a traceback
         log.exception("internal error parsing %r", text[:200])
+        lang = language_of(text)
         return Answer(query=Query(text=text[:500], language=lang), title=t("error.internal", lang))
-    return answer_query(query, kb)
+
+
+def answer(text: str, kb: KB) -> Answer:
+    """Answer a question in plain text; never raises."""
+    query = understood(text, kb)
+    return query if isinstance(query, Answer) else answer_query(query, kb)
 
 
 def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
@@ -113,16 +118,7 @@ def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
     from handlers import defaults
 
     applied, notes = defaults.apply_defaults(query, prefs, region_providers=kb.regions)
-    result = answer_query(defaults.widen_for_budget(applied, prefs), kb)
-    try:
-        fx = kb.fx()  # the one exchange rate (providers.yaml, with its source and date), never a constant here
-    except KnowledgeBaseError as exc:
-        return _kb_unavailable(query, exc)
-    if prefs.get("budget"):
-        result, more_notes = defaults.apply_budget(
-            result, prefs, usd_per_cny=float(fx["usd_per_cny"]), asked_top_n=applied.top_n
-        )
-        notes += more_notes
+    result = answer_query(applied, kb)
     extra = dict(result.extra)
     if notes:
         extra["settings_notes"] = [*(extra.get("settings_notes") or []), *notes]
@@ -133,14 +129,28 @@ def answer_with(query: Query, kb: KB, prefs: Mapping[str, Any]) -> Answer:
 
 
 def answer_text_with(text: str, kb: KB, prefs: Mapping[str, Any]) -> Answer:
-    """Parse `text` and answer it with `prefs` applied; never raises."""
-    if not prefs:
-        return answer(text, kb)
+    """Parse `text` once and answer it with `prefs` applied; never raises."""
+    query = understood(text, kb)
+    if isinstance(query, Answer):
+        return query
+    return answer_with(query, kb, prefs) if prefs else answer_query(query, kb)
+
+
+def typed_setting(key: str, raw: Any) -> Any:
+    """What a setting's words hand to the settings store: a budget read by the question's budget grammar, typed
+    ("2 USD/GPU-hour", "$20/hour", "预算每小时20元"), so a setting and a question mean the same by the same words;
+    other values as given (the store validates them against the knowledge base).
+
+    Raises `knowledge.state.settings_store.SettingError` for a budget that cannot be read."""
+    from handlers.parse.budget import BudgetError, read
+    from knowledge.state.settings_store import SettingError, key_of
+
+    if key_of(key) != "budget" or not isinstance(raw, str):
+        return raw
     try:
-        query = understand(text, kb)
-    except Exception:  # `answer` parses again: it logs, and answers with the apology
-        return answer(text, kb)
-    return answer_with(query, kb, prefs)
+        return read(raw)
+    except BudgetError as exc:
+        raise SettingError(str(exc), exc.suggestions, key="budget") from None
 
 
 def prefs_from(values: Mapping[str, Any], kb: KB) -> Mapping[str, Any]:
@@ -149,5 +159,7 @@ def prefs_from(values: Mapping[str, Any], kb: KB) -> Mapping[str, Any]:
     Raises `knowledge.state.settings_store.SettingError` (with suggestions) for a value that is not understood."""
     from knowledge.state.settings_store import EffectiveSettings, normalize
 
-    chosen = {key: normalize(key, value, kb) for key, value in values.items() if value not in (None, "")}
+    chosen = {
+        key: normalize(key, typed_setting(key, value), kb) for key, value in values.items() if value not in (None, "")
+    }
     return EffectiveSettings(chosen, {key: "options" for key in chosen})

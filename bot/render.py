@@ -13,19 +13,21 @@ from bot import citations
 from bot.citations import public_source
 from bot.render_train import text_lines as table_lines
 from bot.render_work import TEXT_WORK_ROWS_BESIDE_MLPERF, brief_work, work_line
-from handlers.common import also_in, money, place
+from handlers.common import also_in, date_label, money, place
 from handlers.display import json_offer, json_tco, title_line, total_twin, twin, unit
 from handlers.freshness import offer_label
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Source, Tco
 from handlers.offer_notes import where_and_what
+from handlers.ranking import MAX_TOP
 from handlers.suspect import suspect_text
 from handlers.terms import pricing_text
+from knowledge.catalog.identity import model_name
 
 
 def dated(source: Source | Offer, lang: str = "en") -> str:
     """ "as of 2026-04", or "date unknown, bundled 2026-12-01" where the upstream date is unknown."""
-    return f"{_label('as_of' if source.as_of_known else 'date_unknown', lang)} {source.as_of}"
+    return f"{_label(date_label(source), lang)} {source.as_of}"
 
 
 def _once_per_link(lang: str):
@@ -62,7 +64,8 @@ def num(value: float | None) -> str:
 
 
 def gpu_label(item: Offer) -> str:
-    name = item.gpu_model or item.gpu_variant or item.gpu
+    """ "B200 180GB", "H100 SXM5 80GB": the GPU's name (never a datasheet note) and its memory."""
+    name = model_name(item.gpu_model) if item.gpu_model else item.gpu_variant or item.gpu
     if item.gpu_memory_gb and f"{item.gpu_memory_gb:g}GB" not in name.replace(" ", ""):
         name += f" {item.gpu_memory_gb:g}GB"
     return name
@@ -183,7 +186,7 @@ def _hidden(n: int, lang: str) -> str:
     return t("brief.hidden", lang, n=n) if n else ""
 
 
-TEXT_OFFER_ROWS = 40  # longer lists (every region of an instance type) are cut, saying how many more
+TEXT_OFFER_ROWS = MAX_TOP  # longer lists (every region of an instance type) are cut, saying how many more
 
 
 def render_text(answer: Answer, verbose: bool = False) -> str:
@@ -247,11 +250,13 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
             rules_label=_label("rules", lang),
             suggestions_label=_label("suggestions", lang),
             sources_label=t("sources", lang),
-            more_label=_label("more", lang),
+            more_label=t("render.more_capped", lang, cap=MAX_TOP)
+            if len(answer.offers) >= MAX_TOP
+            else _label("more", lang),  # "top 20" says how to see more, unless the list is at the cap
             as_of_label=_label("as_of", lang),
             dated=lambda s: dated(s, lang),
             work_line=lambda r, d: work_line(
-                r, d, lang, lambda s, a: index.get((s, a), "?"), full=verbose, mark=_mixed(answer)
+                r, d, lang, lambda s, a: index.get((s, a), "?"), full=verbose, mark=_mixed(answer), display=display
             ),
             table_lines=table_lines(
                 answer, lambda s, a: index.get((s, a), "?"), short=not verbose

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.slack.escape import slack_escape
-from handlers.common import money
+from handlers.display import both
 from handlers.i18n import t
 from handlers.models import Answer, Query
 
@@ -24,7 +24,7 @@ SourceNo = Callable[[str, str], int | str]
 _RENTALS_SHOWN = 10  # the JSON keeps every measured rental
 
 
-def _train_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
+def _train_cells(row: dict, lang: str, source_no: SourceNo, display: dict | None = None) -> list[str]:
     measured = row["basis"] == "measured"
     minutes = t("train.minutes", lang, m=row["minutes"])
     if measured:
@@ -38,24 +38,24 @@ def _train_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
         row["instance_type"],
         f"{row['nodes']} x {row['gpus_per_node']:g} {row['gpu']}",
         row["region"],
-        f"{money(row['price_per_hour_usd'])}/h",
+        both(row["price_per_hour_usd"], display, "/h"),  # "in CNY": also in yuan (handlers.display)
         minutes,
         f"{row['gpu_hours']:,.1f}",
-        money(row["cost_usd"]),
+        both(row["cost_usd"], display),
         basis,
         f"[{source_no(row['source'], row['as_of'])}] [1]",
     ]
 
 
-def _serving_cells(row: dict, lang: str, source_no: SourceNo) -> list[str]:
+def _serving_cells(row: dict, lang: str, source_no: SourceNo, display: dict | None = None) -> list[str]:
     return [
         row["provider"],
         row["instance_type"],
         f"{row['gpus_used']:g}/{row['gpu_count']:g} {row['gpu']}",
         row["region"],
-        f"{money(row['price_per_hour_usd'])}/h",
+        both(row["price_per_hour_usd"], display, "/h"),
         t("serving.tokens", lang, tps=row["tokens_per_s"], per_gpu=row["tokens_per_s_per_gpu"]),
-        f"${row['usd_per_million_tokens']:.4f}",
+        _exact(row["usd_per_million_tokens"], display, 4),
         t(
             "serving.row",
             lang,
@@ -81,15 +81,20 @@ def _break_even(row: dict, lang: str) -> str:
     return f"{row['break_even_utilisation']:.0%}"
 
 
-def _api_cells(row: dict, lang: str) -> list[str]:
+def _exact(usd: float, display: dict | None, digits: int) -> str:
+    """ "$0.4390" with `digits` decimals, and "in CNY" its yuan ("$0.4390 (≈ ¥3.18)")."""
+    return both(usd, display, said=f"${usd:.{digits}f}")
+
+
+def _api_cells(row: dict, lang: str, display: dict | None = None) -> list[str]:
     cost = row["usd_per_million_output"]
     flag = t(f"api.flag.{row['flag']}", lang) if row["flag"] else ""
     return [
         row["provider"],
         row["api_model_id"],
-        "—" if row["input_usd_per_million"] is None else f"${row['input_usd_per_million']:.3f}",
-        "—" if row["output_usd_per_million"] is None else f"${row['output_usd_per_million']:.3f}",
-        "—" if cost is None else f"${cost:.4f}",
+        "—" if row["input_usd_per_million"] is None else _exact(row["input_usd_per_million"], display, 3),
+        "—" if row["output_usd_per_million"] is None else _exact(row["output_usd_per_million"], display, 3),
+        "—" if cost is None else _exact(cost, display, 4),
         _break_even(row, lang),
         flag,
     ]
@@ -113,12 +118,13 @@ def _section(heading: str, columns: str, rows: list[list[str]], lang: str, **val
 def _sections(answer: Answer, lang: str, source_no: SourceNo) -> list[Section]:
     """Every table the answer carries, in the order shown."""
     extra = answer.extra
+    display = extra.get("display_currency")  # "in CNY": every figure also in yuan
     out: list[Section] = []
     if extra.get("train_cost"):
-        rows = [_train_cells(r, lang, source_no) for r in extra["train_cost"]]
+        rows = [_train_cells(r, lang, source_no, display) for r in extra["train_cost"]]
         out.append(_section("train.measured_heading", "train.columns", rows, lang))
     if extra.get("train_cost_estimates"):
-        rows = [_train_cells(r, lang, source_no) for r in extra["train_cost_estimates"]]
+        rows = [_train_cells(r, lang, source_no, display) for r in extra["train_cost_estimates"]]
         out.append(_section("train.estimate_heading", "train.columns", rows, lang))
     if extra.get("train_cost_unpriced"):
         rows = [
@@ -127,14 +133,15 @@ def _sections(answer: Answer, lang: str, source_no: SourceNo) -> list[Section]:
         ]
         out.append(_section("train.unpriced_heading", "train.unpriced_columns", rows, lang))
     if extra.get("mlperf_serving"):
-        rows = [_serving_cells(r, lang, source_no) for r in extra["mlperf_serving"]]
+        rows = [_serving_cells(r, lang, source_no, display) for r in extra["mlperf_serving"]]
         out.append(_section("serving.heading", "serving.columns", rows, lang))
     if rent := extra.get("rent_or_api"):
-        rows = [_api_cells(r, lang) for r in rent["api"]]
+        rows = [_api_cells(r, lang, display) for r in rent["api"]]
         out.append(_section("api.heading", "api.columns", rows, lang, mix=rent["input_per_output"]))
         rentals = [
-            [r["provider"], r["instance_type"], f"{money(r['price_per_hour_usd'])}/h", f"{r['tokens_per_s']:,.1f}",
-             f"${r['usd_per_million_tokens']:.4f}", r["basis_label"], f"[{source_no(r['source'], r['as_of'])}]"]
+            [r["provider"], r["instance_type"], both(r["price_per_hour_usd"], display, "/h"),
+             f"{r['tokens_per_s']:,.1f}", _exact(r["usd_per_million_tokens"], display, 4), r["basis_label"],
+             f"[{source_no(r['source'], r['as_of'])}]"]
             for r in rent["rentals"][:_RENTALS_SHOWN]
         ]  # fmt: skip
         if rentals:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from handlers.common import money
+from handlers.display import both, rate_note
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Query
 
@@ -90,16 +91,17 @@ def _gpus(row: dict, lang: str = "en") -> str:
     return f"{row['gpu_count']:g}x {row['gpu']}{used}"
 
 
-def _price(row: dict, detail: dict) -> str:
-    shown = f"{money(row['price_per_hour_usd'])}/h"
+def _price(row: dict, detail: dict, display: dict | None = None) -> str:
+    shown = both(row["price_per_hour_usd"], display, "/h")  # "in CNY": also in yuan (handlers.display)
     if detail.get("currency") and detail["currency"] != "USD":
         shown = f"{money(detail['price_per_hour'], detail['currency'])}/h ≈ {shown}"
     return shown
 
 
-def _per_million(row: dict, lang: str, mark: bool = True) -> str:
-    """ "$0.4390", or "$0.52 (estimate)" where tokens/s are not measured (the basis says how)."""
-    shown = f"${row['usd_per_million_tokens']:.4f}"
+def _per_million(row: dict, lang: str, mark: bool = True, display: dict | None = None) -> str:
+    """ "$0.4390", or "$0.52 (estimate)" where tokens/s are not measured (the basis says how); "in CNY": also in
+    yuan ("$0.4390 (≈ ¥3.18)")."""
+    shown = both(row["usd_per_million_tokens"], display, said=f"${row['usd_per_million_tokens']:.4f}")
     return shown if row["basis"] == "measured" or not mark else f"{shown} ({t('work.estimate_mark', lang)})"
 
 
@@ -111,6 +113,7 @@ def work_line(
     *,
     full: bool = True,
     mark: bool = True,
+    display: dict | None = None,
 ) -> str:
     """One row on one line: where, price, tokens/s, $ per 1M tokens, its source; `full` (--verbose, "Why") adds
     the basis and the benchmark configuration with its own source; `mark`: say "estimate" on an estimated row
@@ -118,17 +121,18 @@ def work_line(
     per_m = t("work.per_million", lang)
     head = (
         f"{row['provider']} {row['instance_type']} · {_gpus(row, lang)} · {row['region']} · "
-        f"{t('pricing.' + row['pricing'], lang)} · {_price(row, detail)} · {row['tokens_per_s']:,.1f} tok/s → "
+        f"{t('pricing.' + row['pricing'], lang)} · {_price(row, detail, display)} · {row['tokens_per_s']:,.1f} tok/s → "
     )
     if not full:  # the pricing model is in the verdict
         short = head.replace(f" · {t('pricing.' + row['pricing'], lang)} · ", " · ", 1)  # per 1M: the verdict says
         latency = ""
         if row["strategy"] == "synchronous" and detail.get("ttft_p50_ms") is not None:  # what "interactive" asks
             latency = f" · TTFT p50 {detail['ttft_p50_ms']:,.0f} ms · TPOT p50 {detail['tpot_p50_ms']:.1f} ms"
-        return f"{short}{_per_million(row, lang, mark)}{latency} [{source_no(row['source'], row['as_of'])}]"
+        return f"{short}{_per_million(row, lang, mark, display)}{latency} [{source_no(row['source'], row['as_of'])}]"
     bench_path = row["benchmark_source"].split(":", 1)[-1]
     return (
-        f"{head}${row['usd_per_million_tokens']:.4f} {per_m} · {_basis(row, lang)}: {_benchmark(row, detail, lang)} "
+        f"{head}{_per_million(row, lang, False, display)} {per_m} · {_basis(row, lang)}: "
+        f"{_benchmark(row, detail, lang)} "
         f"({bench_path}) [{source_no(row['source'], row['as_of'])}]"
     )
 
@@ -149,7 +153,9 @@ def brief_work(answer: Answer, beside_mlperf: int = BRIEF_WORK_ROWS) -> Answer:
     template = MESSAGES["work.not_orderable"].get(lang) or MESSAGES["work.not_orderable"]["en"]
     left_out = re.compile(".*".join(re.escape(part) for part in re.split(r"\{[^}]*\}", template)))
     rest = answer.notes[cut_at:]
-    kept = [n for n in rest if left_out.fullmatch(n)]
+    display = answer.extra.get("display_currency")
+    rate = rate_note(display, lang) if display else None  # "in CNY": the rate, its source and date, stay in view
+    kept = [n for n in rest if left_out.fullmatch(n) or n == rate]
     hidden = [n for n in rest if n not in kept]
     kept = [_cut(n, 96) for n in kept]  # how many and why, the full list behind --verbose
     notes = [*answer.notes[:cut_at], *kept]  # the question's notes, what was left out
@@ -179,6 +185,7 @@ def work_blocks(answer: Answer, source_no: Callable[[str, str], int | str], cell
     (`bot.slack.blocks`, which calls this: Block Kit stays there)."""
     _cell = cell
     lang = answer.query.language
+    display = answer.extra.get("display_currency")
     rows = [[_cell(c) for c in _COLUMNS[lang]]]
     for n, (row, detail) in enumerate(
         zip(answer.extra["work"], answer.extra.get("work_details") or [], strict=False), start=1
@@ -187,9 +194,9 @@ def work_blocks(answer: Answer, source_no: Callable[[str, str], int | str], cell
             str(n),
             f"{row['provider']} {row['instance_type']} · {_gpus(row, lang)}",
             row["region"],
-            _price(row, detail),
+            _price(row, detail, display),
             f"{row['tokens_per_s']:,.1f}",
-            f"{_per_million(row, lang)} [{source_no(row['source'], row['as_of'])}]",
+            f"{_per_million(row, lang, display=display)} [{source_no(row['source'], row['as_of'])}]",
         ]
         rows.append([_cell(c) for c in cells])
     settings = [{"align": "right" if i in _RIGHT else "left", "is_wrapped": i == 1} for i in range(len(_COLUMNS[lang]))]

@@ -3,7 +3,8 @@ data), what reserving and spot save, and the one-figure answer "when does reserv
 
 from __future__ import annotations
 
-from handlers.common import as_of_text, money, pricing_label
+from handlers.common import as_of_text, pricing_label
+from handlers.display import both, for_query
 from handlers.i18n import t
 from handlers.i18n_rules import rule_hits
 from handlers.models import Answer, Query, Source
@@ -97,12 +98,15 @@ def break_even_facts(be: dict, lang: str = "en") -> dict:
     }
 
 
-def _exact(value: float) -> str:
-    """A rate with every digit the source gave (break-even figures are checked against them)."""
-    return f"${value:.8g}"
+def _exact(value: float, display: dict | None = None, suffix: str = "") -> str:
+    """A rate with every digit the source gave (break-even figures are checked against them), and in the display
+    currency when one is asked ("$43.344/h (≈ ¥314.07/h)")."""
+    return both(value, display, suffix, said=f"${value:.8g}")
 
 
-def _break_even_verdict(query: Query, be: dict, term: str, instance_type: str, region: str) -> str:
+def _break_even_verdict(
+    query: Query, be: dict, term: str, instance_type: str, region: str, display: dict | None = None
+) -> str:
     """Line one: where the reservation starts to pay, and which option is cheaper for the usage asked about."""
     lang = query.language
     pct = be["utilisation_pct"]
@@ -123,7 +127,9 @@ def _break_even_verdict(query: Query, be: dict, term: str, instance_type: str, r
     reserved_month = be["reserved_rate"] * R.HOURS_PER_MONTH
     od_month = be["on_demand_rate"] * R.HOURS_PER_MONTH * used
     cheaper = "verdict.be_reserved" if used * 100 > pct else "verdict.be_on_demand"
-    return head + t(cheaper, lang, used=used * 100, reserved=money(reserved_month), on_demand=money(od_month))
+    return head + t(
+        cheaper, lang, used=used * 100, reserved=both(reserved_month, display), on_demand=both(od_month, display)
+    )
 
 
 def used_share(query: Query) -> float | None:
@@ -163,20 +169,20 @@ def usage_verdict(kb: KB, query: Query, instance_type: str, region: str) -> str 
         pct=used * 100,
         said=query.usage.text,
         instance=instance_type,
-        on_demand=money(be["on_demand_rate"] * R.HOURS_PER_MONTH * used),
-        reserved=money(be["reserved_rate"] * R.HOURS_PER_MONTH),
+        on_demand=both(be["on_demand_rate"] * R.HOURS_PER_MONTH * used, for_query(query, kb)),
+        reserved=both(be["reserved_rate"] * R.HOURS_PER_MONTH, for_query(query, kb)),
         be=be["utilisation_pct"],
     )
 
 
-def break_even_line(be: dict, lang: str) -> str:
+def break_even_line(be: dict, lang: str, display: dict | None = None) -> str:
     verdict = t("tco.be.above" if be["utilisation_pct"] < 100 else "tco.be.never", lang)
     return t(
         "tco.break_even",
         lang,
         subject=f"{be['instance_type']} {be['region']} {be_term(be, lang)}",
-        reserved=_exact(be["reserved_rate"]),
-        on_demand=_exact(be["on_demand_rate"]),
+        reserved=_exact(be["reserved_rate"], display, t("unit.per_hour", lang)),
+        on_demand=_exact(be["on_demand_rate"], display, t("unit.per_hour", lang)),
         pct=be["utilisation_pct"],
         source=be["source"],
         as_of=be["as_of"],
@@ -202,13 +208,14 @@ def break_even_answer(query: Query, kb: KB, facts: dict) -> Answer:
     term_label = pricing_label(pricing, lang)
     title = t("tco.be.title", lang, term=term_label, instance=instance_type, region=region)
     main = break_even(kb, instance_type, region, pricing)
-    lines = [break_even_line(main, lang)] if main else []
+    display = for_query(query, kb)  # "in CNY": every rate in both currencies
+    lines = [break_even_line(main, lang, display)] if main else []
     if said := usage_line(query):
         lines.insert(0, said)
     if main:
-        title = _break_even_verdict(query, main, be_term(main, lang), instance_type, region)
+        title = _break_even_verdict(query, main, be_term(main, lang), instance_type, region, display)
         facts.update(break_even_facts(main, lang))
-        lines += _other_terms_line(kb, main, pricing, lang)
+        lines += _other_terms_line(kb, main, pricing, lang, display)
     else:
         available = sorted({term_words(r["term"], lang, r["provider"]) for r in kb.price_terms(instance_type, region)})
         provider = rows[0]["provider"] if rows else ""
@@ -236,7 +243,7 @@ def break_even_answer(query: Query, kb: KB, facts: dict) -> Answer:
     )
 
 
-def _other_terms_line(kb: KB, main: dict, pricing: str, lang: str) -> list[str]:
+def _other_terms_line(kb: KB, main: dict, pricing: str, lang: str, display: dict | None = None) -> list[str]:
     """Every other term of the same length, in words, with its rate and break-even, cheapest first."""
     years = int(pricing[-2])
     others = [
@@ -250,6 +257,8 @@ def _other_terms_line(kb: KB, main: dict, pricing: str, lang: str) -> list[str]:
         return []
     others.sort(key=lambda be: be["reserved_rate"])
     listed = t("word.sep", lang).join(
-        f"{be_term(be, lang)} {_exact(be['reserved_rate'])}/h = {be['utilisation_pct']:.1f}%" for be in others
+        f"{be_term(be, lang)} {_exact(be['reserved_rate'], display, t('unit.per_hour', lang))}"
+        f" = {be['utilisation_pct']:.1f}%"
+        for be in others
     )
     return [t("tco.be.others", lang, terms=listed)]

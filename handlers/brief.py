@@ -10,7 +10,7 @@ Slack "Why" button) and is always in the JSON.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -45,10 +45,6 @@ def distinct(items: Sequence[dict | Offer]) -> list[tuple[dict | Offer, int]]:
 # --- budgets ------------------------------------------------------------------------------------------------------
 
 
-def cap_usd(budget: Budget, usd_per_cny: float) -> float:
-    return budget.amount * (usd_per_cny if budget.currency == "CNY" else 1.0)
-
-
 def budget_label(budget: Budget, lang: str) -> str:
     """ "$2.00/GPU-h", "¥15.00/GPU-h", "$10.00/h", "$5,000.00" """
     amount = money(budget.amount, budget.currency)
@@ -56,23 +52,31 @@ def budget_label(budget: Budget, lang: str) -> str:
     return amount + unit
 
 
-def apply_budget(rows: list, query: Query, usd_per_cny: float) -> tuple[list, str | None]:
-    """Rows (offers, cheapest first) within the question's hourly cap, and the note saying the cap and how many
-    offers it removed. A total budget filters nothing here (TCO and recommend use it)."""
+def budget_cap(query: Query, fx: Mapping[str, Any]) -> tuple[str, float] | None:
+    """(the offers' USD column, the cap) of the question's hourly budget; None without one (a total budget filters
+    nothing here: TCO and recommend use it). `Budget.usd(kb.fx())` is the one conversion."""
     budget = query.budget
     if budget is None or budget.per == "total":
-        return rows, None
-    cap = cap_usd(budget, usd_per_cny) + 1e-9
+        return None
     key = "price_per_gpu_hour_usd" if budget.per == "gpu_hour" else "price_per_hour_usd"
-    kept = [r for r in rows if _get(r, key) <= cap]
-    note = t(
-        "brief.budget",
-        query.language,
-        cap=budget_label(budget, query.language),
-        removed=len(rows) - len(kept),
-        total=len(rows),
-    )
-    return kept, note
+    return key, budget.usd(fx) + 1e-9
+
+
+def budget_note(query: Query, removed: int, total: int) -> str:
+    """The note saying the question's cap and how many of `total` offers it removed."""
+    assert query.budget is not None
+    return t("brief.budget", query.language, cap=budget_label(query.budget, query.language), removed=removed,
+             total=total)  # fmt: skip
+
+
+def apply_budget(rows: list, query: Query, fx: Mapping[str, Any]) -> tuple[list, str | None]:
+    """Rows (offers, cheapest first) within the question's hourly cap, and the note saying the cap and how many
+    offers it removed (`budget_cap`)."""
+    cap = budget_cap(query, fx)
+    if cap is None:
+        return rows, None
+    kept = [r for r in rows if _get(r, cap[0]) <= cap[1]]
+    return kept, budget_note(query, len(rows) - len(kept), len(rows))
 
 
 BRIEF_RECOMMENDATIONS = 3  # a short answer's picks (--verbose / "Why": all of them)

@@ -5,15 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from handlers import brief, nearest, ranking
+from handlers.asked_filters import filters_phrase
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
-from handlers.display import unit
-from handlers.freshness import answer_notes, out_of_stock_last
+from handlers.display import both, for_query, unit
+from handlers.freshness import answer_notes
 from handlers.i18n import MESSAGES, t
 from handlers.models import Answer, Offer, Query
 from handlers.offer_notes import excluded_note
 from handlers.suspect import suspect_text
 from handlers.terms import pricing_text
 from handlers.unplaced import unplaced_note
+from knowledge.kb import ranks
 from knowledge.kb.reader import KB, GpuRef, OfferFilters, gpu_refs
 
 DEFAULT_TOP = 5
@@ -37,7 +39,7 @@ def handle(query: Query, kb: KB) -> Answer:
     whole_instance = ranking.per_instance(query)  # "per hour for the whole instance": rank per instance-hour
     if whole_instance:
         what += t("ranking.per_instance", lang)
-    top = query.top_n or DEFAULT_TOP
+    top = ranking.top(query, DEFAULT_TOP)  # "top 200": at most ranking.MAX_TOP lines
     filters: OfferFilters = {
         "gpus": refs,
         "pricing": pricing,
@@ -45,47 +47,48 @@ def handle(query: Query, kb: KB) -> Answer:
         "regions": query.regions,
         "min_memory_gb": query.min_gpu_memory_gb,
     }
-    counted: OfferFilters = {**filters, "gpu_count": query.gpu_count}
-    rows = kb.offers(**counted)
-    if not rows and query.gpu_count:
-        rows = kb.offers(**filters)
-        if rows:
+    asked: OfferFilters = {**filters, "gpu_count": query.gpu_count}
+    if query.gpu_count and not kb.offers(**asked, limit=1):
+        asked = filters
+        if kb.offers(**filters, limit=1):
             notes.append(t("cheapest.count_fallback", lang, count=query.gpu_count))
     if not query.gpus:
-        rows = [r for r in rows if kb.gpu_kinds.get(r["gpu"]) == "gpu"]
+        asked = {**asked, "gpu_kind": "gpu"}
+    cap = brief.budget_cap(query, kb.fx())
+    count, ranked = ranks.ranking(  # kb: narrowed by the question's exclusions (handlers.constraints)
+        kb, asked, cap, per_instance_hour=whole_instance, every_region=brief.asks_regions(query)
+    )
     # Offers that cannot be ordered at this pricing model are left out, counted by reason
     # (knowledge.catalog.availability).
-    rows, excluded = kb.split_orderable(rows, **filters)
-    if note := excluded_note(excluded, pricing, lang):
+    if note := excluded_note(count.excluded, pricing, lang):
         notes.append(note)
     if note := unplaced_note(kb, query, pricing):  # rows of the asked cloud under names not placed (issue 26)
         notes.append(note)
-    whole = [r for r in rows if "GPU only" not in r["instance_type"]]
+    orderable: OfferFilters = {**asked, "orderable": True}
     details: list[str] = []
-    if len(whole) < len(rows):  # a GPU-only figure (host VM price unknown) is not what a user pays
-        details.append(t("cheapest.gpu_only_excluded", lang, count=len(rows) - len(whole)))
-    before = whole
-    whole, budget_note = brief.apply_budget(whole, query, kb.fx()["usd_per_cny"])
-    if budget_note:
-        notes.insert(0, budget_note)
-        if before and not whole:  # nothing within the cap: say what the cheapest costs
-            notes.insert(1, t("brief.budget_cheapest", lang, offer=offer_phrase(kb, offer(before[0]), lang)))
-    whole, out_of_stock = out_of_stock_last(whole)  # known out of stock: after the rest (issue 28)
-    ranked, context = _with_articles(kb, query, refs, pricing, whole, notes, details)
-    if not ranked:
+    if count.gpu_only:  # a GPU-only figure (host VM price unknown) is not what a user pays
+        details.append(t("cheapest.gpu_only_excluded", lang, count=count.gpu_only))
+    if cap:
+        notes.insert(0, brief.budget_note(query, count.whole - count.within, count.whole))
+        if count.whole and not count.within:  # nothing within the cap: say what the cheapest costs
+            cheapest = ranks.first(kb, orderable, stock_last=False)
+            notes.insert(1, t("brief.budget_cheapest", lang, offer=offer_phrase(kb, offer(cheapest or {}), lang)))
+    items, context = _with_articles(kb, query, refs, pricing, ranked, (orderable, cap), notes, details)
+    if not items:
         notes[:0] = [t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)),
                      *nearest.alternatives(kb, query, refs, pricing)]  # fmt: skip
-    # every region when the question is about regions, else one line per provider + instance type (best region)
-    if whole_instance:
-        ranked = ranking.by_instance_hour(ranked)
-    picked = [(item, 0) for item in ranked] if brief.asks_regions(query) else brief.distinct(ranked)
-    options = [_as_offer(item).model_copy(update={"other_regions": n}) for item, n in picked]
-    options = options if whole_instance else ranking.collapse(options)  # per instance-hour, sizes differ
-    shown = options[:top]
+    # every region when the question is about regions, else one line per provider + instance type (best region),
+    # and (per GPU-hour) one line per group of sizes (handlers.ranking)
+    lines = [[item] for item in items] if whole_instance else ranking.groups(items)
+    shown_rows = ranks.full_rows(kb, [m[0]["rid"] for m in lines[:top] if isinstance(m[0], dict)])
+    shown = [ranking.line(_line_offer(m[0], shown_rows), m) for m in lines[:top]]
+    if said := ranking.top_facts(query, len(shown), len(lines)):  # "top 200": what the cap and the data allow
+        key = "cheapest.top_capped" if len(lines) > len(shown) else "cheapest.top_all"
+        notes.insert(0, t(key, lang, **said))
     if any(o.vgpu for o in shown):
         notes.append(t("cheapest.vgpu", lang))
-    if out_of_stock:
-        notes.append(t("cheapest.out_of_stock_last", lang, count=out_of_stock))
+    if count.out_of_stock:
+        notes.append(t("cheapest.out_of_stock_last", lang, count=count.out_of_stock))
     notes += answer_notes(shown, lang)  # mixed freshness tiers, live sources silent for a day
     return Answer(
         query=query,
@@ -95,8 +98,12 @@ def handle(query: Query, kb: KB) -> Answer:
         notes=notes,
         suggestions=suggestions,
         sources=sources(shown),
-        more=max(0, len(options) - top),
-        extra={"excluded": excluded, **({"details": details} if details else {})},
+        more=max(0, len(lines) - top),
+        extra={
+            "excluded": count.excluded,
+            **({"details": details} if details else {}),
+            **({"top": said} if said else {}),
+        },
     )
 
 
@@ -106,19 +113,26 @@ def _any_gpu(query: Query) -> bool:
     return query.any_gpu or any(narrowed)
 
 
-def machines_line(query: Query, item: Offer) -> str:
-    """ "; 2 machines: $XX.XX/h" for a question about several machines, else ""."""
+def machines_line(query: Query, item: Offer, display: dict | None = None) -> str:
+    """ "; 2 machines: $XX.XX/h" for a question about several machines, else ""; with a display currency also in
+    it ("$30.40/h (≈ ¥220.28/h)"), a vendor's own currency kept."""
     if not query.machines or query.machines < 2:
         return ""
-    total = f"{money(item.price_per_hour * query.machines, item.currency)}{t('unit.per_hour', query.language)}"
+    per_hour = t("unit.per_hour", query.language)
+    if display and item.currency != display["currency"]:
+        total = both(item.price_per_hour_usd * query.machines, display, per_hour)
+    else:
+        total = f"{money(item.price_per_hour * query.machines, item.currency)}{per_hour}"
     return t("cheapest.machines", query.language, n=query.machines, total=total)
 
 
 def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) -> str:
     """Line one: what to rent, where, at what price."""
     lang = query.language
-    asked = t("cheapest.what", lang, what=what, pricing=pricing_label(pricing, lang))
-    if not shown and query.budget and query.budget.per != "total":
+    label = pricing_label(pricing, lang)
+    asked = t("cheapest.what", lang, what=what, pricing=label, filters=filters_phrase(query, lang))
+    if not shown and query.budget and query.budget.per != "total":  # the cap is said once, after the colon
+        asked = t("cheapest.what", lang, what=what, pricing=label, filters=filters_phrase(query, lang, budget=False))
         return t("verdict.none_within", lang, asked=asked, cap=brief.budget_label(query.budget, lang))
     if not shown and query.regions:  # "cheapest A100 spot in Osaka": say there is none there (alternatives below)
         where = ", ".join(query.region_names) or ", ".join(query.regions[:4]) + (" …" if len(query.regions) > 4 else "")
@@ -126,7 +140,8 @@ def _verdict(kb: KB, query: Query, what: str, pricing: str, shown: list[Offer]) 
     if not shown:
         return t("cheapest.title", lang, what=what, pricing=pricing_label(pricing, lang))
     best = shown[0]
-    return t("verdict.cheapest", lang, asked=asked, offer=offer_phrase(kb, best, lang)) + machines_line(query, best)
+    machines = machines_line(query, best, for_query(query, kb))
+    return t("verdict.cheapest", lang, asked=asked, offer=offer_phrase(kb, best, lang)) + machines
 
 
 def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
@@ -150,35 +165,49 @@ def offer_phrase(kb: KB, item: Offer, lang: str) -> str:
     return text + (f" [{suspect_text(item.suspect, lang)}]" if item.suspect else "")  # never unmarked (issue 26)
 
 
-def _as_offer(item: dict | Offer) -> Offer:
-    return item if isinstance(item, Offer) else offer(item)
+def _line_offer(item: dict | Offer, rows: dict[int, dict]) -> Offer:
+    """The Offer of a ranking line's head: an article figure, or the full row of a catalog head."""
+    if isinstance(item, Offer):
+        return item
+    return offer(rows[item["rid"]]).model_copy(update={"other_regions": item["other_regions"]})
 
 
 def _with_articles(
-    kb: KB, query: Query, refs: list[GpuRef], pricing: str, ranked: list[dict], notes: list[str], details: list[str]
-) -> tuple[Sequence[dict | Offer], list[Offer]]:
-    """Rank catalog offers (rows, cheapest first); seed-article figures rank only for providers without a catalog
-    that were asked for (or when nothing else is known), and are otherwise shown as dated context beside the
-    catalog's best price."""
+    kb: KB,
+    query: Query,
+    refs: list[GpuRef],
+    pricing: str,
+    ranked: list[dict],
+    ranking_of: tuple[OfferFilters, tuple[str, float] | None],
+    notes: list[str],
+    details: list[str],
+) -> tuple[list[dict | Offer], list[Offer]]:
+    """The ranked items: the catalog's (`ranked`: `knowledge.kb.ranks.ranking` of `ranking_of`, its filters and cap)
+    with seed-article figures ranked only for providers without a catalog that were asked for (or when nothing else
+    is known); other article figures are shown as dated context beside the catalog's best price."""
+    whole_instance, every_region = ranking.per_instance(query), brief.asks_regions(query)
     articles = [
         offer(r)
         for r in kb.offers(gpus=refs, pricing=pricing, providers=query.providers, kinds=("article",))
         if r.get("servable") and (not query.gpu_count or abs(r["gpu_count"] - query.gpu_count) < 1e-6)
     ]
     if not articles or not refs or query.regions:  # an article figure has no region: not for a region question
-        return ranked, []
+        return [*ranked], []
     catalog_providers = {pid for pid, row in kb.providers.items() if row.get("has_catalog")}
     asked = set(query.providers)
     rank_articles = [a for a in articles if a.provider not in catalog_providers and (a.provider in asked or not ranked)]
     for provider in sorted({a.provider for a in rank_articles}):
         notes.append(t("cheapest.article_only", query.language, provider=_provider_name(kb, provider, query.language)))
     context = [a for a in articles if a not in rank_articles]
-    pool: list[dict | Offer] = [*ranked, *rank_articles]
-    merged = sorted(pool, key=_rank_key)
-    best = {o["provider"]: o for o in reversed(ranked)}
+    picked: list[dict | Offer] = sorted(rank_articles, key=_rank_key)  # ranked as the catalog's rows are
+    if whole_instance:
+        picked = ranking.by_instance_hour(picked)
+    merged: list[dict | Offer] = sorted([*ranked, *_per_instance_type(picked, every_region)], key=_rank_key)
+    if whole_instance:
+        merged = ranking.by_instance_hour(merged)
     lang = query.language
     for item in context:
-        if row := best.get(item.provider):
+        if row := ranks.first(kb, {**ranking_of[0], "providers": [item.provider]}, ranking_of[1]):
             cheapest = offer(row)
             details.append(
                 t(  # dated context: shown on request (--verbose, "Why")
@@ -195,6 +224,16 @@ def _with_articles(
                 )
             )
     return merged, context
+
+
+def _per_instance_type(items: Sequence[dict | Offer], every_region: bool) -> list[Offer]:
+    """Article figures as ranking lines: one per provider + instance type (or every one), with their other regions."""
+    picked = [(item, 0) for item in items] if every_region else brief.distinct(items)
+    return [_as_offer(item).model_copy(update={"other_regions": n}) for item, n in picked]
+
+
+def _as_offer(item: dict | Offer) -> Offer:
+    return item if isinstance(item, Offer) else offer(item)
 
 
 def _rank_key(item: dict | Offer) -> tuple:

@@ -7,6 +7,7 @@ import json
 from handlers import cheapest
 from handlers.common import money, scan_text
 from handlers.i18n import scoped
+from handlers.i18n_rules import provider_name
 from handlers.models import Answer, Query
 from handlers.pitfalls import to_model
 from knowledge.facts import pitfalls as store
@@ -78,6 +79,9 @@ def _figures(kb: KB, query: Query, best, providers: list[str], lang: str) -> lis
                     as_of=r["as_of"],
                 )
             )
+        else:  # no figure where the cloud publishes none (issue 26)
+            cloud = provider_name(kb, best.provider, lang)
+            lines.append(_p("spot_risk_unknown", lang, itype=best.instance_type, region=best.region, cloud=cloud))
     if best and best.provider == "aws":
         terms = {t["term"]: t["price_per_hour"] for t in kb.price_terms(best.instance_type, best.region)}
         reserved, on_demand = terms.get("yrTerm1Standard.noUpfront"), terms.get("ondemand")

@@ -7,6 +7,7 @@ from typing import Any
 
 from handlers.i18n import t
 from handlers.models import NameIssue, Offer, Query, Source
+from knowledge.catalog.freshness import imported
 
 SYMBOLS = {"USD": "$", "CNY": "¥"}
 SCAN_CHARS = 2000  # handlers read a question up to here, like the parser (handlers.parse.MAX_CHARS)
@@ -63,23 +64,33 @@ def name_notes(query: Query) -> tuple[list[str], list[str]]:
     suggestions: list[str] = []
     lang = query.language
     for issue in query.issues:
-        notes.append(_issue_text(issue, lang))
+        notes.append(issue_text(issue, lang))
         suggestions += [c for c in issue.candidates if c not in suggestions]
     return notes, suggestions
 
 
-def _issue_text(issue: NameIssue, lang: str) -> str:
+def issue_text(issue: NameIssue, lang: str) -> str:
+    """ "I don't know the instance type 'g5xlarge'. Did you mean g5.xlarge?" (or "could mean several ...")."""
     kind = t(f"kind.{issue.kind}", lang)
     key = "names.ambiguous" if issue.status == "ambiguous" else "names.unknown"
     text = t(key, lang, kind=kind, text=issue.text)
     if issue.candidates:
-        text += " " + t("names.did_you_mean", lang, candidates=t("word.or", lang).join(issue.candidates[:4]))
+        text += ("" if lang == "zh" else " ") + t(
+            "names.did_you_mean", lang, candidates=t("word.or", lang).join(issue.candidates[:4])
+        )
     return text
 
 
 def also_in(n: int, lang: str) -> str:
     """ "+3 regions" / "+1 region" (另有3个地域): where else the offer's price is found."""
     return t("brief.also_in_one", lang) if n == 1 else t("brief.also_in", lang, n=n)
+
+
+def date_label(source: Source | Offer) -> str:
+    """The phrase before a figure's day (`render.`/`slack.` key): as of, or date unknown (bundled, or imported)."""
+    if source.as_of_known:
+        return "as_of"
+    return "date_unknown_imported" if imported(source.source) else "date_unknown"
 
 
 def as_of_text(row: Any, lang: str) -> str:
@@ -90,5 +101,6 @@ def as_of_text(row: Any, lang: str) -> str:
     if not day:
         return t("common.date_unknown", lang)
     if get("as_of_known", True) in (False, 0):
-        return t("common.date_unknown_bundled", lang, day=day)
+        key = "common.date_unknown_imported" if imported(get("source")) else "common.date_unknown_bundled"
+        return t(key, lang, day=day)
     return day

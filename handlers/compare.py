@@ -16,10 +16,10 @@ from handlers.spec import (
     row_line,
     spec_rows_for,
     split_errata,
-    whole,
 )
 from knowledge.facts import rules as R
 from knowledge.facts.question_facts import query_facts
+from knowledge.kb import ranks
 from knowledge.kb.reader import KB, GpuRef, OfferFilters
 
 PROVIDER_FAMILIES = ("H100", "A100", "L4")  # compared when providers are named without a GPU
@@ -209,9 +209,9 @@ def _subjects(query: Query, kb: KB) -> list[tuple[str, list[dict], OfferFilters]
 def _cheapest(kb: KB, query: Query, filters: OfferFilters, pricing: str) -> Offer | None:
     """The cheapest whole offer of one subject, within the question's hourly budget when it says one."""
     merged: OfferFilters = {"providers": query.providers, "regions": query.regions, **filters, "pricing": pricing}
-    rows = [row for row in kb.offers(**merged) if whole(row)]
-    rows, _ = brief.apply_budget(rows, query, kb.fx()["usd_per_cny"])
-    return offer(rows[0]) if rows else None
+    cap = brief.budget_cap(query, kb.fx())  # `spec.whole` in SQL: whole GPUs, orderable, host priced
+    row = ranks.first(kb, {**merged, "orderable": True}, cap, stock_last=False, whole_gpus=True)
+    return offer(row) if row else None
 
 
 def _main_spec(rows: list[dict], shown: Offer | None) -> dict | None:

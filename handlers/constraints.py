@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from handlers.common import issue_text
 from handlers.i18n import t
 from handlers.models import Answer, Offer, Query
 from knowledge.kb.reader import GpuRef
@@ -38,6 +39,25 @@ def kept(item: dict | Offer, query: Query) -> bool:
     return True
 
 
+def kept_sql(query: Query) -> tuple[list[str], list]:
+    """`kept` as SQL conditions over the offers table, with their params."""
+    where: list[str] = []
+    params: list[Any] = []
+    for column, values in (("provider", query.exclude_providers), ("pricing", query.exclude_pricing),
+                           ("region", query.exclude_regions)):  # fmt: skip
+        if values:
+            where.append(f"{column} NOT IN ({','.join('?' * len(values))})")
+            params += values
+    for ref in map(GpuRef.parse, query.exclude_gpus):
+        if ref.memory_gb:  # a row without a memory size is kept, as by `kept`
+            where.append("NOT (gpu = ? AND COALESCE(gpu_memory_gb AND ABS(gpu_memory_gb - ?) < 0.6, 0))")
+            params += [ref.family, ref.memory_gb]
+        else:
+            where.append("gpu != ?")
+            params.append(ref.family)
+    return where, params
+
+
 class Narrowed:
     """A knowledge base whose offers leave out what `query` excluded; everything else is the knowledge base's own."""
 
@@ -51,6 +71,12 @@ class Narrowed:
     def offers(self, *, limit: int | None = None, **filters: Any) -> list[dict]:
         rows = [row for row in self._kb.offers(**filters) if kept(row, self._query)]
         return rows[:limit] if limit else rows
+
+    def offer_where(self, **filters: Any) -> tuple[list[str], list]:
+        """The knowledge base's SQL conditions for `filters`, and the question's exclusions (`kept_sql`)."""
+        where, params = self._kb.offer_where(**filters)
+        more, more_params = kept_sql(self._query)
+        return [*where, *more], [*params, *more_params]
 
 
 def narrowed(kb: Any, query: Query) -> Any:
@@ -100,11 +126,21 @@ _OFFER_INTENTS = frozenset({"cheapest", "price", "compare", "tco", "recommend", 
 
 
 def unknown_names(query: Query, kb: Any) -> Answer | None:
-    """The answer to a question about a cloud, region or GPU the knowledge base does not know: it is named back with
-    what is known and did-you-mean, never answered with offers from elsewhere. None when nothing is unknown."""
+    """The answer to a question about a cloud, region or GPU the knowledge base does not know, or with a number too
+    large to use: it is named back with what is known and did-you-mean, never answered with offers from elsewhere
+    or a default in its place. None when nothing is unknown."""
+    lang = query.language
+    if query.intent in _OFFER_INTENTS | {"spec"} and not (query.instance_types or query.gpus):
+        for issue in query.issues:  # "price of g5xlarge": the instance type said back with did-you-mean
+            if issue.kind == "instance_type":
+                return Answer(query=query, title=issue_text(issue, lang), suggestions=issue.candidates)
     if query.intent not in _OFFER_INTENTS:
         return None
-    lang = query.language
+    if query.out_of_range:  # "for 3000 years", "5000x H100": refused, never priced with a default instead
+        big = query.out_of_range[0]
+        said = big.text if len(big.text) <= 40 else big.text[:37] + "…"
+        why = t(f"numbers.max_{big.kind}", lang)
+        return Answer(query=query, title=t("numbers.out_of_range", lang, what=said, why=why))
     for issue in query.issues:
         if issue.status != "unknown":
             continue

@@ -12,10 +12,9 @@ that say so, in the answer's language, for the reply's context line:
                unless the channel chose one)
     currency   only when the question names none (TCO totals; prices are also shown converted, see `bot.slack.blocks`)
     language   when the question is not written in Chinese characters (those are always answered in Chinese)
-
-The budget (the most to pay per GPU-hour) is not a `Query` field: `widen_for_budget` asks the handler for every
-offer, `apply_budget` keeps those within the budget, cuts the list back to the size asked for and says how many
-were hidden.
+    budget     only when the question says none, for the answers a budget filters (`BUDGET_INTENTS`): it becomes
+               the question's `budget` (per GPU-hour or per instance-hour, as set), so the handler filters once
+               and says how many offers it removed, as for a budget asked in the question
 
 Only questions about offers are filtered (`FILTERED_INTENTS`); help, specs and "not understood" get the language
 only.
@@ -26,29 +25,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from handlers.common import sources
 from handlers.i18n import t
-from handlers.models import Answer, Budget, Query
+from handlers.models import Budget, Query
 
 __all__ = [
-    "BUDGET_FETCH",
+    "BUDGET_INTENTS",
     "FIELDS",
     "FILTERED_INTENTS",
-    "apply_budget",
     "apply_defaults",
+    "budget_of",
     "budget_text",
     "defaulted_fields",
     "undo_defaults",
-    "widen_for_budget",
 ]
 
-FIELDS = ("providers", "regions", "currency", "language", "pricing")
+FIELDS = ("providers", "regions", "currency", "language", "pricing", "budget")
 FILTERED_INTENTS = frozenset(
     {"cheapest", "price", "compare", "recommend", "tco", "checklist", "pitfalls", "digest", "history"}
 )
 BUDGET_INTENTS = frozenset({"cheapest", "price", "compare"})  # answers whose offers a budget filters
-BUDGET_FETCH = 5000  # offers a budgeted "cheapest" asks for, so that the cut list is still full
-DEFAULT_TOP = 5
 
 
 def _origin(settings: Mapping[str, Any], key: str) -> str:
@@ -68,9 +63,16 @@ def _list(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list | tuple) else []
 
 
+def budget_of(stored: Mapping[str, Any]) -> Budget:
+    """The typed budget of a stored setting (`knowledge.state.settings_store`: {"amount", "currency", "per"})."""
+    per = stored.get("per") or "gpu_hour"
+    return Budget(amount=float(stored["amount"]), currency=stored["currency"], per=per, text=budget_text(stored))
+
+
 def budget_text(budget: Mapping[str, Any]) -> str:
-    """ "2 USD/GPU-hour" """
-    return f"{float(budget['amount']):g} {budget['currency']}/GPU-hour"
+    """ "2 USD/GPU-hour", "20 CNY/hour" """
+    unit = "/hour" if budget.get("per") == "instance_hour" else "/GPU-hour"
+    return f"{float(budget['amount']):g} {budget['currency']}{unit}"
 
 
 def apply_defaults(
@@ -134,6 +136,11 @@ def apply_defaults(
         update["currency"] = currency
         if query.intent == "tco":
             notes.append(_note("currency", lang, _origin(settings, "currency"), values=currency))
+
+    budget = settings.get("budget")
+    if budget and query.budget is None and query.intent in BUDGET_INTENTS:
+        update["budget"] = budget_of(budget)
+        notes.append(_note("budget", lang, _origin(settings, "budget"), values=budget_text(budget)))
     return (query.model_copy(update=update) if update else query), notes
 
 
@@ -158,46 +165,3 @@ def undo_defaults(query: Query, fields: Iterable[str], *, unless_changed_from: Q
         else:
             reset[name] = None
     return query.model_copy(update=reset) if reset else query
-
-
-def widen_for_budget(query: Query, settings: Mapping[str, Any]) -> Query:
-    """With a budget, a "cheapest" question asks for every offer so that the list cut by `apply_budget` is full,
-    and a question without a budget of its own is answered within the setting's (so that line one, the ranking
-    and the count of offers removed respect it: per GPU-hour)."""
-    budget = settings.get("budget")
-    if not budget:
-        return query
-    update: dict[str, Any] = {"top_n": BUDGET_FETCH} if query.intent == "cheapest" else {}
-    if query.budget is None and query.intent in BUDGET_INTENTS:
-        update["budget"] = Budget(
-            amount=float(budget["amount"]), currency=budget["currency"], per="gpu_hour", text=budget_text(budget)
-        )
-    return query.model_copy(update=update) if update else query
-
-
-def apply_budget(
-    answer: Answer, settings: Mapping[str, Any], *, usd_per_cny: float, asked_top_n: int | None = None
-) -> tuple[Answer, list[str]]:
-    """Offers above the channel's budget (per GPU-hour) removed and the note saying so; for "cheapest" (asked
-    with `widen_for_budget`) the list is cut back to the size asked for (`asked_top_n`, else 5). Prices are
-    compared in USD; a CNY budget is converted with `usd_per_cny`."""
-    budget = settings.get("budget")
-    if not budget or answer.query.intent not in BUDGET_INTENTS:
-        return answer, []
-    limit_usd = float(budget["amount"]) * (usd_per_cny if budget["currency"] == "CNY" else 1.0)
-    kept = [o for o in answer.offers if o.price_per_gpu_hour_usd <= limit_usd + 1e-9]
-    hidden = len(answer.offers) - len(kept)
-    update: dict[str, Any] = {"offers": kept}
-    if answer.query.intent == "cheapest":
-        top = asked_top_n or DEFAULT_TOP
-        beyond = answer.more  # offers past what was fetched: dearer than the last one fetched (the list is sorted)
-        if beyond and answer.offers and answer.offers[-1].price_per_gpu_hour_usd > limit_usd:
-            hidden, beyond = hidden + beyond, 0
-        update["offers"], update["more"] = kept[:top], max(0, len(kept) - top) + beyond
-        update["query"] = answer.query.model_copy(update={"top_n": asked_top_n})
-        update["sources"] = sources([*update["offers"], *answer.context])
-    lang = answer.query.language
-    note = _note("budget", lang, _origin(settings, "budget"), values=budget_text(budget))
-    if hidden:
-        note += t("defaults.note.budget_hidden", lang, n=hidden)
-    return answer.model_copy(update=update), [note]

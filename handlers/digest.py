@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from handlers.common import money, pricing_label
-from handlers.i18n import scoped
+from handlers.display import both, for_query, rate_note
+from handlers.i18n import scoped, t
 from handlers.models import PRICINGS, Answer, Query, Source
 from knowledge.history.models import Change, Digest
 from knowledge.kb.reader import KB, GpuRef
@@ -90,14 +91,19 @@ def _group_line(key: tuple[str, str, str], items: dict[str, list[Change]], lang:
     )
 
 
-def _move_prices(change: Change) -> tuple[str, str]:
+def _move_prices(change: Change, lang: str, display: dict | None = None) -> tuple[str, str]:
+    """(old, new) per instance-hour as quoted: a vendor's own currency, else USD ("$20.00 → $18.00/h"); with a
+    display currency each figure in both, with its unit ("$20.00/h (≈ ¥144.92/h) → $18.00/h (≈ ¥130.43/h)")."""
+    per_hour = t("unit.per_hour", lang)
+    old_unit = per_hour if display else ""  # one currency: the unit once, after the new price
     if change.currency != "USD" and change.old_native and change.new_native:
-        return money(change.old_native, change.currency), money(change.new_native, change.currency)
-    return money(change.old or 0.0), money(change.new or 0.0)
+        old, new = money(change.old_native, change.currency), money(change.new_native, change.currency)
+        return old + old_unit, new + per_hour
+    return both(change.old or 0.0, display, old_unit), both(change.new or 0.0, display, per_hour)
 
 
-def _move_line(change: Change, lang: str) -> str:
-    old, new = _move_prices(change)
+def _move_line(change: Change, lang: str, display: dict | None = None) -> str:
+    old, new = _move_prices(change, lang, display)
     return phrase(
         "move",
         lang,
@@ -111,14 +117,14 @@ def _move_line(change: Change, lang: str) -> str:
     )
 
 
-def _move_view(change: Change, lang: str) -> dict:
+def _move_view(change: Change, lang: str, display: dict | None = None) -> dict:
     """One of the biggest moves, for a layout: what moved (GPU, pricing, provider), where, and the line."""
     return {
         "what": f"{change.gpu} {_pricing(change.pricing, lang)} · {_provider(change.provider, lang)}",
         "where": f"{change.instance_type} · {change.region}",
-        "prices": _move_prices(change),
+        "prices": _move_prices(change, lang, display),
         "pct": change.change_pct or 0.0,
-        "line": _move_line(change, lang),
+        "line": _move_line(change, lang, display),
     }
 
 
@@ -174,8 +180,10 @@ def summarize(
     lang: str | None = None,
     top: int = MAX_MOVES,
     no_changes_one_line: bool = False,
+    display: dict | None = None,
 ) -> Answer:
-    """The digest as an `Answer`: per-family summary lines, then the biggest moves, in the query's language."""
+    """The digest as an `Answer`: per-family summary lines, then the biggest moves, in the query's language;
+    `display`: the display currency every USD price is also shown in (`handlers.display`)."""
     query = query or Query(intent="digest", language=lang or "en")
     lang = lang or query.language
     since = _since(digest)
@@ -213,9 +221,11 @@ def summarize(
     if moves:
         lines.append("")
         lines.append(phrase("moves", lang))
-        lines += [f"  {n}. {_move_line(c, lang)}" for n, c in enumerate(moves, start=1)]
+        lines += [f"  {n}. {_move_line(c, lang, display)}" for n, c in enumerate(moves, start=1)]
     lines += _stock_lines(digest.stock, lang, top)
     notes.append(phrase("threshold", lang, t=digest.threshold_pct, small=small))
+    if display and moves:  # the rate, once, with its source and date (the pipeline's note when asked there)
+        notes.append(rate_note(display, lang))
     return Answer(
         query=query,
         title=phrase("title", lang, since=since),
@@ -226,7 +236,7 @@ def summarize(
             "digest": {
                 "headline": _headline(digest, moves, since, lang),
                 "group_lines": group_lines,
-                "moves": [_move_view(c, lang) for c in moves],
+                "moves": [_move_view(c, lang, display) for c in moves],
                 "datasets": _datasets(digest),
                 "changes": len(digest.changed),
                 "added": len(digest.added),
@@ -298,4 +308,4 @@ def handle(query: Query, kb: KB | None = None, reader: HistoryReader | None = No
     digest = digest.filtered(lambda c: keep_gpu(c) and (query.pricing is None or c.pricing == query.pricing) and now(c))
     if query.gpus:
         digest = Digest(digest.providers, digest.threshold_pct, digest.since, tuple(query.gpus))
-    return summarize(digest, query)
+    return summarize(digest, query, display=for_query(query, kb) if kb is not None else None)

@@ -10,6 +10,9 @@
   through the functions here: an offer quoted in the display currency by its vendor (Alibaba, Tencent in CNY) keeps
   its own figure, never a conversion of its USD twin; any other offer's figure is its USD twin times the rate.
   `twin` is the second figure an offer line shows; `title_line` the converted figures the title states.
+- **Figures in sentences.** A handler or renderer that phrases a USD figure itself (break-even rates, history,
+  $ per 1M tokens, training runs, a machine total, digest and alert lines) writes it with `both(usd, display)`:
+  "$40.45/h (≈ ¥293.13/h)"; `for_query(query, kb)` is the display a handler sees before `with_display` runs.
 
 STYLE: pure functions over the contract models; no rendering beyond one figure or one line; the rate is the
 knowledge base's, passed in, never a constant here.
@@ -48,24 +51,49 @@ def unit(item: Offer, lang: str = "en") -> str:
 
 def display_of(query: Query, fx: dict[str, Any]) -> dict[str, Any] | None:
     """`{"currency", "per_usd", "source", "as_of"}` when the query's currency is not USD, else None."""
-    if not query.currency or query.currency == "USD":
+    return in_currency(query.currency, fx)
+
+
+def in_currency(currency: str | None, fx: dict[str, Any]) -> dict[str, Any] | None:
+    """The display of a currency preference (a channel's, a CLI flag's): None for USD or none."""
+    if not currency or currency == "USD":
         return None
     return {
-        "currency": query.currency,
+        "currency": currency,
         "per_usd": float(fx["cny_per_usd"]),
         "source": str(fx["source"]),
         "as_of": str(fx["as_of"]),
     }
 
 
+def for_query(query: Query, kb: Any) -> dict[str, Any] | None:
+    """The display currency of a question, for a handler that phrases figures itself (None: USD only)."""
+    return display_of(query, kb.fx()) if query.currency and query.currency != "USD" else None
+
+
+def both(usd: float, display: dict[str, Any] | None, suffix: str = "", said: str | None = None) -> str:
+    """A USD figure as a reader sees it: "$40.45/h", with a display currency "$40.45/h (≈ ¥293.13/h)"; `said`: the
+    USD figure as its source states it ("$40.454452", "$0.4390"), else `money(usd)`."""
+    shown = (said or money(usd)) + suffix
+    if not display or display["currency"] == "USD":
+        return shown
+    return f"{shown} (≈ {money(usd * float(display['per_usd']), display['currency'])}{suffix})"
+
+
+PRICED_EXTRA = ("break_even", "history", "work", "train_cost", "rent_or_api")  # figures in extra (a digest's
+# moves: handlers.digest says the rate itself when it shows some)
+
+
 def priced(answer: Answer) -> bool:
-    """The answer states a price: offers, picks with an offer, dated figures or a TCO."""
+    """The answer states a price: offers, picks with an offer, dated figures, a TCO, or figures of its own kind
+    (a break-even, price history, $ per 1M tokens, training runs, API costs)."""
     return bool(
         answer.offers
         or answer.context
         or any(r.offer for r in answer.recommendations)
         or answer.tco
         or answer.tco_options
+        or any(answer.extra.get(key) for key in PRICED_EXTRA)
     )
 
 
@@ -127,7 +155,7 @@ def total_twin(tco: Tco, display: dict[str, Any] | None) -> tuple[float, str] | 
 def title_line(answer: Answer, display: dict[str, Any] | None) -> str:
     """The title's figures in the other currency, in the title's order ("In CNY: ¥5.23/GPU-h, ¥41.81/h"), or ""
     when the title states none that needs it. A figure the title states is an offer's own per-unit or per-hour
-    price (or its USD twin), or a TCO total."""
+    price (or its USD twin), or a row's figure (`ROW_FIGURES`: $ per 1M tokens, a training run, an API price)."""
     if not display:
         return ""
     lang, title = answer.query.language, answer.title
@@ -150,11 +178,12 @@ def title_line(answer: Answer, display: dict[str, Any] | None) -> str:
             at = title.find(said)
             if at >= 0 and shown not in found:
                 found[shown] = (at, cur)
-    for tco in [x for x in (answer.tco, *answer.tco_options) if x]:
-        other = total_twin(tco, display)
-        at = title.find(money(tco.total, tco.currency))
-        if other and at >= 0:
-            found.setdefault(money(*other), (at, other[1]))
+    # a TCO total is not repeated here: every surface shows it with its other currency ("¥40,437.76 (≈ $5,580.70)")
+    for said, usd, suffix in _row_figures(answer):  # $ per 1M tokens, a training run, an API price
+        at = title.find(said)
+        shown = money(usd * float(display["per_usd"]), cur) + suffix
+        if at >= 0 and cur != "USD" and not _twinned(title, at, said):
+            found.setdefault(shown, (at, cur))
     if not found:
         return ""
     by_currency: dict[str, list[tuple[int, str]]] = {}
@@ -167,6 +196,32 @@ def title_line(answer: Answer, display: dict[str, Any] | None) -> str:
         for currency, figures in sorted(by_currency.items(), key=lambda kv: min(kv[1]))
     ]  # fmt: skip
     return t("word.sep", lang).join(parts)
+
+
+def _twinned(title: str, at: int, said: str) -> bool:
+    """The figure at `at` already states its other currency right after it ("$5.00 (≈ ¥36.23)")."""
+    return title[at + len(said) :].startswith(" (≈ ")
+
+
+ROW_FIGURES = {  # extra key -> (USD field, how the verdict states it, unit suffix): figures a title may state
+    "work": (("usd_per_million_tokens", "${:.4f}", ""), ("price_per_hour_usd", "${:.2f}", "/h")),
+    "train_cost": (("cost_usd", "${:,.2f}", ""),),
+}
+
+
+def _row_figures(answer: Answer) -> list[tuple[str, float, str]]:
+    """(the figure as the title would state it, its USD value, its unit) for every row of a work, training or
+    API-cost answer."""
+    out: list[tuple[str, float, str]] = []
+    for key, fields in ROW_FIGURES.items():
+        for row in answer.extra.get(key) or []:
+            out += [(said.format(row[f]), row[f], suffix) for f, said, suffix in fields if row.get(f) is not None]
+    verdict = (answer.extra.get("rent_or_api") or {}).get("verdict") or {}
+    api, rent = verdict.get("cheapest_api") or {}, verdict.get("cheapest_rental") or {}
+    for value in (api.get("usd_per_million_output"), rent.get("usd_per_million_tokens")):
+        if value is not None:
+            out.append((f"${value:.4f}", value, ""))
+    return out
 
 
 def json_offer(item: Offer, data: dict[str, Any], display: dict[str, Any] | None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import money, name_notes, pricing_label
+from handlers.display import both, for_query
 from handlers.i18n import scoped, t
 from handlers.models import Answer, Query, Source
 from handlers.suspect import suspect_text
@@ -63,9 +64,10 @@ def _groups(points: Sequence) -> dict[tuple[str, str, str], list]:
     return groups
 
 
-def _line(key: tuple[str, str, str], items: list, lang: str) -> str:
-    """One series in words; a suspect first or last minimum carries its mark (issue 26)."""
-    text = _moves(key, items, lang)
+def _line(key: tuple[str, str, str], items: list, lang: str, display: dict | None = None) -> str:
+    """One series in words, USD figures also in the display currency; a suspect first or last minimum carries its
+    mark (issue 26)."""
+    text = _moves(key, items, lang, display)
     ends = items[:1] + items[1:][-1:]
     marks = [
         t("suspect.at", lang, date=_date(p), mark=suspect_text(json.loads(p.suspect), lang))
@@ -75,14 +77,14 @@ def _line(key: tuple[str, str, str], items: list, lang: str) -> str:
     return text + (f" [{t('word.sep', lang).join(marks)}]" if marks else "")
 
 
-def _moves(key: tuple[str, str, str], items: list, lang: str) -> str:
+def _moves(key: tuple[str, str, str], items: list, lang: str, display: dict | None = None) -> str:
     cut = [n for n, p in enumerate(items) if n and getattr(p, "source_changed", False)]
     if cut:  # never one move across two sources: the earlier source's move, then the newer source's figure
         earlier = items[(cut[-2] if len(cut) > 1 else 0) : cut[-1]]
-        return _moves(key, earlier, lang) + phrase(
+        return _moves(key, earlier, lang, display) + phrase(
             "then",
             lang,
-            new=money(items[-1].min_price_per_gpu_hour),
+            new=both(items[-1].min_price_per_gpu_hour, display),
             since=_date(items[cut[-1]]),
             n=len(items) - cut[-1],
         )
@@ -91,7 +93,7 @@ def _moves(key: tuple[str, str, str], items: list, lang: str) -> str:
     names = dict(gpu=gpu, pricing=pricing_label(pricing, lang), provider=_provider(provider, lang))
     native = last.currency != "USD" and first.min_price_native and last.min_price_native
     if len(items) == 1:
-        new = money(last.min_price_native, last.currency) if native else money(last.min_price_per_gpu_hour)
+        new = money(last.min_price_native, last.currency) if native else both(last.min_price_per_gpu_hour, display)
         return phrase(
             "one",
             lang,
@@ -104,7 +106,7 @@ def _moves(key: tuple[str, str, str], items: list, lang: str) -> str:
     if native:
         old, new = money(first.min_price_native, first.currency), money(last.min_price_native, last.currency)
     else:
-        old, new = money(first.min_price_per_gpu_hour), money(last.min_price_per_gpu_hour)
+        old, new = both(first.min_price_per_gpu_hour, display), both(last.min_price_per_gpu_hour, display)
     if first.min_price_per_gpu_hour == last.min_price_per_gpu_hour:
         return phrase("same", lang, **names, new=new, since=_date(first))
     text = phrase(
@@ -117,18 +119,20 @@ def _moves(key: tuple[str, str, str], items: list, lang: str) -> str:
         pct=_pct(first.min_price_per_gpu_hour, last.min_price_per_gpu_hour),
     )
     if native:
-        text += phrase("usd", lang, old=money(first.min_price_per_gpu_hour), new=money(last.min_price_per_gpu_hour))
+        text += phrase(
+            "usd", lang, old=both(first.min_price_per_gpu_hour, display), new=both(last.min_price_per_gpu_hour, display)
+        )
     return text
 
 
-def headline(points: Sequence, lang: str = "en", limit: int = 280) -> str:
+def headline(points: Sequence, lang: str = "en", limit: int = 280, display: dict | None = None) -> str:
     """One line for beside a chart: the one series' summary, or the biggest movers' compact summaries."""
     groups = _groups(points)
     if not groups:
         return ""
     if len(groups) == 1:
         key, items = next(iter(groups.items()))
-        return _line(key, items, lang)
+        return _line(key, items, lang, display)
 
     def moved(items: list) -> float:
         return abs(items[-1].min_price_per_gpu_hour / items[0].min_price_per_gpu_hour - 1)
@@ -139,13 +143,14 @@ def headline(points: Sequence, lang: str = "en", limit: int = 280) -> str:
         first, last = items[0], items[-1]
         label = f"{gpu} {pricing_label(pricing, lang)} {_provider(provider, lang)}"
         if len(items) == 1:
-            parts.append(f"{label} {money(last.min_price_per_gpu_hour)}")
+            parts.append(f"{label} {both(last.min_price_per_gpu_hour, display)}")
         elif first.min_price_per_gpu_hour == last.min_price_per_gpu_hour:
             same = "（未变）" if lang == "zh" else " (unchanged)"
-            parts.append(f"{label} {money(last.min_price_per_gpu_hour)}{same}")
+            parts.append(f"{label} {both(last.min_price_per_gpu_hour, display)}{same}")
         else:
             parts.append(
-                f"{label} {money(first.min_price_per_gpu_hour)} -> {money(last.min_price_per_gpu_hour)} "
+                f"{label} {both(first.min_price_per_gpu_hour, display)} -> "
+                f"{both(last.min_price_per_gpu_hour, display)} "
                 f"({_pct(first.min_price_per_gpu_hour, last.min_price_per_gpu_hour)})"
             )
     since = min(_date(p) for p in points)
@@ -154,8 +159,16 @@ def headline(points: Sequence, lang: str = "en", limit: int = 280) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(";", 1)[0] + " …"
 
 
-def summarize(query: Query, points: Sequence, *, since: str | None = None, families: Iterable[str] = ()) -> Answer:
-    """The history as an `Answer` (pure). `families`: GPUs that have history, offered when nothing matched."""
+def summarize(
+    query: Query,
+    points: Sequence,
+    *,
+    since: str | None = None,
+    families: Iterable[str] = (),
+    display: dict | None = None,
+) -> Answer:
+    """The history as an `Answer` (pure). `families`: GPUs that have history, offered when nothing matched;
+    `display`: the display currency every USD figure is also shown in (`handlers.display`)."""
     lang = query.language
     notes, suggestions = name_notes(query)
     gpu_label = " / ".join(query.gpus) or "GPU"
@@ -165,7 +178,7 @@ def summarize(query: Query, points: Sequence, *, since: str | None = None, famil
     single = all(len(items) == 1 for items in groups.values())
     gpus = sorted({p.gpu for p in points}, key=lambda g: query.gpus.index(g) if g in query.gpus else 99)
     if len(groups) == 1:
-        title = _line(*next(iter(groups.items())), lang)
+        title = _line(*next(iter(groups.items())), lang, display)
     elif single:
         title = phrase("title.one", lang, gpu=" / ".join(gpus), since=max(_date(p) for p in points))
     else:
@@ -173,12 +186,12 @@ def summarize(query: Query, points: Sequence, *, since: str | None = None, famil
     lines = []
     for key, items in groups.items():
         if len(groups) > 1:
-            lines.append(f"• {_line(key, items, lang)}")
+            lines.append(f"• {_line(key, items, lang, display)}")
         last = items[-1]
         median = (
             money(last.median_price_native, last.currency)
             if last.currency != "USD" and last.median_price_native
-            else money(last.median_price_per_gpu_hour)
+            else both(last.median_price_per_gpu_hour, display)
         )
         if len(items) == 1:
             lines.append(phrase("detail.one", lang, median=median, offers=last.offers))
@@ -245,7 +258,7 @@ def summarize(query: Query, points: Sequence, *, since: str | None = None, famil
         notes=notes,
         suggestions=suggestions,
         sources=list(sources.values()),
-        extra={"history": [p.as_json() for p in points], "headline": headline(points, lang)},
+        extra={"history": [p.as_json() for p in points], "headline": headline(points, lang, display=display)},
     )
 
 
@@ -339,7 +352,7 @@ def _kept(point: Any, query: Query) -> bool:
 def handle(query: Query, kb: Any = None, reader: HistoryReader | None = None) -> Answer:
     """history <gpu> [spot|on-demand] [on provider] [in region]: how the lowest price per GPU-hour moved"""
     points, notes, families = history_points(query, kb, reader=reader)
-    answer = summarize(query, points, families=families)
+    answer = summarize(query, points, families=families, display=for_query(query, kb) if kb is not None else None)
     if notes:
         answer = answer.model_copy(update={"notes": [*notes, *answer.notes]})
     return answer

@@ -8,6 +8,7 @@ that `Answer`. Everything here is a frozen pydantic model, so a handler can neve
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -55,6 +56,13 @@ class NameIssue(Model):
     candidates: list[str] = Field(default_factory=list)
 
 
+class NumberIssue(Model):
+    """A number in the question too large (or too small) to use: said back, never replaced by a default."""
+
+    kind: Literal["duration", "count", "memory", "budget"]
+    text: str
+
+
 class Budget(Model):
     """A spending cap said in the question: per GPU-hour, per instance-hour, or a total (over `hours`, if said)."""
 
@@ -63,6 +71,11 @@ class Budget(Model):
     per: Literal["gpu_hour", "instance_hour", "total"] = "gpu_hour"
     hours: float | None = None  # the period of a total budget ("$5,000 for the month": 730)
     text: str = ""  # the words it was read from
+
+    def usd(self, fx: Mapping[str, Any]) -> float:
+        """The cap in USD, at the knowledge base's one rate (`kb.fx()`, with its source and date): the only
+        conversion of a budget."""
+        return self.amount * (float(fx["usd_per_cny"]) if self.currency == "CNY" else 1.0)
 
 
 class Usage(Model):
@@ -104,6 +117,7 @@ class Query(Model):
     language: Language = "en"
     topic: str | None = None
     issues: list[NameIssue] = Field(default_factory=list)
+    out_of_range: list[NumberIssue] = Field(default_factory=list)  # "for 3000 years", "5000x H100": refused
     gpu_variants: list[str] = Field(default_factory=list)  # form factors named: "H100 PCIe" (issue 14)
     budget: Budget | None = None
     machines: int | None = None  # "2 nodes of 8 H100": machines, with `gpu_count` GPUs each
@@ -257,6 +271,7 @@ class Pitfall(Model):
     body: str
     severity: str
     tags: dict[str, list[str]] = Field(default_factory=dict)
+    all_clouds: bool = False  # concerns every cloud, not one named in `tags["providers"]`
     source: str
 
 

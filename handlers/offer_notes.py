@@ -74,11 +74,7 @@ def other_price_notes(offers: list[Offer], lang: str = "en") -> list[str]:
             break
         others = "; ".join(
             f"{money(o['price_per_hour_usd'])}/h ({money(o['price_per_gpu_hour_usd'])}/GPU-h) per {o['source']}"
-            + (
-                f", as of {o.get('as_of') or '?'}"
-                if o.get("as_of_known", True)
-                else f", date unknown, bundled {o.get('as_of') or '?'}"
-            )
+            + (f", as of {o.get('as_of') or '?'}" if o.get("as_of_known", True) else f", {as_of_text(o, lang)}")
             for o in item.other_prices
         )
         word = _pick(PRICING_WORDS.get(item.pricing, (item.pricing, item.pricing)), lang)

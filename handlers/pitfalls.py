@@ -28,7 +28,8 @@ def to_model(row: dict, lang: str) -> Pitfall:
         title=row["title_zh"] if lang == "zh" else row["title_en"],
         body=row["body_zh"] if lang == "zh" else row["body_en"],
         severity=row["severity"],
-        tags={key: list(value) for key, value in row["tags"].items()},
+        tags={key: list(value) for key, value in row["tags"].items() if key != "all_clouds"},
+        all_clouds=bool(row["tags"].get("all_clouds")),
         source=row["source"],
     )
 
@@ -55,6 +56,16 @@ def _about(row: dict, query: Query) -> bool:
     )
 
 
+def _of_the_clouds(row: dict, query: Query) -> bool:
+    """Not specific to another cloud than those named (a pitfall of every cloud, or of no cloud, is kept)."""
+    tagged = set((row.get("tags") or {}).get("providers", ()))
+    return not tagged or bool(tagged & set(query.providers))
+
+
+def _worst(scored: store.Scored) -> int:
+    return SEVERITY.get(scored.row["severity"], 3)
+
+
 def handle(query: Query, kb: KB) -> Answer:
     """pitfalls [topic | gpu | provider | pricing]: hidden costs and traps, e.g. `pitfalls spot on aws`"""
     lang = query.language
@@ -70,9 +81,14 @@ def handle(query: Query, kb: KB) -> Answer:
         limit=query.top_n or (ALL_NAMED if named else DEFAULT_TOP),
     )
     if named and not query.top_n:  # "pitfalls alibaba": every pitfall about that cloud/GPU/pricing, worst first
-        about = [s for s in found if _about(s.row, query)] or found[:DEFAULT_TOP]
         plain = not (query.topic or query.pricing)  # a cloud or GPU alone: worst first; else the most relevant
-        found = sorted(about, key=lambda s: SEVERITY.get(s.row["severity"], 3)) if plain else about
+        clouds = plain and bool(query.providers)  # a cloud alone: its own, then every cloud's, never another's
+        about = [s for s in found if _about(s.row, query) and (not clouds or _of_the_clouds(s.row, query))]
+        about = about or ([] if clouds else found[:DEFAULT_TOP])
+        found = sorted(about, key=_worst) if plain else about
+        if clouds:  # then those of every cloud, worst first
+            own = {s.row["id"] for s in found}
+            found += sorted((store.Scored(r, 0.0) for r in store.every_cloud(kb) if r["id"] not in own), key=_worst)
     heading = f": {query.topic or ' '.join([*query.gpus, *query.providers])}".rstrip(": ")
     if not found:
         from rapidfuzz import process, utils

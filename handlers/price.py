@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from handlers import brief, cheapest
 from handlers.common import money, name_notes, offer, place, pricing_label, sources
+from handlers.display import for_query
 from handlers.freshness import answer_notes
 from handlers.i18n import t
 from handlers.models import PRICINGS, Answer, Offer, Query
@@ -45,7 +46,7 @@ def handle(query: Query, kb: KB) -> Answer:
             o.region,
         )
     )
-    rows, budget_note = brief.apply_budget(rows, query, kb.fx()["usd_per_cny"])
+    rows, budget_note = brief.apply_budget(rows, query, kb.fx())
     if budget_note:
         notes.insert(0, budget_note)
     what = ", ".join(query.instance_types[:3]) + (" …" if len(query.instance_types) > 3 else "")
@@ -58,7 +59,7 @@ def handle(query: Query, kb: KB) -> Answer:
     notes += answer_notes(rows, lang)  # mixed freshness tiers, live sources silent for a day (issue 28)
     return Answer(
         query=query,
-        title=_verdict(query, rows, what) or t("price.title", lang, what=what),
+        title=_verdict(query, rows, what, for_query(query, kb)) or t("price.title", lang, what=what),
         offers=rows,  # every known price; renderers show the first ones and say how many more
         notes=notes,
         suggestions=suggestions,
@@ -66,7 +67,7 @@ def handle(query: Query, kb: KB) -> Answer:
     )
 
 
-def _verdict(query: Query, rows: list[Offer], what: str) -> str | None:
+def _verdict(query: Query, rows: list[Offer], what: str, display: dict | None = None) -> str | None:
     """Line one: the lowest price of each pricing model (cheapest region and zone), for the first type asked."""
     lang = query.language
     first = [o for o in rows if o.instance_type == rows[0].instance_type] if rows else []
@@ -88,7 +89,7 @@ def _verdict(query: Query, rows: list[Offer], what: str) -> str | None:
     if not parts:
         return None
     said = t("verdict.price", lang, what=first[0].instance_type, parts=t("word.sep", lang).join(parts))
-    return said + cheapest.machines_line(query, first[0])  # "3 x p4d.24xlarge": three machines
+    return said + cheapest.machines_line(query, first[0], display)  # "3 x p4d.24xlarge": three machines
 
 
 def _missing_term(kb: KB, query: Query, what: str, where: str) -> str:

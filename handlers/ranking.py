@@ -2,19 +2,37 @@
 
 - "per hour for the whole instance" (整机): rank by the instance-hour price, not the GPU-hour price;
 - sizes of one instance family at one per-GPU price in one place are one option ("n3-H100 x1/x2/x4/x8",
-  "tpu-v5litepod x1/x4/x8"), headed by its first ranked size, instead of four lines of the same offer.
+  "tpu-v5litepod x1/x4/x8"), headed by its first ranked size, instead of four lines of the same offer;
+- "top N": the N asked for, at most `MAX_TOP` (one Slack table, one screen of text), saying so when the cap cut it.
 """
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from handlers.models import Offer, Query
 
+MAX_TOP = 50  # the most lines one answer lists, whatever "top N" asked for
 _DIGITS = re.compile(r"\d+")
 _DIGIT_SPLIT = re.compile(r"(\d+)")
 _COUNT_SUFFIX = re.compile(r"(?<=[A-Za-z0-9])x\d+$")
+T = TypeVar("T", bound=dict | Offer)
+
+
+def top(query: Query, default: int) -> int:
+    """How many lines to list: the "top N" asked for (else `default`), at most `MAX_TOP`."""
+    return min(query.top_n or default, MAX_TOP)
+
+
+def top_facts(query: Query, shown: int, available: int) -> dict[str, int] | None:
+    """`{"asked", "shown", "available", "cap"}` for a "top N" above the cap (the cap, or the options that exist, cut
+    the list), else None."""
+    if not query.top_n or query.top_n <= MAX_TOP:
+        return None
+    return {"asked": query.top_n, "shown": shown, "available": available, "cap": MAX_TOP}
 
 
 def per_instance(query: Query) -> bool:
@@ -27,59 +45,68 @@ def by_instance_hour(rows: Sequence[dict | Offer]) -> list[dict | Offer]:
     return sorted(rows, key=lambda r: r["price_per_hour_usd"] if isinstance(r, dict) else r.price_per_hour_usd)
 
 
-def _group_key(item: Offer) -> tuple:
-    return (
-        item.provider,
-        item.region,
-        item.zone_label,
-        item.pricing,
-        item.term,
-        item.gpu_variant or item.gpu,
-        round(item.price_per_gpu_hour_usd, 4),
-        _DIGITS.sub("#", _COUNT_SUFFIX.sub("", item.instance_type)),  # "scaleway_L4" is the x1 of "scaleway_L4x2"
-        item.kind,
+def _get(item: dict | Offer, key: str) -> Any:
+    return item[key] if isinstance(item, dict) else getattr(item, key)
+
+
+_KEY_FIELDS = ("provider", "region", "zone_label", "pricing", "term", "gpu_variant", "gpu", "price_per_gpu_hour_usd",
+               "instance_type", "kind")  # fmt: skip
+_ROW_KEY, _OFFER_KEY = operator.itemgetter(*_KEY_FIELDS), operator.attrgetter(*_KEY_FIELDS)
+
+
+def _group_key(item: dict | Offer) -> tuple:
+    provider, region, zone_label, pricing, term, variant, gpu, price, name, kind = (
+        _ROW_KEY(item) if isinstance(item, dict) else _OFFER_KEY(item)
+    )
+    pattern = _DIGITS.sub("#", _COUNT_SUFFIX.sub("", name))  # "scaleway_L4" is the x1 of "scaleway_L4x2"
+    return provider, region, zone_label, pricing, term, variant or gpu, round(price, 4), pattern, kind
+
+
+def groups(items: Sequence[T]) -> list[list[T]]:
+    """The lines of a ranking: items (offers, or offer rows) of one provider, place, pricing, GPU, per-GPU price
+    and instance naming pattern together, in rank order, each group at its first member's position."""
+    found: dict[tuple, list[T]] = {}
+    for item in items:
+        key = _group_key(item) if _get(item, "kind") != "article" else (id(item),)
+        found.setdefault(key, []).append(item)
+    return list(found.values())
+
+
+def line(head: Offer, members: Sequence[dict | Offer]) -> Offer:
+    """The one line of a group (`groups`): its first ranked size, with every size in `sizes`, a label in
+    `size_label` and the most other regions of any member."""
+    if len(members) == 1:
+        return head
+    return head.model_copy(
+        update={
+            "sizes": [_get(m, "instance_type") for m in sorted(members, key=_size_order)],
+            "size_label": size_label(members),
+            "other_regions": max(_get(m, "other_regions") for m in members),
+        }
     )
 
 
 def collapse(offers: Sequence[Offer]) -> list[Offer]:
-    """One line per (provider, place, pricing, GPU, per-GPU price, instance naming pattern): the first ranked size,
-    with every size of the group in `sizes` and a label in `size_label`. Order: the first member's position."""
-    groups: dict[tuple, list[Offer]] = {}
-    order: list[tuple] = []
-    for item in offers:
-        key = _group_key(item) if item.kind != "article" else (id(item),)
-        if key not in groups:
-            order.append(key)
-        groups.setdefault(key, []).append(item)
-    out = []
-    for key in order:
-        members = groups[key]  # in rank order: the first ranked size heads the line
-        if len(members) == 1:
-            out.append(members[0])
-            continue
-        head = members[0]
-        out.append(
-            head.model_copy(
-                update={
-                    "sizes": [m.instance_type for m in sorted(members, key=lambda o: (o.gpu_count, o.instance_type))],
-                    "size_label": size_label(members),
-                    "other_regions": max(m.other_regions for m in members),
-                }
-            )
-        )
-    return out
+    """One line per (provider, place, pricing, GPU, per-GPU price, instance naming pattern) (`groups`, `line`).
+    Order: the first member's position."""
+    return [line(members[0], members) for members in groups(offers)]
 
 
-def size_label(members: Sequence[Offer]) -> str:
+def _size_order(item: dict | Offer) -> tuple:
+    return _get(item, "gpu_count"), _get(item, "instance_type")
+
+
+def size_label(members: Sequence[dict | Offer]) -> str:
     """ "n3-H100 x1/x2/x4/x8" when the names differ only by a trailing GPU count, "Standard_NC24/48/96ads_A100_v4"
     or "1/2/4/8x_L4_SECURE" when by one number, else up to three names or the first and the counts
     ("hyperstack__1xH100_80GB__28__180 (x1/x2/x4/x8)")."""
-    ordered = sorted(members, key=lambda m: (m.gpu_count, m.instance_type))
-    counts = "/".join(f"x{m.gpu_count:g}" for m in ordered)
-    bases = {_COUNT_SUFFIX.sub("", m.instance_type) for m in ordered}
+    ordered = sorted(members, key=_size_order)
+    names = [_get(m, "instance_type") for m in ordered]
+    counts = "/".join(f"x{_get(m, 'gpu_count'):g}" for m in ordered)
+    bases = {_COUNT_SUFFIX.sub("", name) for name in names}
     if len(bases) == 1:  # "scaleway_L4" and "scaleway_L4x2": one name with its counts
         return f"{bases.pop()} {counts}"
-    parts = [_DIGIT_SPLIT.split(m.instance_type) for m in ordered]
+    parts = [_DIGIT_SPLIT.split(name) for name in names]
     differ = {
         i
         for p in parts[1:]
@@ -90,9 +117,9 @@ def size_label(members: Sequence[Offer]) -> str:
     at = next(iter(differ)) if len(differ) == 1 and all(len(p) == len(parts[0]) for p in parts) else None
     if at is not None:
         head, tail = "".join(parts[0][:at]), "".join(parts[0][at + 1 :])
-        if not tail and all(float(p[at]) == m.gpu_count for p, m in zip(parts, ordered, strict=True)):
+        if not tail and all(float(p[at]) == _get(m, "gpu_count") for p, m in zip(parts, ordered, strict=True)):
             return f"{head.rstrip('x-_ ') or head} {counts}"
         return head + "/".join(p[at] for p in parts) + tail  # "Standard_NC24/48/96ads_A100_v4"
     if len(ordered) <= 3:
-        return "/".join(m.instance_type for m in ordered)  # "p5.4xlarge/p5.48xlarge"
-    return f"{members[0].instance_type} ({counts})"
+        return "/".join(names)  # "p5.4xlarge/p5.48xlarge"
+    return f"{_get(members[0], 'instance_type')} ({counts})"

@@ -11,10 +11,11 @@ from handlers.i18n import t
 from handlers.i18n_rules import provider_name, provider_notes, rule_hits
 from handlers.models import Answer, Query, Recommendation
 from handlers.offer_notes import excluded_note
-from handlers.spec import errata_json, errata_lines, match_errata, whole
+from handlers.spec import errata_json, errata_lines, match_errata
 from handlers.tco_model import spot_estimate
 from knowledge.facts import rules as R
 from knowledge.facts.question_facts import in_mainland_china, query_facts
+from knowledge.kb import ranks
 from knowledge.kb.reader import KB, GpuRef
 
 DEFAULT_FAMILIES = ("H100", "A100", "L40S", "L4", "A10G", "T4")
@@ -179,7 +180,7 @@ def _total_budget(query: Query, options: list[dict], pricing: str, kb: KB) -> st
     budget = query.budget
     if not budget or budget.per != "total" or not options or not options[0]["offer"]:
         return None
-    cap = brief.cap_usd(budget, kb.fx()["usd_per_cny"])
+    cap = budget.usd(kb.fx())
     top = options[0]
     if top.get("run"):
         key = "rec.budget_run_ok" if top["run"]["cost"] <= cap else "rec.budget_run_over"
@@ -263,17 +264,12 @@ def _form_factors(kb: KB) -> dict[str, str]:
     )
 
 
-def _nvlinked(kb: KB, row: dict) -> bool:
-    form = _form_factors(kb).get(row["gpu_model"] or "", "")
-    return "SXM" in form.upper()  # NVL/PCIe cards are bridged in pairs at most: no 8-GPU NVLink fabric
-
-
 def _hourly_cap(query: Query, kb: KB) -> tuple[str, float] | None:
     """(what it caps, USD) for an hourly budget in the question: per GPU-hour, or the cluster's hour."""
     budget = query.budget
     if not budget or budget.per == "total":
         return None
-    return budget.per, brief.cap_usd(budget, kb.fx()["usd_per_cny"]) + 1e-9
+    return budget.per, budget.usd(kb.fx()) + 1e-9
 
 
 def _option(
@@ -288,13 +284,16 @@ def _option(
 ) -> dict:
     """The cheapest way to rent `needed` GPUs of one variant: instances x hourly price (USD), within `cap`."""
     family, memory = variant
-    rows = [
-        r
-        for r in kb.offers(gpus=[GpuRef(family, memory)], pricing=pricing, providers=providers, regions=regions)
-        if whole(r) and (not cap or cap[0] != "gpu_hour" or r["price_per_gpu_hour_usd"] <= cap[1])
-    ]
-    if nvlink and needed > 1:
-        rows = [r for r in rows if r["gpu_count"] >= min(needed, 8) and _nvlinked(kb, r)]
+    fabric = nvlink and needed > 1  # NVL/PCIe cards are bridged in pairs at most: no 8-GPU NVLink fabric
+    rows = ranks.cluster_candidates(  # `spec.whole` offers, within the cap, that can be the cheapest (in SQL)
+        kb,
+        {"gpus": [GpuRef(family, memory)], "pricing": pricing, "providers": providers, "regions": regions},
+        needed,
+        gpu_cap=cap[1] if cap and cap[0] == "gpu_hour" else None,
+        hour_cap=cap[1] if cap and cap[0] == "instance_hour" else None,
+        min_gpus=min(needed, 8) if fabric else None,
+        models=[m for m, form in _form_factors(kb).items() if "SXM" in form.upper()] if fabric else None,
+    )
     best, hourly, instances = None, math.inf, 0
     for row in rows:
         count = math.ceil(needed / row["gpu_count"])
@@ -417,10 +416,9 @@ def _ranking_facts(kb: KB, query: Query, options: list[dict], pricing: str, fire
     else:  # the top option's GPU; A100 (the seeds' own subject) when fewer than two ranked providers sell it
         asked = [GpuRef.parse(query.gpus[0]).family] if query.gpus else [o["family"] for o in options[:1]]
         for family in [*asked, "A100"]:
-            cheapest: dict[str, dict] = {}
-            for row in kb.offers(gpus=[GpuRef(family)], pricing=pricing):
-                if whole(row):
-                    cheapest.setdefault(row["provider"], row)
+            cheapest = {
+                r["provider"]: r for r in ranks.first_per_provider(kb, {"gpus": [GpuRef(family)], "pricing": pricing})
+            }
             order = list(cheapest)
             if len(set(order) & set(seed)) >= 2:
                 break

@@ -9,6 +9,7 @@ the verdict (another dataset, another input/output mix). JSON: `extra["rent_or_a
 
 from __future__ import annotations
 
+from handlers.display import both, for_query
 from handlers.i18n import scoped, t
 from handlers.models import Answer, Query, Source
 from knowledge.facts import mlperf_serving, work
@@ -116,7 +117,9 @@ def handle(query: Query, kb) -> Answer:
     if tuned:
         best = tuned[0]
         lines.append(phrase("tuned", lang, instance=f"{best['provider']} {best['instance_type']}",
-                            usd=best["usd_per_million_tokens"], scenario=best["scenario"], precision=best["precision"],
+                            usd=both(best["usd_per_million_tokens"], for_query(query, kb),
+                                     said=f"${best['usd_per_million_tokens']:.4f}"),
+                            scenario=best["scenario"], precision=best["precision"],
                             id=best["result_id"], label=t("mlperf.label_inference", lang)))  # fmt: skip
     usage = roa.monthly(query.tokens_per_day, verdict["cheapest_api"], rentals) if query.tokens_per_day else None
     if usage:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import re
-import unicodedata
 
 from handlers.common import name_notes, scan_text
 from handlers.i18n import t
 from handlers.i18n_rules import rule_hits
-from handlers.models import Answer, Offer, Query
+from handlers.models import Answer, Offer, Query, Source
+from handlers.parse.keywords import keywords_said, same_question
 from knowledge.catalog.availability import orderable
+from knowledge.catalog.identity import model_name
 from knowledge.facts.question_facts import query_facts
 from knowledge.facts.rules import evaluate
 from knowledge.kb.reader import KB, GpuRef
@@ -29,27 +29,34 @@ PRECISIONS = {  # asked precision -> (gpu_specs column, label)
 _SPARSE_VENDORS = ("A100", "H100", "H200", "L4", "L40", "L40S", "B200", "GB200", "A10", "A30", "A40", "RTX 6000 Ada")
 
 
+MAX_INSTANCES = 12  # "which GPU is in NCv3?" lists the family's sizes; more are told as a count
+
+
+def natural(name: str) -> list:
+    """Sort key reading numbers as numbers: NC6s_v3 before NC12s_v3 before NC24rs_v3."""
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", name)]
+
+
 def handle(query: Query, kb: KB) -> Answer:
     """spec <gpu | instance type> [fp8|fp32|...]: datasheet figures (dense), with source; seed errors corrected"""
     lang = query.language
     notes, suggestions = name_notes(query)
     errata = match_errata(query, kb)
-    specs, lines = [], []
-    for instance_type in query.instance_types[:3]:
+    specs, lines, found, sources = [], [], [], []
+    shown = sorted(query.instance_types, key=natural)[:MAX_INSTANCES]  # a family: every size, smallest first
+    for instance_type in shown:
         row, spec_rows = instance_specs(kb, instance_type)
         if row:
-            lines.append(
-                t(
-                    "spec.instance",
-                    lang,
-                    instance=instance_type,
-                    provider=row["provider"],
-                    count=row["gpu_count"],
-                    model=row["gpu_model"] or row["gpu"],
-                    total=row["gpu_count"] * (row["gpu_memory_gb"] or 0),
-                    per=row["gpu_memory_gb"] or 0,
-                )
-            )
+            found.append(instance_type)
+            source = Source(source=row["source"], as_of=row["as_of"] or "", as_of_known=bool(row["as_of_known"]))
+            sources += [source] if source not in sources else []
+            model = model_name(row["gpu_model"]) if row["gpu_model"] else row["gpu"]
+            facts = dict(instance=instance_type, provider=row["provider"], count=row["gpu_count"], model=model)
+            per = row["gpu_memory_gb"]
+            key = "spec.instance" if per else "spec.instance_no_memory"
+            lines.append(t(key, lang, **facts, total=row["gpu_count"] * (per or 0), per=per or 0))
+            if not spec_rows:  # a catalog row whose GPU the datasheet table lacks is still an answer
+                lines.append(t("spec.no_datasheet", lang, model=model))
             specs += [s for s in spec_rows if s not in specs]
     for name in query.gpus[:3]:
         specs += [s for s in spec_rows_for(kb, GpuRef.parse(name)) if s not in specs]
@@ -57,10 +64,12 @@ def handle(query: Query, kb: KB) -> Answer:
     lines += precision_lines(specs, asked, query.gpu_count, lang)
     if not asked:
         lines += [row_line(s, lang) for s in specs[:6]]
+    if len(query.instance_types) > len(shown):
+        lines.append(t("spec.more_instances", lang, n=len(query.instance_types) - len(shown)))
     lines += errata_lines(errata, lang)
     facts = {**query_facts(query), "erratum_ids": [e["id"] for e in errata]}
-    what = ", ".join([*query.instance_types[:3], *query.gpus[:3]]) or ", ".join(e["id"] for e in errata)
-    if not specs and not errata:
+    what = ", ".join([*shown, *query.gpus[:3]]) or ", ".join(e["id"] for e in errata)
+    if not specs and not errata and not found:
         return Answer(
             query=query,
             title=t("spec.which", lang),
@@ -75,6 +84,7 @@ def handle(query: Query, kb: KB) -> Answer:
         lines=lines,
         notes=notes,
         suggestions=suggestions,
+        sources=sources,
         rules=rule_hits(evaluate(facts, lang, groups=("spec",))),
         extra={"errata": errata_json(errata, lang)},
     )
@@ -203,29 +213,6 @@ def precision_lines(specs: list[dict], asked: list[str], count: float | None, la
 # --- seed errata ----------------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=8192)
-def _tokens(word: str) -> tuple[str, ...]:
-    return tuple(re.findall(r"[a-z]+|[0-9]+|[^a-z0-9\s]", word.lower()))
-
-
-@functools.lru_cache(maxsize=8192)
-def _pattern(word: str) -> re.Pattern:
-    """A keyword as a pattern: ASCII tokens may be split by spaces or hyphens ("80GB" = "80 GB"), whole words only."""
-    low = word.lower()
-    if not low.isascii():
-        return re.compile(re.escape(low))
-    tokens = _tokens(low)
-    return re.compile(r"(?<![a-z0-9])" + r"[\s-]*".join(re.escape(tok) for tok in tokens) + r"(?![a-z0-9])")
-
-
-def _found(word: str, text: str) -> bool:
-    """Whether a keyword occurs in the (lower-cased) text; a cheap substring test first, the pattern only then."""
-    low = word.lower()
-    if not low.isascii():
-        return low in text
-    return all(token in text for token in _tokens(low)) and bool(_pattern(low).search(text))
-
-
 def _entity(kb: KB, word: str, instances: set[str]) -> bool:
     """A keyword that only names a GPU, provider or instance (family), not what the erratum is about."""
     low = word.lower()
@@ -252,10 +239,6 @@ def match_errata(query: Query, kb: KB, limit: int = 3) -> list[dict]:
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
     best = scored[0][0] if scored else 0
     return [row for score, _, row in scored if score >= best - 2][:limit]
-
-
-def _plain(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower().strip(" ?!.。")
 
 
 def _errata(kb: KB) -> list[tuple[dict, list[str], set[str], set[str], set[str]]]:
@@ -292,16 +275,15 @@ def _scores(query: Query, kb: KB) -> list[tuple[int, int, dict]]:
     An answer asks for these two or three times (is it a fact question, which errata are strong, which match), so
     the result is kept per knowledge base for the last few questions; each distinct keyword is looked for once.
     """
-    text = scan_text(query).lower()
+    text = scan_text(query)
     key = (text, tuple(query.gpus), tuple(query.instance_types), tuple(query.providers))
     memo: dict = kb.memo("spec.errata_scores", dict)
     found = memo.get(key)
     if found is not None:
         return found
-    present = {k for k in _keywords(kb) if _found(k, text)}
+    present = keywords_said(text, _keywords(kb))
     families = {GpuRef.parse(g).family.lower() for g in query.gpus}
     asked_instances = {i.lower() for i in query.instance_types}
-    plain = _plain(text)
     out = []
     for row, keywords, instances, gpu_set, provider_set in _errata(kb):
         hits = [k for k in keywords if k in present]
@@ -312,7 +294,7 @@ def _scores(query: Query, kb: KB) -> list[tuple[int, int, dict]]:
         gpus = len(families & gpu_set)
         providers = len(set(query.providers) & provider_set)
         score = 3 * topical + (len(hits) - topical) + 3 * min(inst, 2) + gpus + providers
-        if plain in (_plain(row["question_en"]), _plain(row["question_zh"])):
+        if same_question(text, row["question_en"], row["question_zh"]):
             score += 10
         out.append((score, topical, row))
     if len(memo) >= _SCORES_CACHE_SIZE:

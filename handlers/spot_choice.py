@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from handlers.common import money, name_notes
 from handlers.i18n import t
-from handlers.i18n_rules import rule_hits
+from handlers.i18n_rules import provider_name, rule_hits
 from handlers.models import Answer, Query, Tco
 from handlers.tco_model import DEFAULT_HOURS, best_option, sources, subjects
 from handlers.tco_terms import no_interruptions
@@ -46,10 +46,12 @@ def handle(query: Query, kb: KB) -> Answer:
     for label, option in options:
         labels[option.pricing] = label
     best: tuple[str, Tco]
+    cloud = provider_name(kb, facts.get("option_provider") or base["provider"], lang)  # the spot option's cloud
     if spot and od:
         saving = 100 * (1 - spot[1].total / od[1].total) if od[1].total else 0.0
         take_spot = saving > 0 and not no_interruptions(query)
-        key = "verdict.spot" if take_spot else "verdict.spot_od"
+        # "the interruption risk priced in" only where interruption data exists for that cloud (issue 26)
+        key = ("verdict.spot" if facts.get("spot_bucket") else "verdict.spot_list") if take_spot else "verdict.spot_od"
         title = t(
             key,
             lang,
@@ -60,6 +62,7 @@ def handle(query: Query, kb: KB) -> Answer:
             od=money(od[1].total, currency),
             od_where=od[0],
             pct=abs(saving),
+            cloud=cloud,
         )
         best = spot if take_spot else od
     else:
@@ -82,7 +85,7 @@ def handle(query: Query, kb: KB) -> Answer:
             )
         )
     elif spot:
-        lines.append(t("spot.no_risk_data", lang, option=spot[0]))
+        lines.append(t("spot.no_risk_data", lang, option=spot[0], cloud=cloud))
     fired = R.evaluate(facts, lang, groups=("cost", "spot"))
     return Answer(
         query=asked,

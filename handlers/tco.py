@@ -7,6 +7,7 @@ the question asks beyond the offer (no interruptions, a budget, the job's length
 
 from __future__ import annotations
 
+from handlers import spot_risk
 from handlers.break_even import (
     break_even,
     break_even_answer,
@@ -43,6 +44,8 @@ __all__ = [  # the cost model and the one-figure answers live in their own modul
 
 def handle(query: Query, kb: KB) -> Answer:
     """tco <instance type | gpu> [xN] [hours] [pricing] [storage/egress GB] [CNY]: cost breakdown, break-even"""
+    if query.topic == "spot_risk":  # "is spot safe on runpod" (the parser's topic)
+        return spot_risk.handle(query, kb)
     facts = query_facts(query)
     if no_interruptions(query):  # "the job cannot be interrupted": a constraint, not a question about interruptions
         facts["topic"] = None

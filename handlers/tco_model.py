@@ -10,12 +10,15 @@ import math
 
 from handlers import brief
 from handlers.common import as_of_text, money, offer, place, pricing_label
+from handlers.display import display_of
 from handlers.i18n import t
 from handlers.i18n_rules import provider_costs, provider_name
 from handlers.models import PRICINGS, Query, Source, Tco
-from handlers.spec import whole
+from knowledge.catalog.identity import model_name
 from knowledge.facts import rules as R
-from knowledge.kb.reader import KB, GpuRef
+from knowledge.kb import ranks
+from knowledge.kb.reader import KB, GpuRef, OfferFilters
+from knowledge.kb.schema import price_key
 
 DEFAULT_HOURS = R.HOURS_PER_MONTH
 TERMS = {"reserved_1y": ("yrTerm1Standard.noUpfront", 1), "reserved_3y": ("yrTerm3Standard.noUpfront", 3)}
@@ -39,18 +42,25 @@ def subjects(query: Query, kb: KB) -> list[dict[str, list[dict]]]:
     elif query.gpus:
         refs = [GpuRef.parse(g) for g in query.gpus]
         for count in (query.gpu_count, None):  # no instance of that size: several smaller ones
-            cands = {
-                p: [
-                    r
-                    for r in kb.offers(gpus=refs, pricing=p, gpu_count=count, providers=providers, regions=regions)
-                    if whole(r)
-                ]
-                for p in PRICINGS
-            }
+            cands = _whole_candidates(kb, {"gpus": refs, "gpu_count": count, "providers": providers,
+                                           "regions": regions, "orderable": True})  # fmt: skip
             if any(cands.values()):
                 found.append(cands)
                 break
     return found
+
+
+def _whole_candidates(kb: KB, filters: OfferFilters) -> dict[str, list[dict]]:
+    """Per pricing model, the `spec.whole` offers `best_option` prices: the MAX_CANDIDATES cheapest, and on demand
+    also every row of the places (instance type, region) of any pricing's candidates, which it looks up (in SQL:
+    not every offer of the GPU)."""
+    top: dict[str, list[dict]] = {
+        p: ranks.cheapest(kb, {**filters, "pricing": p}, limit=MAX_CANDIDATES) for p in PRICINGS
+    }
+    places = list(dict.fromkeys((r["instance_type"], r["region"]) for rows in top.values() for r in rows))
+    found = [*top["on_demand"], *ranks.whole_at(kb, {**filters, "pricing": "on_demand"}, places)]
+    on_demand = {r["rank"]: r for r in found}  # each row once, in price order
+    return {**top, "on_demand": sorted(on_demand.values(), key=lambda r: (*price_key(r), r["rank"]))}
 
 
 def sources(asked: list) -> list[Source]:
@@ -82,7 +92,7 @@ def best_option(
         src = row or od
         if src is None:  # never: without a row of its own, an option is priced from the on-demand one
             continue
-        trial: dict = dict(facts) if facts else {}
+        trial: dict = {**facts, "option_provider": src["provider"]} if facts else {}  # whose spot (interruptions)
         option = _option(
             kb, query, {"on_demand": od, pricing: row}, pricing, _instances(query, src), hours, currency, fx, trial
         )
@@ -158,7 +168,7 @@ def _option(
             region=src["region"],
             instances=instances,
             count=src["gpu_count"],
-            gpu=src["gpu_model"] or src["gpu"],
+            gpu=model_name(src["gpu_model"]) if src["gpu_model"] else src["gpu"],
             pricing=pricing_label(pricing, lang),
             rate=money(rate, currency),
             source=src["source"],
@@ -213,9 +223,10 @@ def _option(
             fx_source=fx["source"],
             fx_as_of=fx["as_of"],
         )
-        assumptions.append(
-            t("tco.a.fx", lang, rate=f"1 USD = {fx['cny_per_usd']} CNY", source=fx["source"], as_of=fx["as_of"])
-        )
+        if not display_of(query, fx):  # with a display currency its one rate note says this (handlers.display)
+            assumptions.append(
+                t("tco.a.fx", lang, rate=f"1 USD = {fx['cny_per_usd']} CNY", source=fx["source"], as_of=fx["as_of"])
+            )
     return Tco(
         hours=hours,
         pricing=pricing,

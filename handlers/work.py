@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import cast
 
 from handlers import work_mlperf
+from handlers.display import both, for_query
 from handlers.i18n import t
 from handlers.models import Answer, Query, Source
 from knowledge.facts import work
@@ -83,8 +84,6 @@ def handle(query: Query, kb) -> Answer:
         instance_types=query.instance_types,
     )
     _honour_exclusions(found, query)
-    if budget_note := _within_budget(found, query, kb):
-        notes.insert(0, budget_note)
     shown = workload if step != "single_stream" else work.SINGLE_STREAM_WORKLOAD
     labels = {"workload": shown, "step": t(f"work.step.{step}", lang), "pricing": t(f"pricing.{pricing}", lang)}
     name = model.name if model else f"{size:g}B"
@@ -101,8 +100,13 @@ def handle(query: Query, kb) -> Answer:
             regions=query.regions,
         )
         _honour_exclusions(estimated, query)
+        skipped = _skipped_lines(estimated.skipped, model, query, lang)
         if estimated.rows:
             found.rows, found.details, by_datasheet = estimated.rows, estimated.details, True
+    else:
+        skipped = []
+    if budget_note := _within_budget(found, query, kb):  # measured or estimated rows, like cheapest
+        notes.insert(0, budget_note)
     if not found.rows:
         lines = [_t("measured_on", lang, model=name, where=", ".join(found.measured_on) or "—")]
         if query.gpus and model is not None:
@@ -110,6 +114,7 @@ def handle(query: Query, kb) -> Answer:
             lines.append(
                 _t("measured_gpus", lang, model=name, gpus=", ".join(sorted({r["gpu"] for r in priced.rows})) or "—")
             )
+        lines += skipped  # the GPU's priced machines, and why none has an estimate
         if excluded_note := _not_orderable(found.excluded, labels["pricing"], lang):
             notes.append(excluded_note)
         return Answer(
@@ -133,6 +138,7 @@ def handle(query: Query, kb) -> Answer:
     if by_datasheet and model is not None:  # by_datasheet: only ever set with a model
         title = _t("gpu_estimate_title", lang, model=model.name, gpus=", ".join(query.gpus), **values)
         notes.append(_t("gpu_estimate", lang, model=model.name, where=", ".join(found.measured_on)))
+        notes += skipped
     elif model is None:
         title = _t("estimate_title", lang, size=size, **values)
         notes.append(_t("estimate", lang))
@@ -177,6 +183,31 @@ def handle(query: Query, kb) -> Answer:
     )
 
 
+_SHOWN_SKIPPED = 4  # machines named per reason an estimate was not made (the count says the rest)
+
+
+def _skipped_lines(skipped: dict[str, list[str]], model, query: Query, lang: str) -> list[str]:
+    """One line per reason the GPU's priced machines got no estimate, naming a few of them."""
+    out = []
+    for why in ("other_count", "far", "too_small", "no_variant"):
+        names = [n for n in skipped.get(why, []) if n.split()[0] not in query.exclude_providers]
+        if not names:
+            continue
+        more = f" (+{len(names) - _SHOWN_SKIPPED})" if len(names) > _SHOWN_SKIPPED else ""
+        out.append(
+            _t(
+                f"skipped.{why}",
+                lang,
+                n=len(names),
+                gpus=", ".join(query.gpus),
+                machines=", ".join(names[:_SHOWN_SKIPPED]) + more,
+                model=model.name,
+                need=work.weights_gb(model),
+            )
+        )
+    return out
+
+
 def _honour_exclusions(found, query: Query) -> None:
     """Leave out the rows of what the question ruled out ("except gcp": handlers.constraints)."""
     from handlers.constraints import excludes, kept
@@ -194,7 +225,7 @@ def _within_budget(found, query: Query, kb) -> str | None:
     budget = query.budget
     if budget is None or budget.per == "total":
         return None
-    cap = brief.cap_usd(budget, kb.fx()["usd_per_cny"]) + 1e-9
+    cap = budget.usd(kb.fx()) + 1e-9
 
     def hourly(row: dict) -> float:
         per_gpu = budget.per == "gpu_hour" and row.get("gpu_count")
@@ -239,16 +270,17 @@ def serving_lines(kb, query: Query, *, gpus: list[str] | None = None, pricing: s
     best: dict[str, dict] = {}
     for row in found["rows"]:  # cheapest first: keep the first row per GPU (or per instance type asked)
         best.setdefault(row["instance_type"] if query.instance_types else row["gpu"], row)
+    display = for_query(query, kb)  # "in CNY": both currencies
     items = "; ".join(
         _t(
             "serving_item",
             lang,
             what=what,
-            usd=r["usd_per_million_tokens"],
+            usd=both(r["usd_per_million_tokens"], display, said=f"${r['usd_per_million_tokens']:.4f}"),
             provider=r["provider"],
             instance=r["instance_type"],
             tps=r["tokens_per_s"],
-            price=r["price_per_hour_usd"],
+            price=both(r["price_per_hour_usd"], display, said=f"${r['price_per_hour_usd']:.2f}"),
         )
         for what, r in best.items()
     )

@@ -76,6 +76,17 @@ def kb(gpubot_home: Path):
     return open_kb(gpubot_home / "kb.db")
 
 
+@pytest.fixture
+def home(kb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private GPUBOT_HOME holding a copy of the full knowledge base, with the answer cache off (CLI tests)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    monkeypatch.setenv("GPUBOT_HOME", str(home))
+    monkeypatch.setenv("GPUBOT_ANSWER_CACHE", "0")
+    return home
+
+
 @pytest.fixture(scope="session")
 def small_kb(tmp_path_factory: pytest.TempPathFactory, gpubot_home: Path):
     """A small knowledge base: every cloud, a few hundred real catalog rows (tests/data/small_kb/make.py says which),

@@ -159,3 +159,31 @@ def aws_reserved(linux: dict, years: int) -> tuple[float, str] | None:
         if key.startswith(f"yrTerm{years}") and value and float(value) > 0
     ]
     return min(found) if found else None
+
+
+TERM_HOURS = {"1yr": 8760, "3yr": 26280}  # 365 x 24, 3 x 365 x 24
+
+
+def aws_offer_file_reserved(text: str, families: set[str] | None = None) -> dict[str, dict[str, float]]:
+    """Instance -> AWS term key -> upfront / hours in the term + hourly, the lowest over an EC2 offer file's (CSV,
+    five preamble lines) Linux shared USD reserved terms; `families` keeps only those instance families."""
+    terms: dict[tuple[str, str], dict] = {}
+    for r in csv.DictReader(text.splitlines()[5:]):
+        kept = (r["Operating System"], r["Tenancy"], r["Pre Installed S/W"], r["CapacityStatus"], r["Currency"])
+        if r["TermType"] != "Reserved" or kept != ("Linux", "Shared", "NA", "Used", "USD"):
+            continue
+        if families is not None and r["Instance Type"].split(".")[0] not in families:
+            continue
+        key = (
+            f"yrTerm{r['LeaseContractLength'][0]}{r['OfferingClass'].capitalize()}."
+            f"{r['PurchaseOption'].split()[0].lower()}Upfront"
+        )
+        term = terms.setdefault((r["SKU"], r["OfferTermCode"]), {"instance": r["Instance Type"], "key": key})
+        term["hours"] = TERM_HOURS[r["LeaseContractLength"]]
+        term["upfront" if r["Unit"] == "Quantity" else "hourly"] = float(r["PricePerUnit"])
+    out: dict[str, dict[str, float]] = {}
+    for term in terms.values():
+        rate = term.get("upfront", 0.0) / term["hours"] + term["hourly"]
+        held = out.setdefault(term["instance"], {})
+        held[term["key"]] = min(rate, held.get(term["key"], rate))
+    return out

@@ -46,15 +46,18 @@ P4D_SPOT_USE1 = region_offers(CATALOGS / "aws_vms.csv", {"A100"}, "SpotPrice")[(
     [
         (
             "cheapest A100 spot on aws",
-            rf"^Cheapest A100 spot: aws {A100_SPOT_AWS[1]} in {A100_SPOT_AWS[2]}\b.* at "
+            rf"^Cheapest A100 spot on aws: aws {A100_SPOT_AWS[1]} in {A100_SPOT_AWS[2]}\b.* at "
             rf"{money_re(A100_SPOT_AWS[0])}/GPU-h",
         ),
         (
             "aws上最便宜的A100竞价实例",
-            rf"^最便宜的A100（竞价）：亚马逊云科技 {A100_SPOT_AWS[1]}，{A100_SPOT_AWS[2]}.*"
+            rf"^最便宜的A100（竞价，亚马逊云科技）：亚马逊云科技 {A100_SPOT_AWS[1]}，{A100_SPOT_AWS[2]}.*"
             rf"{money_re(A100_SPOT_AWS[0])}/GPU·小时",
         ),
-        ("cheapest H100 on demand on aws", rf"^Cheapest H100 on-demand: aws {H100_OD_AWS[1]} in {H100_OD_AWS[2]}\b"),
+        (
+            "cheapest H100 on demand on aws",
+            rf"^Cheapest H100 on-demand on aws: aws {H100_OD_AWS[1]} in {H100_OD_AWS[2]}\b",
+        ),
         (
             "price of p4d.24xlarge",
             rf"^p4d\.24xlarge: on-demand from .*; spot from {money_re(P4D_SPOT_USE1)}/h in us-east-1",

@@ -17,16 +17,6 @@ from bot.cli import main
 CATALOGS = Path(__file__).resolve().parent.parent / "knowledge" / "data" / "catalogs"
 
 
-@pytest.fixture
-def home(kb, tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
-    monkeypatch.setenv("GPUBOT_HOME", str(home))
-    monkeypatch.setenv("GPUBOT_ANSWER_CACHE", "0")
-    return home
-
-
 def ask_json(capsys, *args: str) -> dict:
     assert main(["ask", *args, "--json"]) == 0
     return json.loads(capsys.readouterr().out)

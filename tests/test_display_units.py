@@ -56,16 +56,6 @@ def close_after_rounding(cny_text: str, usd_text: str) -> bool:
     return abs(cny - usd * RATE) <= (usd_step / 2) * RATE + cny_step / 2 + 1e-9
 
 
-@pytest.fixture
-def home(kb, tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
-    monkeypatch.setenv("GPUBOT_HOME", str(home))
-    monkeypatch.setenv("GPUBOT_ANSWER_CACHE", "0")
-    return home
-
-
 def ask(capsys, question: str, *flags: str) -> tuple[str, dict]:
     """(the text a person reads, the --json object) of `gpubot ask`."""
     assert main(["ask", question, *flags]) == 0
@@ -273,6 +263,8 @@ def test_slack_labels_a_tpu_table_per_chip(app, slack, question, header):
     head = table_rows(message)[0]
     assert head[column_index("per_gpu_hour")] == header
     assert "chip" in message["text"] or "芯片" in message["text"]
+    assert head[column_index("gpus")] == {"Per chip-hour": "Chips", "每芯片小时": "芯片"}[header]  # not "GPUs"
+    assert not any("GPU" in h for h in head), head  # a TPU table never counts its chips as GPUs
 
 
 def test_slack_labels_each_row_of_a_mixed_table(app, slack):
@@ -280,6 +272,7 @@ def test_slack_labels_each_row_of_a_mixed_table(app, slack):
     rows = table_rows(message)
     per_unit = column_index("per_gpu_hour")
     assert rows[0][per_unit] == "Per GPU- or chip-hour"
+    assert rows[0][column_index("gpus")] == "GPUs or chips"
     for row in rows[1:]:
         gpus = row[column_index("gpus")]
         assert row[per_unit].endswith("/chip-h" if "TPU" in gpus else "/GPU-h"), row

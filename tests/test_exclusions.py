@@ -181,7 +181,7 @@ def test_history_honours_an_excluded_provider(kb, text):
 
 @pytest.mark.parametrize("text", ["A100 except aws below 1.2 per GPU-hour", "A100 不要竞价 低于2美元时提醒我"])
 def test_an_alert_cannot_exclude_and_says_so(vocab, text):
-    from handlers.alerts import AlertParseError, parse_alert
+    from handlers.parse.alert import AlertParseError, parse_alert
 
     with pytest.raises(AlertParseError, match="aws|竞价|spot"):
         parse_alert(text, vocab)

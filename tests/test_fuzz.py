@@ -449,7 +449,7 @@ def _no_infinity(data, where: str) -> None:
 @example(frame="H100 spot below {n}", n="1e309")
 def test_the_numeric_grammar_never_gives_infinity_or_nan(small_kb, vocab, frame, n):
     from bot.pipeline import understand
-    from handlers.alerts import AlertParseError, parse_alert
+    from handlers.parse.alert import AlertParseError, parse_alert
     from knowledge.numbers import finite
 
     text = frame.format(n=n)

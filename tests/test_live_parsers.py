@@ -19,6 +19,7 @@ from knowledge.catalog.fetchers.live_rows import LiveData, LiveRow, newest_stamp
 from knowledge.catalog.freshness import tier
 from knowledge.catalog.reader import CatalogError, parse_catalog
 from knowledge.paths import CATALOG_DIR
+from tests.reference_calc import aws_offer_file_reserved
 
 LIVE = Path(__file__).parent / "data" / "live"
 NOW = dt.datetime(2026, 12, 2, 7, 0, tzinfo=dt.UTC)
@@ -107,33 +108,6 @@ def test_aws_offer_file_keeps_linux_shared_on_demand_gpu_rows_only():
     assert prices == {r["Instance Type"]: float(r["PricePerUnit"]) for r in wanted} and read == len(rows)
 
 
-TERM_HOURS = {"1yr": 8760, "3yr": 26280}  # 365 x 24, 3 x 365 x 24
-
-
-def reserved_by_hand(text: str, families: set[str]) -> dict[str, dict[str, float]]:
-    """Instance -> term key -> upfront / hours in the term + hourly, of the Linux shared USD terms in an offer file."""
-    terms: dict[tuple[str, str], dict] = {}
-    for r in csv.DictReader(text.splitlines()[5:]):
-        kept = (r["Operating System"], r["Tenancy"], r["Pre Installed S/W"], r["CapacityStatus"], r["Currency"])
-        if r["TermType"] != "Reserved" or kept != ("Linux", "Shared", "NA", "Used", "USD"):
-            continue
-        if r["Instance Type"].split(".")[0] not in families:
-            continue
-        key = (
-            f"yrTerm{r['LeaseContractLength'][0]}{r['OfferingClass'].capitalize()}."
-            f"{r['PurchaseOption'].split()[0].lower()}Upfront"
-        )
-        term = terms.setdefault((r["SKU"], r["OfferTermCode"]), {"instance": r["Instance Type"], "key": key})
-        term["hours"] = TERM_HOURS[r["LeaseContractLength"]]
-        term["upfront" if r["Unit"] == "Quantity" else "hourly"] = float(r["PricePerUnit"])
-    out: dict[str, dict[str, float]] = {}
-    for term in terms.values():
-        rate = term.get("upfront", 0.0) / term["hours"] + term["hourly"]
-        held = out.setdefault(term["instance"], {})
-        held[term["key"]] = min(rate, held.get(term["key"], rate))
-    return out
-
-
 EVERY_TERM = {
     f"yrTerm{years}{kind}.{option}Upfront"
     for years in (1, 3)
@@ -146,7 +120,7 @@ def test_aws_offer_file_keeps_every_reserved_term_of_linux_shared_gpu_rows():
     text = body("aws_offers_us-east-1.csv").decode()
     families = {"p4d", "p5", "g5"}
     found = aws_price_list.parse_offer_file(text.splitlines(), families=families, url="u")
-    by_hand = reserved_by_hand(text, families)
+    by_hand = aws_offer_file_reserved(text, families)
     assert found.reserved.keys() == by_hand.keys() and found.refused == []
     assert all(found.reserved[i] == pytest.approx(by_hand[i]) for i in by_hand)
     p5 = found.reserved["p5.48xlarge"]

@@ -19,6 +19,7 @@ import pytest
 
 from knowledge.paths import CATALOG_DIR, PRICING_DIR
 from tests.live_standin import LiveStandin
+from tests.reference_calc import aws_offer_file_reserved
 
 LIVE = Path(__file__).parent / "data" / "live"
 ALL = ("aws_spot", "aws_price_list", "oci", "runpod", "vast")
@@ -165,27 +166,7 @@ def aws_oracle(accelerators: set[str], region: str, column: str) -> tuple[float,
     return min(best)
 
 
-TERM_HOURS = {"1yr": 8760, "3yr": 26280}
 OFFER_FILES = (("aws_offers_us-east-1.csv", "us-east-1"), ("aws_offers_us-west-2.csv", "us-west-2"))
-
-
-def reserved_terms_by_hand(text: str) -> dict[str, dict[str, float]]:
-    """instance -> AWS term key -> upfront / hours in the term + hourly, of an offer file's Linux shared USD terms."""
-    terms: dict[tuple[str, str], dict] = {}
-    for r in csv.DictReader(text.splitlines()[5:]):
-        kept = (r["Operating System"], r["Tenancy"], r["Pre Installed S/W"], r["CapacityStatus"], r["Currency"])
-        if r["TermType"] == "Reserved" and kept == ("Linux", "Shared", "NA", "Used", "USD"):
-            key = (
-                f"yrTerm{r['LeaseContractLength'][0]}{r['OfferingClass'].capitalize()}."
-                f"{r['PurchaseOption'].split()[0].lower()}Upfront"
-            )
-            term = terms.setdefault((r["SKU"], r["OfferTermCode"]), {"instance": r["Instance Type"], "key": key})
-            term["hours"] = TERM_HOURS[r["LeaseContractLength"]]
-            term["upfront" if r["Unit"] == "Quantity" else "hourly"] = float(r["PricePerUnit"])
-    out: dict[str, dict[str, float]] = {}
-    for t in terms.values():
-        out.setdefault(t["instance"], {})[t["key"]] = t.get("upfront", 0.0) / t["hours"] + t["hourly"]
-    return out
 
 
 def aws_reserved_oracle(accelerators: set[str], years: int, region: str | None) -> tuple[float, str, str]:
@@ -201,7 +182,7 @@ def aws_reserved_oracle(accelerators: set[str], years: int, region: str | None) 
             terms = (by_os.get("linux") or {}).get("reserved") or {}
             pairs[(item["instance_type"], reg)] = {k: float(v) for k, v in terms.items() if v}
     for name, reg in OFFER_FILES:
-        for instance, terms in reserved_terms_by_hand((LIVE / name).read_text()).items():
+        for instance, terms in aws_offer_file_reserved((LIVE / name).read_text()).items():
             pairs[(instance, reg)] = terms  # the live terms replace the file's
     best = [
         (rate / counts[instance], instance, reg)
@@ -330,7 +311,7 @@ def test_aws_reserved_cheapest_equals_the_offer_file_terms(refreshed, question, 
 
 def test_every_reserved_term_is_kept_and_the_others_dropped(refreshed):
     _, kb = refreshed
-    east = reserved_terms_by_hand((LIVE / "aws_offers_us-east-1.csv").read_text())
+    east = aws_offer_file_reserved((LIVE / "aws_offers_us-east-1.csv").read_text())
     terms = {r["term"]: r for r in kb.price_terms("p5.48xlarge", "us-east-1")}
     reserved = {k: r["price_per_hour"] for k, r in terms.items() if k.startswith("yrTerm")}
     every = {
@@ -516,7 +497,7 @@ def test_a_malformed_reserved_row_is_refused_and_the_on_demand_rows_kept(tmp_pat
             g5 = kb.offers(instance_types=["g5.xlarge"], regions=["us-east-1"], pricing="on_demand")
             assert g5 and {(o["price_per_hour_usd"], bool(o["fetched_at"])) for o in g5} == {(0.9876, True)}
             p4d = {r["term"]: r["price_per_hour"] for r in kb.price_terms("p4d.24xlarge", "us-east-1")}
-            east = reserved_terms_by_hand(good)
+            east = aws_offer_file_reserved(good)
             assert {k: v for k, v in p4d.items() if k.startswith("yrTerm")} == pytest.approx(east["p4d.24xlarge"])
             g5_terms = {r["term"]: r["price_per_hour"] for r in kb.price_terms("g5.xlarge", "us-east-1")}
             assert {k: v for k, v in g5_terms.items() if k.startswith("yrTerm")} == pytest.approx(east["g5.xlarge"])

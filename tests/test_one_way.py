@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PARSE = ROOT / "handlers" / "parse"
 SOURCES = [p for pkg in ("bot", "handlers", "knowledge") for p in sorted((ROOT / pkg).rglob("*.py"))]
@@ -110,3 +112,113 @@ def test_the_intent_is_decided_in_one_place():
         "handlers/parse/work.py",  # a benchmarked model's $ per 1M tokens
         "handlers/parse/train.py",  # a training run (MLPerf) or rent-or-API question (issue 27)
     }
+
+
+# --- no matching of the question's words outside the parser -------------------------------------------------------
+# The question's raw text is (a) `.text` of a Query or of a Slack payload (`query`, `cmd`, `message`, ... or a
+# parameter annotated `Query`/`SlashCommand`/`Message`), (b) a parameter handed to the parser or to an answering
+# entry point (`understand(text, kb)`: that `text` is the question), and (c) any variable bound from those, trimmed
+# or sliced. Matching it is a regular expression applied to it, a str method that inspects it, or an `in`/`==`
+# test against it (a keyword list).
+HOLDERS = {"query", "q", "parsed", "applied", "asked", "cmd", "command", "message", "event", "alert"}
+HOLDER_TYPES = {"Query", "SlashCommand", "Message"}
+INTO_PARSER = {"understand", "understood", "parse", "answer", "answer_text", "answer_text_with", "message_for"}
+INSPECT = {"lower", "upper", "casefold", "startswith", "endswith", "find", "rfind", "index", "rindex", "count"}
+INSPECT |= {"split", "rsplit", "partition", "rpartition", "splitlines", "isdigit", "isalpha", "isascii", "isspace"}
+TRIM = {"strip", "lstrip", "rstrip"}
+REGEX = {"search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split"}
+
+
+def _callee(call: ast.Call) -> str | None:
+    return getattr(call.func, "attr", None) or getattr(call.func, "id", None)
+
+
+def _is_raw(e: ast.AST, raw: set[str], holders: set[str]) -> bool:
+    """`e` is the question's raw text: a name bound from it, `<holder>.text`, or either trimmed, sliced, str()'d."""
+    if isinstance(e, ast.Name):
+        return e.id in raw
+    if isinstance(e, ast.Attribute) and e.attr == "text" and isinstance(e.value, ast.Name):
+        return e.value.id in holders
+    if isinstance(e, ast.Subscript):
+        return _is_raw(e.value, raw, holders)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in TRIM:
+        return _is_raw(e.func.value, raw, holders)
+    if isinstance(e, ast.Call) and _callee(e) in ("str", "scan_text"):
+        return _callee(e) == "scan_text" or any(_is_raw(a, raw, holders) for a in e.args)
+    return isinstance(e, ast.BoolOp) and any(_is_raw(v, raw, holders) for v in e.values)
+
+
+def _matches(source: str) -> list[tuple[int, str, str]]:
+    """(line, function, how) for every match of the question's raw text in one module's source."""
+    found = []
+    for fn in _functions(ast.parse(source)):
+        args = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+        holders = HOLDERS | {
+            a.arg
+            for a in args
+            if a.annotation is not None
+            and any(isinstance(n, ast.Name) and n.id in HOLDER_TYPES for n in ast.walk(a.annotation))
+        }
+        raw: set[str] = set()
+
+        def is_raw(e: ast.AST, raw: set[str] = raw, holders: set[str] = holders) -> bool:
+            return _is_raw(e, raw, holders)
+
+        names = {a.arg for a in args}
+        for node in ast.walk(fn):  # (b) a parameter that goes into the parser is the question
+            if isinstance(node, ast.Call) and _callee(node) in INTO_PARSER and node.args:
+                raw |= {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name) and n.id in names}
+        for _ in range(3):  # (c) bound from it
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign) and is_raw(node.value):
+                    raw |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in INSPECT and is_raw(node.func.value):
+                    found.append((node.lineno, fn.name, f".{node.func.attr}()"))
+                elif node.func.attr in REGEX and not is_raw(node.func.value) and any(map(is_raw, node.args)):
+                    found.append((node.lineno, fn.name, f"regex .{node.func.attr}()"))
+            tests = isinstance(node, ast.Compare) and any(
+                isinstance(op, ast.In | ast.NotIn | ast.Eq) for op in node.ops
+            )
+            if tests and any(is_raw(x) for x in [node.left, *node.comparators]):  # type: ignore[attr-defined]
+                found.append((node.lineno, fn.name, "keyword test"))
+    return found
+
+
+PLANTED = [  # each a way a module could re-read the words; the check must see every one
+    "def f(query):\n    return 'not' in query.text\n",
+    "import re\ndef f(query):\n    return re.search(r'except (\\w+)', query.text)\n",
+    "def f(cmd, kb):\n    if cmd.text.strip().lower() in ('help', '?'):\n        return None\n",
+    "def f(text, kb):\n    if text.lower() == 'help':\n        return None\n    return understand(text, kb)\n",
+    "def f(text, kb):\n    words = text.strip()[:200]\n    return 'spot' in words or answer(text, kb)\n",
+    "import re\n_P = re.compile('x')\ndef f(q: Query):\n    low = q.text\n    return _P.findall(low)\n",
+    "def f(query):\n    return scan_text(query).startswith('why')\n",
+    "def f(message):\n    return [w for w in message.text.split() if w]\n",
+]
+CLEAN = [  # what edges legitimately do with the text: trim it, hand it to the parser, quote it in a log line
+    "def f(text, kb):\n    return understand(text.strip(), kb)\n",
+    "def f(query):\n    log.warning('failed %r', query.text[:200])\n    return query.intent == 'help'\n",
+    "def f(text):\n    return text.lower() in ('a', 'b')\n",  # a parameter named text that is no question
+]
+
+
+@pytest.mark.parametrize("source", PLANTED)
+def test_the_check_sees_a_planted_reading_of_the_words(source):
+    assert _matches(source), source
+
+
+@pytest.mark.parametrize("source", CLEAN)
+def test_the_check_lets_the_text_pass_through(source):
+    assert _matches(source) == [], source
+
+
+def test_no_module_outside_the_parser_matches_the_question_text():
+    offenders = [
+        f"{path.relative_to(ROOT).as_posix()}:{line} {function}() {how}"
+        for path in OUTSIDE
+        for line, function, how in _matches(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, "match the words in handlers/parse/ and put what they say on the Query:\n" + "\n".join(
+        offenders
+    )

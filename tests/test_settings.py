@@ -13,8 +13,9 @@ import textwrap
 
 import pytest
 
+from bot.pipeline import typed_setting
 from handlers import defaults
-from handlers.models import Answer, Offer, Query
+from handlers.models import Budget, Query
 from knowledge.state import settings_store as store
 from knowledge.state.settings_store import EffectiveSettings, SettingError
 
@@ -48,15 +49,16 @@ def test_channel_overrides_workspace_overrides_defaults(state_url, kb):
         ("lang", "en", "en"),
         ("pricing", "on-demand", "on_demand"),
         ("pricing", "reserved 1y", "reserved_1y"),
-        ("budget", "2 USD/GPU-hour", {"amount": 2.0, "currency": "USD"}),
-        ("budget", "15 CNY/GPU-hour", {"amount": 15.0, "currency": "CNY"}),
-        ("budget", "$1.5", {"amount": 1.5, "currency": "USD"}),
-        ("budget", "2", {"amount": 2.0, "currency": "USD"}),  # no currency: USD
-        ("budget", "¥12 per GPU-hour", {"amount": 12.0, "currency": "CNY"}),
+        ("budget", "2 USD/GPU-hour", {"amount": 2.0, "currency": "USD", "per": "gpu_hour"}),
+        ("budget", "15 CNY/GPU-hour", {"amount": 15.0, "currency": "CNY", "per": "gpu_hour"}),
+        ("budget", "$1.5", {"amount": 1.5, "currency": "USD", "per": "gpu_hour"}),
+        ("budget", "2", {"amount": 2.0, "currency": "USD", "per": "gpu_hour"}),  # no currency: USD
+        ("budget", "¥12 per GPU-hour", {"amount": 12.0, "currency": "CNY", "per": "gpu_hour"}),
+        ("budget", "$20/hour", {"amount": 20.0, "currency": "USD", "per": "instance_hour"}),  # per machine-hour
     ],
 )
 def test_values_are_validated_and_normalised(kb, key, raw, stored):
-    assert store.normalize(key, raw, kb) == stored
+    assert store.normalize(key, typed_setting(key, raw), kb) == stored
 
 
 @pytest.mark.parametrize(
@@ -78,7 +80,7 @@ def test_values_are_validated_and_normalised(kb, key, raw, stored):
 )
 def test_invalid_values_are_refused_with_did_you_mean(kb, key, raw, suggestion):
     with pytest.raises(SettingError) as err:
-        store.normalize(key, raw, kb)
+        store.normalize(key, typed_setting(key, raw), kb)
     if suggestion:
         assert suggestion in err.value.suggestions
 
@@ -98,10 +100,11 @@ def test_an_invalid_value_stores_nothing(state_url, kb):
 def test_set_again_replaces_clear_and_delete_team(state_url, kb):
     store.set_setting("T1", "C1", "pricing", "spot", kb=kb)
     store.set_setting("T1", "C1", "pricing", "reserved_3y", kb=kb)
-    store.set_setting("T1", "C1", "budget", "2 USD/GPU-hour", kb=kb)
+    store.set_setting("T1", "C1", "budget", Budget(amount=2, currency="USD"), kb=kb)
     store.set_setting("T1", "", "currency", "CNY", kb=kb)
     store.set_setting("T9", "C1", "currency", "CNY", kb=kb)
-    assert store.scope_settings("T1", "C1") == {"pricing": "reserved_3y", "budget": {"amount": 2.0, "currency": "USD"}}
+    budget = {"amount": 2.0, "currency": "USD", "per": "gpu_hour"}
+    assert store.scope_settings("T1", "C1") == {"pricing": "reserved_3y", "budget": budget}
     assert store.clear("T1", "C1", "pricing") == 1
     assert store.clear("T1", "C1", "pricing") == 0
     assert store.clear("T1", "C1") == 1  # everything of the channel
@@ -244,55 +247,19 @@ def test_undo_defaults_keeps_what_a_button_changed():
     assert undone.pricing == "on_demand" and undone.providers == [] and undone.regions == []
 
 
-def _offer(n: int, usd: float) -> Offer:
-    return Offer(
-        provider="aws",
-        instance_type=f"i{n}",
-        gpu="A100",
-        gpu_count=1,
-        region="us-east-1",
-        pricing="on_demand",
-        price_per_hour=usd,
-        price_per_gpu_hour=usd,
-        currency="USD",
-        price_per_hour_usd=usd,
-        price_per_gpu_hour_usd=usd,
-        source=f"s{n}",
-        as_of="2026-01-01",
+def test_a_channel_budget_becomes_the_question_budget_once():
+    stored = {"amount": 14, "currency": "CNY", "per": "gpu_hour"}
+    query, notes = defaults.apply_defaults(
+        Query(text="cheapest A100", intent="cheapest", gpus=["A100"]), settings("workspace", budget=stored)
     )
+    assert query.budget == Budget(amount=14, currency="CNY", per="gpu_hour", text="14 CNY/GPU-hour")
+    assert notes == ["filtered to your workspace's budget: at most 14 CNY/GPU-hour"]
+    assert "budget" in defaults.defaulted_fields(Query(text="cheapest A100", intent="cheapest"), query)
 
 
-def test_the_budget_cuts_a_cheapest_list_back_to_size():
-    query = defaults.widen_for_budget(
-        Query(text="cheapest A100", intent="cheapest", gpus=["A100"]), settings(budget={"amount": 2, "currency": "USD"})
-    )
-    assert query.top_n == defaults.BUDGET_FETCH
-    answer = Answer(query=query, title="t", offers=[_offer(n, 0.5 * n) for n in range(1, 10)])
-    cut, notes = defaults.apply_budget(answer, settings(budget={"amount": 2, "currency": "USD"}), usd_per_cny=0.14)
-    assert [o.price_per_gpu_hour_usd for o in cut.offers] == [0.5, 1.0, 1.5, 2.0]
-    assert cut.more == 0 and cut.query.top_n is None
-    assert [s.source for s in cut.sources] == ["s1", "s2", "s3", "s4"]
-    assert notes == ["filtered to your channel's budget: at most 2 USD/GPU-hour (5 offers above it hidden)"]
-    cut, _ = defaults.apply_budget(
-        answer, settings(budget={"amount": 2, "currency": "USD"}), usd_per_cny=0.14, asked_top_n=2
-    )
-    assert len(cut.offers) == 2 and cut.more == 2 and cut.query.top_n == 2
-
-
-def test_a_cny_budget_is_converted():
-    answer = Answer(query=Query(text="x", intent="price"), title="t", offers=[_offer(1, 1.0), _offer(2, 3.0)])
-    cut, notes = defaults.apply_budget(
-        answer, settings("workspace", budget={"amount": 14, "currency": "CNY"}), usd_per_cny=0.138
-    )
-    assert [o.instance_type for o in cut.offers] == ["i1"]  # 14 CNY ≈ 1.93 USD
-    assert notes[0].startswith("filtered to your workspace's budget: at most 14 CNY/GPU-hour")
-
-
-def test_no_budget_or_a_specs_answer_is_untouched():
-    answer = Answer(query=Query(text="x", intent="spec"), title="t", offers=[_offer(1, 9.0)])
-    assert defaults.apply_budget(answer, settings(budget={"amount": 1, "currency": "USD"}), usd_per_cny=0.14) == (
-        answer,
-        [],
-    )
-    price = answer.model_copy(update={"query": Query(text="x", intent="price")})
-    assert defaults.apply_budget(price, settings(), usd_per_cny=0.14) == (price, [])
+def test_a_question_budget_or_a_specs_answer_keeps_its_own():
+    said = Budget(amount=5, currency="USD", per="instance_hour", text="under $5/h")
+    asked = Query(text="cheapest A100 under $5/h", intent="cheapest", gpus=["A100"], budget=said)
+    stored = {"amount": 1, "currency": "USD", "per": "gpu_hour"}
+    assert defaults.apply_defaults(asked, settings(budget=stored))[0].budget == said
+    assert defaults.apply_defaults(Query(text="x", intent="spec"), settings(budget=stored))[0].budget is None

@@ -177,7 +177,7 @@ def test_settings_shows_each_value_and_where_it_comes_from(app, slack):
     assert "aws, alibaba" in lines["providers"] and "this channel" in lines["providers"]
     assert "workspace: aws" in lines["providers"]  # the workspace value it overrides
     assert "spot" in lines["pricing"] and "_workspace_" in lines["pricing"]
-    assert "2 USD/GPU-hour" in lines["budget (per GPU-hour)"]
+    assert "2 USD/GPU-hour" in lines["budget (hourly cap)"]
     assert "gpubot's default" in lines["currency"]
     reply = slash(app, slack, "unset providers", mine, team=team)
     assert "Removed" in reply["text"] and "aws (workspace)" in reply["text"]
@@ -197,7 +197,7 @@ def test_budget_language_currency_and_pricing_apply(app, slack):
     assert all(per_gpu_usd(cell) <= 2.0 for cell in column(message, "per_gpu_hour"))
     assert all("≈ ¥" in cell for cell in column(message, "per_gpu_hour"))  # converted to the channel's currency
     notes = context_text(message)
-    assert "已按本频道预算筛选：每GPU小时不超过 2 USD/GPU-hour" in notes
+    assert "已按本频道预算筛选：不超过 2 USD/GPU-hour" in notes
     assert "已按本频道设置使用计费方式：竞价" in notes
 
 
@@ -406,7 +406,7 @@ def test_home_lists_subscriptions_and_edits_the_workspace_defaults(app, slack, k
         "regions": ["us-east-1", "cn-hangzhou"],
         "currency": "CNY",
         "pricing": "spot",
-        "budget": {"amount": 15.0, "currency": "CNY"},
+        "budget": {"amount": 15.0, "currency": "CNY", "per": "gpu_hour"},
     }
     republished = slack.wait_for("views.publish")[-1].body["view"]
     assert "15 CNY/GPU-hour" in text_of(republished)
@@ -446,3 +446,27 @@ def test_client_for_team_uses_the_single_token(slack):
     settings = load_settings(slack_bot_token="xoxb-single", slack_api_url=slack.base_url)
     client = client_for_team("T0001", settings)
     assert client.token == "xoxb-single" and client.base_url == slack.base_url
+
+
+@pytest.mark.parametrize(
+    ("said", "stored", "shown"),
+    [
+        ("$3/GPU-h", {"amount": 3.0, "currency": "USD", "per": "gpu_hour"}, "3 USD/GPU-hour"),
+        ("$20/hour", {"amount": 20.0, "currency": "USD", "per": "instance_hour"}, "20 USD/hour"),  # the machine
+        ("预算每小时20元", {"amount": 20.0, "currency": "CNY", "per": "instance_hour"}, "20 CNY/小时"),  # said in zh
+        ("每卡时不超过3美元", {"amount": 3.0, "currency": "USD", "per": "gpu_hour"}, "3 USD/GPU·小时"),
+    ],
+)
+def test_set_budget_reads_the_question_grammar(app, slack, said, stored, shown):
+    """`/gpu set budget ...` means what the same words mean in a question (issue 23), and says it back."""
+    mine = channel_id()
+    reply = slash(app, slack, f"set budget {said}", mine)
+    assert settings_store.scope_settings(TEAM, mine) == {"budget": stored}
+    assert shown in json.dumps(reply, ensure_ascii=False)
+
+
+@pytest.mark.parametrize(("said", "words"), [("1e999 USD/h", "out of range"), ("$5000 for the month", "is a total")])
+def test_set_budget_refuses_what_cannot_be_an_hourly_cap(app, slack, said, words):
+    mine = channel_id()
+    reply = slash(app, slack, f"set budget {said}", mine)
+    assert words in json.dumps(reply, ensure_ascii=False) and settings_store.scope_settings(TEAM, mine) == {}

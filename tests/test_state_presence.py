@@ -1,7 +1,7 @@
-"""Issue 25: a state that knows it is gone. `state.db` deleted, replaced or full under a running process: no write is
-confirmed that is not stored (a fresh connection, as a restart or the CLI would open, sees every confirmed change),
-users get "settings can't be saved right now; nothing was changed", `/healthz` says which and answers 503, and the
-process reconnects once the file is back.
+"""Issue 25: a state that knows it is gone. `state.db` deleted, replaced, read-only or full under a running process:
+no write is confirmed that is not stored (a fresh connection, as a restart or the CLI would open, sees every
+confirmed change), users get "settings can't be saved right now; nothing was changed", `/healthz` says which and
+answers 503, and the process reconnects once the file is back.
 """
 
 from __future__ import annotations
@@ -92,6 +92,35 @@ def test_a_full_state_refuses_with_a_clear_message(state_file):
     assert stored(state_file, "C3") == json.dumps(["aws"]), "the write before the full disk was confirmed and kept"
 
 
+@contextlib.contextmanager
+def read_only_state():
+    """Every new connection of the state engine sees a read-only database, as on a file or disk remounted read-only
+    (the tests run as root, for whom a file's mode bits would not refuse a write: SQLite's own `query_only` gives
+    the same SQLITE_READONLY refusal)."""
+    eng = state.engine()
+    eng.pool.dispose()
+
+    def read_only(conn, _record) -> None:
+        conn.execute("PRAGMA query_only = ON")
+
+    sa.event.listen(eng, "connect", read_only)
+    try:
+        yield eng
+    finally:
+        sa.event.remove(eng, "connect", read_only)
+        eng.pool.dispose()
+
+
+def test_a_read_only_state_refuses_writes_keeps_what_was_stored_and_health_says_read_only(state_file):
+    with read_only_state():
+        with pytest.raises(StateUnavailableError, match="refused the write"):
+            settings_store.set_setting(TEAM, "C1", "providers", "azure")
+        assert health(state.engine) == "read-only"
+    assert stored(state_file, "C1") == json.dumps(["aws"]), "nothing confirmed, nothing changed"
+    settings_store.set_setting(TEAM, "C1", "providers", "azure")  # writable again: the next write is stored
+    assert stored(state_file, "C1") == json.dumps(["azure"])
+
+
 def test_the_cli_says_in_one_line_that_the_state_cannot_be_reached(monkeypatch, capsys):
     monkeypatch.setenv("DATABASE_URL", "postgresql://gpubot@127.0.0.1:9/gpubot")  # nothing listens on port 9
     assert main(["alert", "list"]) == 2
@@ -172,7 +201,24 @@ def test_healthz_drains_a_worker_whose_state_is_gone(app, kb, state_file):
 
     status, report = get()
     assert status.startswith("200") and report["state"] == "ok" and report["kb"]["offers"] > 0
+    with read_only_state():
+        status, report = get()
+    assert status.startswith("503") and report["state"] == "read-only"
     delete(state_file)
     status, report = get()
     assert status.startswith("503") and report["state"] == "unavailable"
     assert report["kb"]["offers"] > 0, "the knowledge base is reported separately"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("set providers azure", "Settings can't be saved right now; nothing was changed; try again in a minute."),
+        ("set providers 阿里云", "设置暂时无法保存；没有做任何更改；请一分钟后再试。"),
+    ],
+    ids=["en", "zh"],
+)
+def test_gpu_set_on_a_read_only_state_says_nothing_was_changed(app, slack, state_file, text, expected):
+    with read_only_state():
+        assert slash_reply(app, slack, text, "C1") == expected
+    assert stored(state_file, "C1") == json.dumps(["aws"])

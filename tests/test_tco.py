@@ -13,6 +13,7 @@ import re
 import pytest
 import yaml
 
+from bot.pipeline import answer_query
 from handlers import tco
 from handlers.models import Query
 from knowledge.facts import rules as R
@@ -186,7 +187,10 @@ def test_currency_conversion_uses_the_knowledge_base_rate(kb):
     assert answer.tco.currency == "CNY"
     assert answer.tco.compute == pytest.approx(p4d_on_demand() * 100 * fx["cny_per_usd"])
     assert "cost.currency" in [r.id for r in answer.rules]
-    assert any(str(fx["cny_per_usd"]) in a and fx["as_of"] in a for a in answer.tco.assumptions)
+    # the rate with its date is said once per answer (issue 26): by the display note, not again in the assumptions
+    shown = answer_query(answer.query, kb)
+    said = [x for x in [*shown.notes, *shown.tco.assumptions] if str(fx["cny_per_usd"]) in x and fx["as_of"] in x]
+    assert len(said) == 1, said
 
 
 def test_several_instances_for_a_gpu_count(kb):

@@ -20,7 +20,7 @@ from bot.slack import blocks
 from bot.slack.answering import Answerer
 from bot.slack.delivery import share
 from bot.slack.payloads import Click
-from handlers import defaults
+from handlers import defaults, ranking
 from handlers.models import Query
 from knowledge.state.db import claim_event, release_event
 
@@ -28,7 +28,7 @@ __all__ = ["MAX_TOP", "asked", "refine", "register"]
 
 log = logging.getLogger("gpubot.slack")
 
-MAX_TOP = 90  # "more results" never asks for more rows than one table can hold
+MAX_TOP = ranking.MAX_TOP  # "more results" never asks for more rows than one answer lists
 REFINE_ACTIONS = re.compile(r"^gpu_(toggle_pricing|more_results|show_pitfalls|suggest_\d+|work_\d+)$")
 _NAME_FIELDS = {"gpu": "gpus", "provider": "providers", "region": "regions", "instance_type": "instance_types"}
 

@@ -18,7 +18,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.pipeline import answer, answer_with, understand
+from bot.pipeline import answer_with, understand, understood
 from bot.settings import Settings
 from bot.slack import blocks
 from bot.slack.delivery import Delivered, respond_message
@@ -107,15 +107,16 @@ class Answerer:
         """Answer `query` with its channel's settings applied (the one pipeline: `bot.pipeline.answer_with`)."""
         return answer_with(query, self.kb, self.settings_of(team, channel))
 
-    def answer_text(self, text: str, team: str | None, channel: str | None) -> Answer:
-        text = text.strip()
-        if text.lower() in ("", "help", "?"):
-            query = Query(text=text, intent="help", language=language_of(text))
-        else:
-            try:
-                query = understand(text, self.kb)
-            except Exception:  # `answer` parses again: it logs, and answers with the apology
-                return answer(text, self.kb)
+    def answer_text(
+        self, text: str, team: str | None, channel: str | None, help_language: Callable[[], str] | None = None
+    ) -> Answer:
+        """Parse `text` once and answer it with its channel's settings; a help answer in `help_language()` when
+        given (a slash command: the asker's language, also for an English word like "help")."""
+        query = understood(text.strip(), self.kb)
+        if isinstance(query, Answer):
+            return query
+        if query.intent == "help" and help_language is not None:
+            query = query.model_copy(update={"language": help_language()})
         return self.answer_in(query, team, channel)
 
     def is_history(self, text: str) -> bool:
@@ -138,11 +139,18 @@ class Answerer:
     # --- rendered replies (never raising) ---------------------------------------------------------------------
 
     def message_for(
-        self, text: str, *, shareable: bool, where: str, team: str | None = None, channel: str | None = None
+        self,
+        text: str,
+        *,
+        shareable: bool,
+        where: str,
+        team: str | None = None,
+        channel: str | None = None,
+        help_language: Callable[[], str] | None = None,
     ) -> dict[str, Any]:
         """The rendered reply to `text`; never raises (an unexpected error becomes the apology, logged)."""
         try:
-            result = self.answer_text(text, team, channel)
+            result = self.answer_text(text, team, channel, help_language)
             if result.query.intent == "history" and shareable:  # a slash command: the summary + "post chart"
                 from bot.slack.history import history_summary_message
 

@@ -137,7 +137,7 @@ _ALERT_ACTIONS = {
 
 def _alert_command(words: list[str], text: str) -> Command | None:
     """`alerts`, `alert list`, `alert remove N`, `alert <question> below <price>`, or "…低于…时提醒我"."""
-    from handlers.alerts import is_alert_text
+    from handlers.parse.alert import is_alert_text
 
     head = words[0].lower()
     if head in ("alerts", "提醒列表") and len(words) == 1:

@@ -263,7 +263,12 @@ def post_digests(
                 finish_post(claim, "skipped", snapshot_ids=digest.snapshot_ids(), changes=0, now=now)
                 result.status = "quiet"
             else:
-                answer = summarize(digest, lang=sub.language, no_changes_one_line=not digest)
+                answer = summarize(
+                    digest,
+                    lang=sub.language,
+                    no_changes_one_line=not digest,
+                    display=channel_display(sub.team, sub.channel),
+                )
                 client = client_for_team(sub.team)
                 _ensure_rate_limit_retries(client)
                 earlier, unknown = (
@@ -374,4 +379,15 @@ def digest_answer(
     if wanted:
         digest = digest.filtered(matches_gpus(wanted))
         digest = Digest(digest.providers, digest.threshold_pct, digest.since, wanted)
-    return summarize(digest, lang=lang or (sub.language if sub else "en")), digest
+    display = channel_display(team or "default", channel) if channel else None
+    return summarize(digest, lang=lang or (sub.language if sub else "en"), display=display), digest
+
+
+def channel_display(team: str, channel: str) -> dict | None:
+    """The display currency of a channel's settings (`/gpu set currency CNY`), at the knowledge base's one rate."""
+    from handlers.display import in_currency
+    from knowledge.kb.opener import open_kb
+    from knowledge.state.settings_store import get_settings
+
+    currency = get_settings(team, channel).get("currency")
+    return in_currency(currency, open_kb().fx()) if currency and currency != "USD" else None

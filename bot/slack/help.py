@@ -3,7 +3,6 @@
 COMMANDS                          the command names the list covers (tests check each is shown)
 command_lines(lang) -> [str]      one mrkdwn line per command
 with_commands(message, lang)      a rendered help answer with the commands section added
-HELP_WORDS                        the `/gpu` texts that ask for help
 """
 
 from __future__ import annotations
@@ -13,9 +12,8 @@ from typing import Any
 from bot.slack.limits import LIMITS
 from handlers.i18n import t
 
-__all__ = ["COMMANDS", "HELP_WORDS", "command_lines", "with_commands"]
+__all__ = ["COMMANDS", "command_lines", "with_commands"]
 
-HELP_WORDS = frozenset({"", "help", "?", "帮助", "幫助", "help me"})
 COMMANDS = ("set", "unset", "settings", "digest", "alerts", "history", "help")
 
 _TITLE = {"en": "Commands", "zh": "命令"}

@@ -16,7 +16,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.grid import workspace_of
-from bot.pipeline import answer_query
+from bot.pipeline import answer_query, typed_setting
 from bot.slack import blocks
 from bot.slack.answering import Answerer, user_language
 from bot.slack.auth import workspace_refusal
@@ -130,7 +130,7 @@ def settings_submitted(answerer: Answerer, ack: Callable[..., Any], body: dict, 
         if raw is None:
             continue
         try:
-            values[key] = store.normalize(key, raw, kb)
+            values[key] = store.normalize(key, typed_setting(key, raw), kb)
         except store.SettingError as exc:
             errors[f"setting_{key}"] = error_text(lang, exc)[:150]
     if errors:

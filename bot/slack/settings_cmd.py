@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from bot.pipeline import typed_setting
 from bot.slack import blocks
 from bot.slack.auth import workspace_refusal
 from bot.slack.blocks.settings import setting_value
@@ -152,7 +153,8 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
             return notice(lang, "usage.set", key=key), "ephemeral"
         old = store.scope_settings(team, scope_channel).get(key)
         try:
-            value = store.set_setting(team, scope_channel, key, cmd.value, kb=ctx.kb, updated_by=ctx.user)
+            typed = typed_setting(key, cmd.value)  # a budget: the question's grammar, one meaning
+            value = store.set_setting(team, scope_channel, key, typed, kb=ctx.kb, updated_by=ctx.user)
         except store.SettingError as exc:
             return setting_error(lang, "invalid", exc, value=cmd.value, key=key), "ephemeral"
         record_change(team, scope_channel, key, old, value, ctx.user, "slash")

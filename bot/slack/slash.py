@@ -21,16 +21,13 @@ from typing import Any
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.pipeline import answer_query
 from bot.slack import blocks
 from bot.slack.answering import Answerer, failure_message
 from bot.slack.commands import Command, parse_command
-from bot.slack.help import HELP_WORDS, with_commands
 from bot.slack.payloads import SlashCommand
 from bot.slack.repeats import Repeats, changes_state
 from bot.slack.settings_cmd import CommandContext, command_reply
 from handlers.language import has_chinese
-from handlers.models import Query
 
 __all__ = ["register"]
 
@@ -98,25 +95,19 @@ def slash_command(
     if parsed is not None:
         run_command(answerer, parsed, cmd, ack, respond, client, arrived=arrived, repeats=repeats or Repeats())
         return
-    if cmd.text.strip().lower() in HELP_WORDS:  # every command, in the asker's language
-
-        def help_reply() -> dict:
-            lang = answerer.asker_language(client, cmd.text, cmd.team, cmd.channel, cmd.user)
-            try:
-                result = answer_query(Query(text=cmd.text.strip(), intent="help", language=lang), answerer.kb)
-                return with_commands(blocks.answer_message(result, shareable=True), lang)
-            except Exception:  # the outermost edge of the help answer: the apology, never a traceback
-                log.exception("internal error answering help (%s)", cmd.where)
-                return blocks.error_message(lang)
-
-        ack_soon(answerer, ack, respond, cmd.where, help_reply, arrived=arrived)
-        return
     ack_soon(
         answerer,
         ack,
         respond,
         cmd.where,
-        lambda: answerer.message_for(cmd.text, shareable=True, where=cmd.where, team=cmd.team, channel=cmd.channel),
+        lambda: answerer.message_for(
+            cmd.text,
+            shareable=True,
+            where=cmd.where,
+            team=cmd.team,
+            channel=cmd.channel,
+            help_language=lambda: answerer.asker_language(client, cmd.text, cmd.team, cmd.channel, cmd.user),
+        ),
         arrived=arrived,
     )
 

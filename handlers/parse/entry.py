@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Callable
 
 from handlers.language import has_chinese
-from handlers.models import Intent, Query
+from handlers.models import Intent, NumberIssue, Query
 from handlers.parse.budget import find as find_budget
 from handlers.parse.cluster import find as find_machines
 from handlers.parse.cluster import machines_of_instance
@@ -52,10 +52,13 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     body = _MENTION.sub("", text, count=1).strip()
     body = _MENTION.sub("", body, count=1).strip()[:MAX_CHARS]  # "@gpubot /gpu ..."
     st = State(text=body, low=_lower(body))
-    budget, budget_span = find_budget(st.low)  # "under $2/GPU-h": read first, so "$2" is no count or size
-    if budget is not None and budget_span:
+    budget, budget_span, too_big = find_budget(st.low)  # "under $2/GPU-h": read first, so "$2" is no count or size
+    if budget_span:
         st.take(*budget_span)
+    if budget is not None:
         st.currency = budget.currency  # "$2/GPU-h" still says the question is in dollars
+    if too_big is not None and budget_span:  # "under $1e999/h": refused, never read as $1
+        st.out_of_range.append(("budget", body[budget_span[0] : budget_span[1]].strip()))
     machines, machines_span = find_machines(st.low)  # "2 nodes of 8 H100": 2 machines, 8 GPUs each
     if machines_span:
         st.take(*machines_span)
@@ -99,6 +102,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         language="zh" if chinese else "en",
         topic=topic or (topic_of(st) if chosen in {"pitfalls", "checklist"} else None),
         issues=st.issues,
+        out_of_range=[NumberIssue(kind=kind, text=text) for kind, text in st.out_of_range],
         gpu_variants=st.gpu_variants,
         budget=budget,
         machines=machines,

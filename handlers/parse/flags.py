@@ -38,6 +38,7 @@ FLAGS: dict[str, str] = {
     "reserved_word": r"reserv|commit(?:ted|ment)?|savings plan|预留|包年|包月|承诺",
     "either": r"\bor\b|\bvs\.?|\bversus\b|还是|或者|或|对比|比较|哪个|which",
     "break_even_word": r"break[- ]?even|盈亏平衡|保本|回本",
+    "risk_word": r"\bsafe\b|\bsafety\b|reliab|\brisk|dependab|\bstable\b|安全|靠谱|可靠|风险|稳定|稳不稳",
     "job": r"\bjob\b|\brun\b|training|train|任务|训练|跑",
     "domain": (
         r"gpu|cuda|cloud|instance|\bvms?\b|compute|price|pricing|cost|cheap|rent|train|inference|infer|fine[- ]?tun|"

@@ -6,9 +6,12 @@ import re
 
 from rapidfuzz import fuzz, process
 
+from handlers.models import NameIssue
 from handlers.parse.state import State, ladder
+from knowledge import names as nm
 from knowledge.kb.vocabulary import Vocabulary, phrase_key
 
+_GLUED_SIZE = re.compile(r"[a-z]+\d+[a-z]*\d*(?:xlarge|large|metal)")  # "g5xlarge", "p4d24xlarge": dot left out
 _BIG = re.compile(r"[a-z0-9][a-z0-9._\-]*[a-z0-9]|[a-z0-9]")  # a token with its dots, hyphens and underscores
 
 
@@ -24,7 +27,7 @@ def find_ids(st: State, vocab: Vocabulary) -> None:
             st.add("regions", [vocab.regions[token]], m.start())
         elif token[:-1] in vocab.regions and token[-2].isdigit():  # a zone ("us-east-1a") is in its region
             st.add("regions", [vocab.regions[token[:-1]]], m.start())
-        elif token.isalnum() or phrase_key(token) in vocab.words:
+        elif (token.isalnum() and not _GLUED_SIZE.fullmatch(token)) or phrase_key(token) in vocab.words:
             continue
         elif _looks_like_region(token, vocab):
             prefixed = [r for low, r in vocab.regions.items() if low.startswith(token + "-") or
@@ -34,7 +37,7 @@ def find_ids(st: State, vocab: Vocabulary) -> None:
             else:
                 ladder(st, token, vocab.region_index, "region", "regions", m.start())
         elif _looks_like_instance(token, vocab):
-            ladder(st, token, vocab.instance_index, "instance_type", "instance_types", m.start())
+            _instance_ladder(st, st.text[m.start() : m.end()], vocab, m.start())  # said back as written
         else:
             continue
         st.take(m.start(), m.end())
@@ -62,3 +65,21 @@ def _looks_like_instance(token: str, vocab: Vocabulary) -> bool:
     if "." in token and (_is_family(head, vocab) or re.search(r"large|metal", token.rsplit(".", 1)[-1])):
         return True
     return "-" in token and _is_family(head, vocab) and any(c.isdigit() for c in token)
+
+
+def _instance_ladder(st: State, raw: str, vocab: Vocabulary, pos: int) -> None:
+    """An instance type down the ladder. A fuzzy match is taken only as the completion of what was typed
+    ("g4dn.xlarg"); any other is suggested, never taken, as a guessed size or family prices another machine
+    ("Standard_NC24ads_A100v4": did you mean Standard_NC24ads_A100_v4?)."""
+    found = vocab.instance_index.resolve(raw) if vocab.instance_index else None
+    kind = "instance_type"
+    if isinstance(found, nm.Resolved) and found.step == "fuzzy" and not _completes(found.name, raw):
+        st.issues.append(NameIssue(kind=kind, text=raw, status="unknown", candidates=[found.name]))
+    else:
+        ladder(st, raw, vocab.instance_index, kind, "instance_types", pos)
+
+
+def _completes(name: str, raw: str) -> bool:
+    """`raw` is the start of `name`, the vendor prefix aside ("g4dn.xlarg" of "g4dn.xlarge")."""
+    typed = nm.compact(raw, "instance_type").removeprefix("standard_").removeprefix("ecs.")
+    return nm.compact(name, "instance_type").removeprefix("standard_").removeprefix("ecs.").startswith(typed)

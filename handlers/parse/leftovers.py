@@ -35,7 +35,7 @@ def find_leftovers(st: State, vocab: Vocabulary) -> None:
             continue
         if word.isdigit():
             after_cheapest = any(0 <= start - end_ <= 2 and cue == "cheapest" for end_, cue in st.cue_ends)
-            if st.top_n is None and after_cheapest and len(word) <= 3 and 0 < int(word) <= 100:
+            if st.top_n is None and after_cheapest and len(word) <= 3 and 0 < int(word) <= 999:
                 st.top_n = int(word)  # "cheapest 3"
         elif memory and memory.group(2) and st.min_gpu_memory_gb is None and 4 <= float(memory.group(1)) <= 512:
             st.min_gpu_memory_gb = float(memory.group(1))  # "a 48GB card"

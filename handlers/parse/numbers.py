@@ -45,24 +45,32 @@ def number_word(word: str) -> float | None:
 
 MAX_NUMBER = 1e12  # bigger is not a quantity anyone means (a 330-digit "duration" is infinity as a float)
 MAX_DURATION_HOURS = 100 * 8760  # a century
+MAX_GPU_COUNT = 4096
+MAX_GPU_MEMORY_GB = 2048
+TOO_BIG = ("out_of_range", 0.0)  # a number said with its unit but beyond these bounds: refused, never dropped
+
+
+def _any_number(text: str) -> float | None:
+    """The number as written (inf for a 330-digit one), or None when it is not a number."""
+    return _NUMBER_WORDS.get(text) if text in _NUMBER_WORDS else zh_number(text.replace(" ", ""))
 
 
 def _number(text: str) -> float | None:
-    n = _NUMBER_WORDS.get(text) if text in _NUMBER_WORDS else zh_number(text.replace(" ", ""))
+    n = _any_number(text)
     return n if n is None or 0 <= n <= MAX_NUMBER else None  # never inf or nan (nan fails both comparisons)
 
 
-def _duration(m: re.Match[str]) -> float | None:
-    n = _number(m["n"].strip())
+def _duration(m: re.Match[str]) -> float | tuple[str, float] | None:
+    n = _any_number(m["n"].strip())
     unit = m["unit"]
-    if n is None or n <= 0:
+    if n is None or not n > 0:
         return None
     hours = _HOURS[_unit_kind(unit)]
     if hours == 1 and n == 1:
         return None  # "per hour", "一小时": the unit of a price, not a duration
-    if hours == 8760 and n > 10:
+    if hours == 8760 and n > 10 and float(n).is_integer() and 1900 <= n <= 2200:
         return None  # "2024年" is a date
-    return n * hours if n * hours <= MAX_DURATION_HOURS else None
+    return n * hours if n * hours <= MAX_DURATION_HOURS else TOO_BIG
 
 
 def _unit_kind(unit: str) -> str:
@@ -80,7 +88,7 @@ def _unit_kind(unit: str) -> str:
 
 _UNIT = r"(?:gb|g|gib)(?![a-z0-9])"
 _BIG_UNIT = r"(?P<unit>tb|t|gb|g|pb|tib|gib)(?![a-z0-9])"
-_N = r"(?P<n>\d+(?:\.\d+)?)"
+_N = r"(?P<n>\d+(?:\.\d+)?(?:e[+-]?\d+)?)"  # "1e4 hours" is 10,000 hours
 _AFTER_ID = r"(?<![a-z0-9.])"  # a number that does not continue a name or another number
 _MEM_WORD = r"(?:vram|gpu memory|gpu ram|memory|mem|显存)(?![a-z])(?!\s*(?:bandwidth|带宽))"
 _MORE = (
@@ -145,15 +153,18 @@ _NUMERIC: tuple[tuple[str, tuple[str, ...] | None, str], ...] = (
      r"(?:per month|a month|monthly|/month|/mo|每月|每个月|月均|月度|一个月)(?P<unit>)(?P<n>)"),
     ("duration", ("year", "annual", "/yr", "年"),
      r"(?:per year|a year|yearly|annually|annual|/year|/yr|每年|年度)(?P<unit>)(?P<n>)"),
-    ("count", _TIMES_ANCHORS, rf"{_AFTER_ID}(?P<span>(?P<n>\d{{1,4}})\s*[x×*])(?=\s*[a-z(]|\s*$){_NOT_TIMES}"),
+    ("count", _TIMES_ANCHORS, rf"{_AFTER_ID}(?P<span>(?P<n>\d+)\s*[x×*])(?=\s*[a-z(]|\s*$){_NOT_TIMES}"),
     ("count", _TIMES_ANCHORS, r"(?:(?<=[\s(])|^|(?<=\d))(?P<span>[x×*]\s?(?P<n>\d{1,4}))(?![\d.a-z])(?<!86)"),
     ("count", ("gpu", "card", "accelerator", "device", "chip"),
-     rf"{_AFTER_ID}(?P<n>\d{{1,4}})\s*-?\s*(?:gpus?|cards?|graphics cards?|accelerators?|devices|chips)(?![a-z])"),
+     rf"{_AFTER_ID}(?P<n>\d+)\s*-?\s*(?:gpus?|cards?|graphics cards?|accelerators?|devices|chips)(?![a-z])"),
     ("count", ("张", "块", "卡", "片", "颗"),
      rf"(?P<n>\d{{1,4}}|{_ZH_NUM})\s*(?:张|块|卡|片|颗)(?!钱)(?:卡|显卡|gpu)?"),
     ("count", ("个",), rf"(?P<span>(?P<n>\d{{1,4}}|{_ZH_NUM})\s*个)\s*(?=gpu|卡|显卡|[a-z]+\d)"),
     ("currency_usd", ("$",), r"\$\s*\d|\d\s*\$|us\$"),
 )  # fmt: skip
+
+
+_KIND = {"duration": "duration", "count": "count", "min_memory": "memory"}  # pattern -> NumberIssue kind
 
 
 @cache
@@ -174,7 +185,9 @@ def find_numbers(st: State, vocab: Vocabulary) -> None:
             if value is None:
                 continue
             target, number = value
-            if target == "durations":
+            if target == "out_of_range":
+                st.out_of_range.append((_KIND[name], st.text[m.start() : m.end()].strip()))  # as written
+            elif target == "durations":
                 st.durations.append(number)
             elif target == "currency":
                 st.currency = st.currency or "USD"
@@ -193,11 +206,13 @@ def _numeric_value(name: str, m: re.Match[str]) -> tuple[str, float] | None:
         if not m["n"]:
             return "durations", 730.0 if "月" in m.group() or "mo" in m.group() else 8760.0
         hours = _duration(m)
-        return ("durations", hours) if hours else None
+        return hours if isinstance(hours, tuple) else ("durations", hours) if hours else None
     if name == "model_zh":
         scale = {"亿": 0.1, "百亿": 10, "千亿": 100, "万亿": 1000}[m["unit"]]
         n = zh_number(m["n"]) if m["n"] else 1
         return ("model_size_b", n * scale) if n else None
+    if name in _KIND and m["n"] and (big := _any_number(m["n"])) is not None and not big <= MAX_NUMBER:
+        return TOO_BIG  # "5e400 GPUs", a 330-digit count
     n = _number(m["n"]) if m["n"] else None
     if n is None or n <= 0:
         return None
@@ -210,9 +225,9 @@ def _numeric_value(name: str, m: re.Match[str]) -> tuple[str, float] | None:
     if name in {"storage_gb", "egress_gb"}:
         return name, n * _PER_UNIT.get(m["unit"].strip().lower(), 1)
     if name == "min_memory":
-        return ("min_gpu_memory_gb", n) if 1 <= n <= 2048 else None
+        return ("min_gpu_memory_gb", n) if 1 <= n <= MAX_GPU_MEMORY_GB else TOO_BIG if n > 1 else None
     if name == "top_n":
-        return ("top_n", n) if 1 <= n <= 100 else None
+        return ("top_n", n) if 1 <= n <= 999 else None  # above handlers.ranking.MAX_TOP: capped, and said
     if name == "count":
-        return ("gpu_count", n) if 0 < n <= 4096 else None
+        return ("gpu_count", n) if 0 < n <= MAX_GPU_COUNT else TOO_BIG
     return None

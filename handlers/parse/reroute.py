@@ -4,6 +4,7 @@ flags read once (`handlers/parse/flags.py`), never the text again.
 "reserved vs on-demand break-even for p4d.24xlarge"   compare -> tco (topic break_even)
 "should I reserve p4d.24xlarge or stay on-demand?"     -> tco (topic break_even): the cheaper option for the usage
 "spot or on-demand for a 3 day training job"           compare -> tco (topic spot_vs_on_demand)
+"is spot safe for training on runpod"            recommend -> tco (topic spot_risk): its interruptions, what bites
 "what's the weather in Paris"                          recommend (HPC) -> help (topic off_topic)
 "cheapest p4d.24xlarge spot"                           cheapest -> price (that instance's prices)
 """
@@ -57,6 +58,8 @@ def reroute(query: Query) -> Query:
         return query.model_copy(update={"intent": "tco", "topic": "break_even", "pricing": pricing})
     if spot and on_demand and either and not reserved and (query.duration_hours or "job" in flags):
         return query.model_copy(update={"intent": "tco", "topic": "spot_vs_on_demand", "pricing": None})
+    if spot and "risk_word" in flags and not query.instance_types and query.intent in _ANSWERING:
+        return query.model_copy(update={"intent": "tco", "topic": "spot_risk", "pricing": "spot"})
     return query
 
 

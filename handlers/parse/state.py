@@ -43,6 +43,7 @@ class State:
     cue_ends: list[tuple[int, str]] = field(default_factory=list)
     topics: list[str] = field(default_factory=list)
     issues: list[NameIssue] = field(default_factory=list)
+    out_of_range: list[tuple[str, str]] = field(default_factory=list)  # (kind, as said) of unusable numbers
     used_tokens: set[int] = field(default_factory=set)
     positions: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     memory_at: int | None = None  # where a "80GB memory" that may belong to the GPU before it starts

@@ -140,10 +140,12 @@ def orderable(offer: dict) -> bool:
 
 
 def excluded_counts(rows: Iterable[dict]) -> list[dict]:
-    """[{"reason", "availability", "count"}] for the rows that are not orderable, most first."""
-    counts = Counter(
-        (r.get("availability_reason") or r.get("availability"), r.get("availability")) for r in rows if not orderable(r)
-    )
+    """[{"reason", "availability", "count"}] for the rows that are not orderable, most first (a row with "n" stands
+    for n rows: a count from SQL)."""
+    counts: Counter[tuple] = Counter()
+    for r in rows:
+        if not orderable(r):
+            counts[r.get("availability_reason") or r.get("availability"), r.get("availability")] += r.get("n", 1)
     return [
         {"reason": reason, "availability": availability, "count": n}
         for (reason, availability), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))

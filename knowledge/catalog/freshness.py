@@ -18,7 +18,25 @@ from typing import Literal
 
 from knowledge.clock import utc_now
 
-__all__ = ["FRESH_SECONDS", "LIVE_SECONDS", "TIERS", "Tier", "age_seconds", "parse_time", "tier"]
+__all__ = [
+    "FRESH_SECONDS",
+    "IMPORTED",
+    "LIVE_SECONDS",
+    "TIERS",
+    "Tier",
+    "age_seconds",
+    "imported",
+    "parse_time",
+    "tier",
+]
+
+IMPORTED = "imported with gpubot kb import"  # the source of a file imported without `--source`
+
+
+def imported(source: str | None) -> bool:
+    """True for an offer of a file imported with `gpubot kb import` (its date, when unknown, is the import day)."""
+    return (source or "").endswith(IMPORTED)
+
 
 Tier = Literal["live", "fresh", "stale", "bundled"]
 TIERS: tuple[Tier, ...] = ("live", "fresh", "stale", "bundled")

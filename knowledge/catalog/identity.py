@@ -28,7 +28,7 @@ from knowledge.catalog.memory import close as _close
 from knowledge.catalog.memory import memory as _memory
 from knowledge.facts.reference import AcceleratorMap, accelerator_map, accelerator_maps, gpu_families, spec_models
 
-__all__ = ["Identity", "datasheet_sizes", "identify", "parse_name", "split_words", "variant_label"]
+__all__ = ["Identity", "datasheet_sizes", "identify", "model_name", "parse_name", "split_words", "variant_label"]
 
 _WORDS = re.compile(r"[\s\-_/]+")
 _MEMORY_WORD = re.compile(r"^(\d+(?:\.\d+)?)(gb|g|gib)$")
@@ -80,6 +80,18 @@ class Identity:
 def variant_label(family: str, form: str | None, memory_gb: float | None) -> str:
     """ "H100 SXM 80GB", "A100 40GB" (form unknown), "L40S 48GB"."""
     return " ".join(p for p in (family, form, f"{memory_gb:g}GB" if memory_gb else None) if p)
+
+
+_NOTE = re.compile(r"\s*\([^()]*\)")  # a datasheet model's note: "B200 (HGX B200, per GPU)", "A10G (AWS G5 only)"
+
+
+def model_name(model: str) -> str:
+    """The name a reader sees for a datasheet model: its parenthesised notes dropped (issue 26, item 7).
+
+    >>> model_name("B200 (HGX B200, per GPU)"), model_name("Tesla K80 (dual-GPU board; 2x GK210)")
+    ('B200', 'Tesla K80')
+    """
+    return _NOTE.sub("", model).strip() or model
 
 
 def split_words(raw: str) -> list[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sqlalchemy.exc import IntegrityError
 
+from knowledge.catalog.freshness import IMPORTED
 from knowledge.catalog.imports import catalog_imports
 from knowledge.catalog.offers import convert
 from knowledge.catalog.reader import CatalogError, read_bounded, read_catalog
@@ -71,7 +72,7 @@ def import_catalog(
         raise CatalogError(path, "no accelerator rows (only host-VM rows); pass it with --hosts instead")
     as_of_known = as_of_known and bool(as_of)  # without --as-of the import day is not the prices' date (issue 26)
     as_of = _date(as_of) if as_of else dt.date.today().isoformat()
-    source = source or f"{path.name} imported with gpubot kb import"
+    source = source or f"{path.name} {IMPORTED}"
     src = CatalogSource(provider, path, Path(hosts) if hosts else None, currency, usd_per_unit, as_of, source)
     result = convert(
         provider,

@@ -56,6 +56,11 @@ class Scored:
     score: float
 
 
+def every_cloud(kb) -> list[dict]:
+    """The pitfalls that concern every cloud (`tags.all_clouds`), in file order."""
+    return [row for row in _rows(kb) if row["tags"].get("all_clouds")]
+
+
 def _rows(kb) -> list[dict]:
     """The pitfall rows decoded, once per knowledge base (`KB.memo`)."""
     return kb.memo("pitfalls.rows", lambda: _decoded(kb))

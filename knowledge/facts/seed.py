@@ -304,10 +304,17 @@ class FxRate(_Frozen):
 
 # --- pitfalls.yaml --------------------------------------------------------------------------------------
 class PitfallTags(_Frozen):
-    providers: tuple[ProviderId, ...] = ()  # empty: applies to every provider
+    providers: tuple[ProviderId, ...] = ()  # the clouds it is specific to; empty: none in particular
+    all_clouds: bool = False  # concerns every cloud (listed after a named cloud's own, e.g. `pitfalls alibaba`)
     gpus: tuple[str, ...] = ()
     pricing: tuple[Pricing, ...] = ()
     topics: tuple[Topic, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _general_or_specific(self) -> PitfallTags:
+        if self.all_clouds and self.providers:
+            raise ValueError("all_clouds: a pitfall of every cloud names no providers")
+        return self
 
 
 class Pitfall(_HasErratumIds):

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from knowledge.catalog import availability
+from knowledge.catalog.identity import model_name
 from knowledge.facts.mlperf import training_benchmarks
 from knowledge.facts.work import cheapest_offers  # the cheapest orderable offer per instance type, as `work`
 
@@ -133,8 +134,9 @@ def _estimates(kb, runs: list[dict], measured: set, pricing: str, regions, provi
                 "basis": (
                     f"estimate: {_name(ref)} measured {ref['minutes']:.1f} min on "
                     f"{ref['nodes'] * ref['gpus_per_node']}x {ref['gpu']}; scaled by datasheet dense BF16 "
-                    f"{bf16[ref_spec]:g}/{target:g} TFLOPS ({ref_spec} / {offer['gpu_model']}); derived from MLPerf "
-                    "Training v5.1 results; not verified by MLCommons"
+                    f"{bf16[ref_spec]:g}/{target:g} TFLOPS "
+                    f"({model_name(ref_spec)} / {model_name(offer['gpu_model'])}); "
+                    "derived from MLPerf Training v5.1 results; not verified by MLCommons"
                 ),
                 "reference": _name(ref),
                 "ratio": round(ratio, 4),

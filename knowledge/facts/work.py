@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from knowledge.catalog import availability, crosscheck
+from knowledge.catalog.current import GPU_ONLY
 from knowledge.facts.benchmarks import SOURCE, ModelEntry, models
 from knowledge.facts.reference import host_rules
 
@@ -38,6 +39,7 @@ __all__ = [
     "rank_by_datasheet",
     "sibling",
     "usd_per_million",
+    "weights_gb",
 ]
 
 WORKLOADS = {"chat": "chat-256-128", "rag": "rag-1024-256", "long": "long-4096-512"}
@@ -49,6 +51,7 @@ _ROLES = {
 }
 _SAME_SIZE = 0.05  # a size within 5% of a measured model's is that model ("a 70B model" = Llama-3.3-70B)
 _USABLE_MEMORY = 0.9  # share of GPU memory an estimate may assume the weights can use
+_MAX_BANDWIDTH_RATIO = 2.0  # an estimate scales a measurement by at most this memory-bandwidth ratio, either way
 
 
 @dataclass(slots=True)
@@ -61,6 +64,7 @@ class Ranking:
     measured_on: list[str] = field(default_factory=list)  # every instance type measured (before filters)
     excluded: list[dict] = field(default_factory=list)  # not orderable at this pricing: [{reason, availability,
     # count, instance_types}], as `availability.excluded_counts` (count = instance types left out)
+    skipped: dict[str, list[str]] = field(default_factory=dict)  # estimates: why -> "provider instance" left out
 
     def sort(self) -> Ranking:
         """Cheapest per 1M tokens first (rows and their details kept in step)."""
@@ -277,6 +281,11 @@ def _bytes_per_param(quantization: str | None, benchmark: str) -> float:
     return 0.5 if "4bit" in (quantization or "").lower() or benchmark == "llama_bench" else 2.0
 
 
+def weights_gb(model: ModelEntry) -> float:
+    """GB the model's weights take in GPU memory, as benchmarked (4-bit or 16-bit)."""
+    return model.params_b * _bytes_per_param(model.model, model.benchmark)
+
+
 def _fits(size_b: float, ref: dict) -> bool:
     need = size_b * _bytes_per_param(ref["quantization"], ref["benchmark"])
     return need <= _USABLE_MEMORY * (ref["gpu_memory_gb"] or 0) * (ref["gpus_used"] or 1)
@@ -363,6 +372,22 @@ def rank(
     return result.sort()
 
 
+def _spec_model(bench: dict, spec_of: dict[str, str]) -> str | None:
+    """The datasheet model of the GPU a benchmark ran on: its instance type's catalog model, else the reviewed
+    mapping of its cloud (`accelerators.csv`: GCP's H100 is the SXM5 80GB), else the name the benchmark reported."""
+    from knowledge.catalog.identity import identify
+
+    if model := spec_of.get(bench["instance_type"]):
+        return model
+    family = identify("", bench["gpu_model"] or "").family
+    return identify(bench["vendor"], family, bench["instance_type"]).model if family else None
+
+
+def _skip(result: Ranking, why: str, name: str) -> None:
+    if name not in result.skipped.setdefault(why, []):
+        result.skipped[why].append(name)
+
+
 def rank_by_datasheet(
     kb,
     *,
@@ -375,56 +400,62 @@ def rank_by_datasheet(
     regions: Iterable[str] = (),
     limit: int = 10,
 ) -> Ranking:
-    """A GPU the model was not measured on: labelled estimates for its single-GPU instance types.
-
-    Decode throughput is bound by memory bandwidth, so tokens/s = the model's measured single-GPU row on the GPU
-    with the nearest datasheet memory bandwidth x (bandwidth of this GPU / bandwidth of that one); only where the
-    weights fit in this GPU's memory."""
+    """Machines of a GPU with no priced measurement of the model: labelled estimates. LLM decode streams every
+    weight from GPU memory per token, so throughput is bandwidth-bound: tokens/s = the model's measured
+    whole-machine row with as many GPUs (same layout) on the GPU of nearest datasheet bandwidth (the same GPU when
+    measured), x this GPU's bandwidth / that one's, a ratio of at most `_MAX_BANDWIDTH_RATIO` either way; only where
+    the weights fit. `skipped`: machines left out, by why: "too_small" (weights do not fit), "other_count" (no
+    measurement with that many GPUs), "far" (none within the ratio), "no_variant" (no datasheet bandwidth)."""
     from knowledge.kb.reader import GpuRef
 
     bandwidth = {
         r["model"]: r["memory_bandwidth_gbps"]
         for r in kb.rows("SELECT model, memory_bandwidth_gbps FROM gpu_specs WHERE memory_bandwidth_gbps > 0")
     }
-    singles = [b for b in measured(kb, model.model, workload, step) if b["gpus_used"] == 1 and b["gpu_count"] == 1]
-    types = sorted({b["instance_type"] for b in singles})
+    whole = [b for b in measured(kb, model.model, workload, step) if b["gpus_used"] == b["gpu_count"]]
+    types = sorted({b["instance_type"] for b in whole})
     spec_of = (
         {
             r["instance_type"]: r["gpu_model"]
             for r in kb.rows(
-                f"SELECT DISTINCT instance_type, gpu_model FROM offers WHERE instance_type IN ({','.join('?' * len(types))})",  # noqa: E501
+                f"SELECT DISTINCT instance_type, gpu_model FROM offers WHERE instance_type IN ({','.join('?' * len(types))}) "  # noqa: E501
+                "AND gpu_model IS NOT NULL",
                 types,
             )
         }
         if types
         else {}
     )
-    refs = [(b, spec_of[b["instance_type"]]) for b in singles if bandwidth.get(spec_of.get(b["instance_type"]))]
+    refs = [(b, spec) for b in whole if (spec := _spec_model(b, spec_of)) and bandwidth.get(spec)]
     result = Ranking()
     if not refs:
         return result
-    need_gb = model.params_b * _bytes_per_param(model.model, model.benchmark) / _USABLE_MEMORY
+    need_gb = weights_gb(model) / _USABLE_MEMORY
     seen: set[str] = set()
     for offer in kb.offers(
         gpus=[GpuRef.parse(g) for g in gpus],
         pricing=pricing,
         providers=providers,
         regions=regions,
-        gpu_count=1,
         kinds=("catalog", "pricing"),
         orderable=True,
     ):
         target = bandwidth.get(offer["gpu_model"])
-        if (
-            offer["instance_type"] in seen
-            or offer["vgpu"]
-            or target is None
-            or len(seen) >= limit
-            or (offer["gpu_memory_gb"] or 0) < need_gb
-        ):
+        if offer["instance_type"] in seen or offer["vgpu"] or GPU_ONLY in offer["instance_type"]:
+            continue  # a GPU-only figure (no host VM) is not what a user pays
+        name = f"{offer['provider']} {offer['instance_type']}"
+        if target is None:  # the catalog does not say which variant (no datasheet bandwidth)
+            _skip(result, "no_variant", name)
             continue
+        same_count = [r for r in refs if abs(r[0]["gpu_count"] - offer["gpu_count"]) < 1e-6]
+        close = [r for r in same_count if abs(math.log(bandwidth[r[1]] / target)) <= math.log(_MAX_BANDWIDTH_RATIO)]
+        if (offer["gpu_memory_gb"] or 0) * offer["gpu_count"] < need_gb or not close:
+            _skip(result, "too_small" if same_count and close else "other_count" if not same_count else "far", name)
+            continue
+        if len(seen) >= limit:
+            continue  # every machine is still classified above, so the counts of those skipped are whole
         seen.add(offer["instance_type"])
-        ref, ref_gpu = min(refs, key=lambda r: abs(math.log(bandwidth[r[1]] / target)))
+        ref, ref_gpu = min(close, key=lambda r: (abs(math.log(bandwidth[r[1]] / target)), r[1] != offer["gpu_model"]))
         tokens = ref["tokens_per_s"] * target / bandwidth[ref_gpu]
         basis = (
             f"estimate: {ref['model']} measured {ref['tokens_per_s']:g} tok/s on {ref_gpu} ({ref['vendor']} "

@@ -25,7 +25,14 @@ from knowledge.history import bundled as history_bundled
 from knowledge.kb import bulk, segments
 from knowledge.kb.loading import Parsed, aws_part, gcp_part, load, settle
 from knowledge.kb.parts import SEGMENTED, Label, Part, Tables
-from knowledge.kb.schema import SCHEMA_VERSION, fingerprint
+from knowledge.kb.schema import (
+    INDEXES,
+    NAME_TABLES,
+    PARTIAL_INDEXES,
+    SCHEMA_VERSION,
+    fingerprint,
+    number_ranks,
+)
 from knowledge.kb.segments import Segment
 from knowledge.paths import CATALOG_DIR, DATA_DIR, PRICING_DIR, kb_path
 
@@ -89,6 +96,7 @@ def full(sources: list[CatalogSource], parsed: Parsed | None, pricing_dir: Path,
     extra = {**facts_loader.tables(all_offers), **checks}
     articles = extra.pop("article_offers", [])
     settle(all_offers + articles)
+    number_ranks(all_offers + articles)  # `offers.rank`, over every offer (`knowledge.kb.schema.rank_key`)
     extra |= benchmarks.tables()  # measured LLM inference, for $ per 1M tokens (knowledge/facts/benchmarks.py)
     extra |= mlperf.tables() | api_prices.tables()  # MLPerf cloud results, LLM API list prices (issue 27)
     by_label: dict[Label, list[dict]] = {}
@@ -137,16 +145,6 @@ def full(sources: list[CatalogSource], parsed: Parsed | None, pricing_dir: Path,
     )
 
 
-INDEXES = (
-    ("offers", ["gpu", "pricing", "price_per_gpu_hour_usd"]),
-    ("offers", ["instance_type"]),
-    ("offers", ["provider", "pricing"]),
-    ("price_terms", ["instance_type", "region"]),
-    ("spot_risk", ["instance_type", "region"]),
-    ("catalog_rows", ["provider", "instance_type"]),
-)
-
-
 def write(path: Path, tables: Tables, base: Path | None = None) -> None:
     """Write `tables` into a new SQLite file `path` (copied tables and segments from the cached part `base`)."""
     import sqlite_utils
@@ -182,10 +180,17 @@ def write(path: Path, tables: Tables, base: Path | None = None) -> None:
                 _copy(db, name)
         for name, columns in INDEXES:
             if db[name].exists():  # a table without rows is not created (a bundled part of no catalogs)
-                db.table(name).create_index(columns)
+                db.table(name).create_index(list(columns))
+        if db["offers"].exists():
+            for statement in PARTIAL_INDEXES:
+                db.execute(statement)
     if base is not None:
         db.execute("DETACH DATABASE base")
     db.execute("ANALYZE")
+    if db["offers"].exists():
+        with db.conn:
+            for name, select in NAME_TABLES:  # from the offers as stored, in SQL: the same after an import
+                db.execute(f"CREATE TABLE {name} AS {select}")
     db.close()
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TypedDict, TypeVar
+from typing import TypedDict, TypeVar, Unpack
 
 from knowledge.errors import GpubotError
 
@@ -98,6 +98,7 @@ class OfferFilters(TypedDict, total=False):
     min_memory_gb: float | None
     kinds: Iterable[str]
     orderable: bool | None
+    gpu_kind: str | None  # only GPU families of this kind ("gpu": not TPUs or other accelerators)
 
 
 class KB:
@@ -224,7 +225,7 @@ class KB:
         for row in self._execute("SELECT name, aliases, spec_models FROM gpus"):
             for alias in [row["name"], *json.loads(row["aliases"]), *json.loads(row["spec_models"])]:
                 names.setdefault(alias.lower(), row["name"])
-        for row in self._execute("SELECT DISTINCT accelerator, gpu FROM offers WHERE kind = 'catalog'"):
+        for row in self._execute("SELECT accelerator, gpu FROM offer_gpu_names ORDER BY rowid"):
             names.setdefault(row["accelerator"].lower(), row["gpu"])
             names.setdefault(row["gpu"].lower(), row["gpu"])
         return names
@@ -232,7 +233,7 @@ class KB:
     @cached_property
     def gpu_kinds(self) -> dict[str, str]:
         kinds = {row["name"]: row["kind"] for row in self._execute("SELECT name, kind FROM gpus")}
-        for row in self._execute("SELECT DISTINCT gpu, gpu_kind FROM offers"):
+        for row in self._execute("SELECT gpu, gpu_kind FROM offer_gpu_kinds ORDER BY rowid"):
             kinds.setdefault(row["gpu"], row["gpu_kind"])
         return kinds
 
@@ -267,7 +268,7 @@ class KB:
         """instance type (lower-cased) -> its spelling in the knowledge base"""
         return {
             row[0].lower(): row[0]
-            for row in self._execute("SELECT DISTINCT instance_type FROM offers WHERE kind != 'article'")
+            for row in self._execute("SELECT instance_type FROM offer_instance_types ORDER BY rowid")
         }
 
     # --- offers ------------------------------------------------------------------------------------------------
@@ -286,13 +287,14 @@ class KB:
         limit: int | None = None,
         order: str = "price_per_gpu_hour_usd, provider, instance_type, region, zone_label IS NOT NULL, zone",
         orderable: bool | None = None,
+        gpu_kind: str | None = None,
     ) -> list[dict]:
         """Offers matching every given filter, cheapest per GPU-hour (USD) first.
 
         `orderable=True` keeps only offers that can be ordered at their pricing model
         (`knowledge.catalog.availability`),
         `False` only those that cannot; `None` (the default) keeps both."""
-        where, params = self._offer_where(
+        where, params = self.offer_where(
             gpus=gpus,
             pricing=pricing,
             providers=providers,
@@ -302,33 +304,20 @@ class KB:
             min_memory_gb=min_memory_gb,
             kinds=kinds,
             orderable=orderable,
+            gpu_kind=gpu_kind,
         )
         sql = f"SELECT * FROM offers WHERE {' AND '.join(where)} ORDER BY {order}"
         if limit:
             sql += f" LIMIT {int(limit)}"
         return self.rows(sql, params)
 
-    def excluded(self, **filters) -> list[dict]:
+    def excluded(self, **filters: Unpack[OfferFilters]) -> list[dict]:
         """[{"reason", "availability", "count"}]: offers matching `filters` (as for `offers`) that cannot be ordered
         at their pricing model, plus catalog rows listed without any price, grouped by reason, most first."""
-        from knowledge.catalog.availability import excluded_counts
+        return left_out(self, filters)
 
-        filters.pop("orderable", None)
-        where, params = self._offer_where(**filters, orderable=False)
-        rows = self.rows(f"SELECT availability, availability_reason FROM offers WHERE {' AND '.join(where)}", params)
-        unpriced = self._unpriced_rows(filters)
-        return excluded_counts([*rows, *unpriced])
-
-    def split_orderable(self, rows: list[dict], **filters) -> tuple[list[dict], list[dict]]:
-        """(the rows that can be ordered at their pricing model, [{"reason", "availability", "count"}] for the rest
-        plus the catalog rows matching `filters` that are listed without any price)."""
-        from knowledge.catalog.availability import excluded_counts, orderable
-
-        kept = [r for r in rows if orderable(r)]
-        left_out = [r for r in rows if not orderable(r)]
-        return kept, excluded_counts([*left_out, *self._unpriced_rows(filters)])
-
-    def _unpriced_rows(self, filters: dict) -> list[dict]:
+    def unpriced_rows(self, filters: OfferFilters) -> list[dict]:
+        """Catalog rows matching `filters` (GPUs, providers, regions, instance types) listed without any price."""
         if "unpriced" not in self.table_names:
             return []
         where, params = ["availability IN ('spot_only', 'reservation_only', 'preview')"], []
@@ -336,10 +325,11 @@ class KB:
         if refs:
             where.append(f"gpu IN ({','.join('?' * len(refs))})")
             params += [ref.family for ref in refs]
-        for column in ("providers", "regions", "instance_types"):
-            values = list(filters.get(column) or ())
+        for column, names in (("provider", filters.get("providers")), ("region", filters.get("regions")),
+                              ("instance_type", filters.get("instance_types"))):  # fmt: skip
+            values = list(names or ())
             if values:
-                where.append(f"{column[:-1]} IN ({','.join('?' * len(values))})")
+                where.append(f"{column} IN ({','.join('?' * len(values))})")
                 params += values
         return self.rows(f"SELECT availability, availability_reason FROM unpriced WHERE {' AND '.join(where)}", params)
 
@@ -347,7 +337,7 @@ class KB:
     def table_names(self) -> set[str]:
         return {row[0] for row in self._execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
-    def _offer_where(
+    def offer_where(
         self,
         *,
         gpus: Iterable[GpuRef] = (),
@@ -359,9 +349,13 @@ class KB:
         min_memory_gb: float | None = None,
         kinds: Iterable[str] = ("catalog", "pricing"),
         orderable: bool | None = None,
+        gpu_kind: str | None = None,
     ) -> tuple[list[str], list]:
+        """(SQL conditions, their params) of the offers matching every given filter (see `offers`)."""
         kinds = list(kinds)
         where, params = [f"kind IN ({','.join('?' * len(kinds))})"], list[object](kinds)
+        if kinds == ["article"]:  # a literal, so that the partial index `offers_articles` serves it
+            where, params = ["kind = 'article'"], []
         if orderable is not None:
             from knowledge.catalog.availability import NOT_ORDERABLE
 
@@ -379,6 +373,10 @@ class KB:
             params += values
         if gpu_clauses:
             where.append("(" + " OR ".join(gpu_clauses) + ")")
+        if gpu_kind:
+            families = sorted(name for name, kind in self.gpu_kinds.items() if kind == gpu_kind)
+            where.append(f"gpu IN ({','.join('?' * len(families))})")
+            params += families
         for column, names in (("provider", providers), ("region", regions), ("instance_type", instance_types)):
             chosen = list(names)
             if chosen:
@@ -412,5 +410,32 @@ class KB:
             params.append(region)
         return self.rows(sql + " ORDER BY as_of DESC, region", params)
 
+    def spot_risk_buckets(self, provider: str) -> list[dict]:
+        """How a provider's spot interruption buckets are spread over its (instance type, region) pairs, from the
+        newest snapshot of each source: `bucket`, `n`, `source`, `as_of`, in bucket order (least interrupted first).
+        Empty when nothing is known of that provider's interruptions."""
+        sql = (
+            "SELECT bucket, bucket_index, count(*) AS n, source, as_of FROM spot_risk r WHERE provider = ? AND as_of ="
+            " (SELECT max(as_of) FROM spot_risk WHERE provider = r.provider) GROUP BY bucket, source, as_of"
+            " ORDER BY bucket_index"
+        )
+        return self.rows(sql, [provider])
+
     def fx(self) -> dict:
-        return self.rows("SELECT * FROM fx LIMIT 1")[0]
+        """The exchange-rate row (read once per KB; a copy, so a caller cannot change the memo)."""
+        return dict(self.memo("fx", lambda: self.rows("SELECT * FROM fx LIMIT 1")[0]))
+
+
+def left_out(kb: KB, filters: OfferFilters) -> list[dict]:
+    """`KB.excluded` of `kb` (a KB, or one that narrows its `offer_where`: `handlers.constraints.Narrowed`), counted
+    in SQL."""
+    from knowledge.catalog.availability import excluded_counts
+
+    unorderable: OfferFilters = {**filters, "orderable": False}
+    where, params = kb.offer_where(**unorderable)
+    rows = kb.rows(  # the rows found in the covering index `offers_ranking` first: only theirs are read
+        "SELECT availability, availability_reason, COUNT(*) AS n FROM offers WHERE rowid IN "
+        f"(SELECT rowid FROM offers WHERE {' AND '.join(where)}) GROUP BY availability, availability_reason",
+        params,
+    )
+    return excluded_counts([*rows, *kb.unpriced_rows(filters)])

@@ -10,9 +10,61 @@ import hashlib
 
 from knowledge.paths import DATA_DIR
 
-SCHEMA_VERSION = (
-    5  # bump when the tables change shape (4: offers.fetched_at, stock, stock_read_at; 5: price_terms.fetched_at)
+SCHEMA_VERSION = 6  # bump when the tables change shape (5: price_terms.fetched_at; 6: offers.rank, offers_ranking)
+
+# The columns a ranking reads (`knowledge.kb.ranks`): equality filters first, then the group, the order and the rest,
+# so that a ranking of a GPU family is read from this index alone, never from the (wide) offers rows
+RANKING_COLUMNS = (
+    "gpu", "pricing", "provider", "instance_type", "rank", "region", "kind", "availability", "stock",
+    "price_per_gpu_hour_usd", "price_per_hour_usd", "gpu_count", "gpu_memory_gb", "gpu_form_factor", "zone",
+    "zone_label", "term", "gpu_variant", "vgpu", "gpu_model",
+)  # fmt: skip
+INDEXES = (  # (table, columns), created once the tables are filled
+    ("offers", ("gpu", "pricing", "price_per_gpu_hour_usd")),
+    ("offers", ("instance_type",)),
+    ("offers", ("provider", "pricing")),
+    ("offers", RANKING_COLUMNS),
+    ("price_terms", ("instance_type", "region")),
+    ("spot_risk", ("instance_type", "region")),
+    ("catalog_rows", ("provider", "instance_type")),
 )
+NAME_TABLES = (  # (table, query): the distinct names of the offers, stored after ANALYZE in the query's own order, so
+    # that a first question reads a few hundred rows, not every offer (`KB.gpu_names`, `gpu_kinds`, `instance_types`)
+    ("offer_gpu_names", "SELECT DISTINCT accelerator, gpu FROM offers WHERE kind = 'catalog'"),
+    ("offer_gpu_kinds", "SELECT DISTINCT gpu, gpu_kind FROM offers"),
+    ("offer_instance_types", "SELECT DISTINCT instance_type FROM offers WHERE kind != 'article'"),
+)
+PARTIAL_INDEXES = (  # the few seed-article figures among a family's offers (a query says `kind = 'article'`)
+    "CREATE INDEX offers_articles ON offers (gpu, pricing) WHERE kind = 'article'",
+)
+
+
+def _ascending(value: object) -> tuple[bool, object]:
+    """`value` as SQLite's ORDER BY sorts it: NULL first (TEXT compares by code point, as UTF-8 bytes do)."""
+    return (value is not None, "" if value is None else value)
+
+
+def price_key(offer: dict) -> tuple:
+    """The offers' price order (`KB.offers`): cheapest per GPU-hour (USD), provider, instance type, region, a zone's
+    own line after its region's, zone."""
+    return (
+        _ascending(offer.get("price_per_gpu_hour_usd")),
+        *map(_ascending, (offer.get("provider"), offer.get("instance_type"), offer.get("region"))),
+        offer.get("zone_label") is not None,
+        _ascending(offer.get("zone")),
+    )
+
+
+def rank_key(offer: dict) -> tuple:
+    """The order a ranking lists offers in: known out of stock last (issue 28), then the price order."""
+    return (offer.get("stock") == "out_of_stock", *price_key(offer))
+
+
+def number_ranks(offers: list[dict]) -> None:
+    """Give each offer its place in `rank_key` order (`offers.rank`; ties keep the list's order, as rowids do): a
+    ranking of any subset is then ORDER BY rank, and the best row of a group is the one with MIN(rank)."""
+    for place, offer in enumerate(sorted(offers, key=rank_key)):
+        offer["rank"] = place
 
 
 def fingerprint() -> str:

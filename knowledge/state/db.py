@@ -136,13 +136,18 @@ def upgrade(eng: sa.Engine | None = None) -> None:
     from alembic import command
     from alembic.config import Config
 
+    own = eng is None  # an engine made here for the migration is closed here (its connection never leaks)
     eng = eng or _engine_for(database_url())
-    with _migration_lock(eng) as conn:
-        config = Config()
-        config.set_main_option("script_location", str(Path(__file__).resolve().parent / "migrations"))
-        config.attributes["connection"] = conn
-        command.upgrade(config, "head")
-        conn.commit()
+    try:
+        with _migration_lock(eng) as conn:
+            config = Config()
+            config.set_main_option("script_location", str(Path(__file__).resolve().parent / "migrations"))
+            config.attributes["connection"] = conn
+            command.upgrade(config, "head")
+            conn.commit()
+    finally:
+        if own:
+            eng.dispose()
 
 
 @contextmanager

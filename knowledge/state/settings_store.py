@@ -13,7 +13,10 @@ did-you-mean suggestions):
     currency   USD or CNY
     language   en or zh
     pricing    on_demand, spot, reserved_1y or reserved_3y ("on-demand", "1y" ... are accepted)
-    budget     the most to pay per GPU-hour: "2 USD/GPU-hour", "15 CNY", "$2", "2" (USD) -> {"amount", "currency"}
+    budget     an hourly cap, read at the edge by the question's budget grammar (`handlers.parse.budget.read`: "2
+               USD/GPU-hour", "$20/hour", "预算每小时20元") and handed over typed (amount, currency, per):
+               stored as {"amount", "currency", "per"}, `per` "gpu_hour" or "instance_hour". A value stored before
+               `per` existed ({"amount", "currency"}) was a cap per GPU-hour and is read as one.
 
 `get_settings(team, channel)` is the effective view: the channel's value, else the workspace's, else gpubot's
 default (None: nothing set); it is a dict with an `origins` attribute naming where each value came from
@@ -23,16 +26,16 @@ default (None: nothing set); it is a dict with an `origins` attribute naming whe
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import sqlalchemy as sa
 
 from knowledge.clock import utc_now
 from knowledge.errors import UserError
-from knowledge.numbers import decimal
 from knowledge.state import db as state
 from knowledge.state.db import metadata
 
@@ -53,7 +56,6 @@ __all__ = [
     "get_settings",
     "key_of",
     "normalize",
-    "parse_budget",
     "scope_settings",
     "set_setting",
 ]
@@ -63,6 +65,7 @@ WORKSPACE = ""  # the channel id of workspace-wide settings
 CURRENCIES = ("USD", "CNY")
 LANGUAGES = ("en", "zh")
 PRICINGS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
+BUDGET_PERS = ("gpu_hour", "instance_hour")  # what a stored budget caps
 DEFAULTS: dict[str, Any] = dict.fromkeys(KEYS)  # nothing set: every question decides for itself
 
 _KEY_ALIASES = {
@@ -112,11 +115,6 @@ _CURRENCY_ALIASES = {
     "yuan": "CNY",
     "元": "CNY",
 }
-_BUDGET = re.compile(
-    r"^\s*(?P<pre>\$|¥|us\$)?\s*(?P<amount>\d+(?:\.\d+)?)\s*(?P<cur>[a-z$¥元]+)?\s*"
-    r"(?:(?:/|per\s+)\s*(?:gpu[\s-]*(?:hour|hr|h)s?|gpu-?h|h(?:ou)?r?))?\s*$",
-    re.IGNORECASE,
-)
 _SPLIT = re.compile(r"[\s,，、;]+")
 _LIST_SPLIT = re.compile(r"[,，、;]+")
 
@@ -201,30 +199,36 @@ def _names(words: list[str], names: Mapping[str, str], kind: str, what: str, key
     return out
 
 
-def parse_budget(text: str | Mapping) -> dict[str, Any]:
-    """`{"amount": 2.0, "currency": "USD"}` from "2 USD/GPU-hour", "$2", "15 CNY/GPU-h", "2" (USD)."""
-    if isinstance(text, Mapping):
-        amount, currency = text.get("amount"), str(text.get("currency") or "USD").upper()
-    else:
-        m = _BUDGET.match(str(text))
-        if not m:
-            raise SettingError(
-                f"cannot read the budget {str(text)!r}; write it like `2 USD/GPU-hour` or `15 CNY/GPU-hour`",
-                key="budget",
-            )
-        word = (m.group("cur") or m.group("pre") or "usd").lower()
-        if word not in _CURRENCY_ALIASES:
-            raise SettingError(f"unknown currency {m.group('cur')!r} in the budget", CURRENCIES, key="budget")
-        amount, currency = m.group("amount"), _CURRENCY_ALIASES[word]
-    try:
-        amount = decimal(amount) if isinstance(amount, str) else float(amount)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise SettingError(f"budget amount {amount!r} is not a number", key="budget") from None
+class TypedBudget(Protocol):
+    """A budget as the edge read it (`handlers.models.Budget`)."""
+
+    amount: float
+    currency: str
+    per: str
+
+
+def _budget(value: TypedBudget | Mapping) -> dict[str, Any]:
+    """The stored form of a typed budget, validated: a positive finite amount, USD or CNY, per (GPU-)hour."""
+    if isinstance(value, str):
+        raise SettingError(
+            f"a budget is read by the budget grammar before it is stored, not as {value!r}", key="budget"
+        )
+    get = value.get if isinstance(value, Mapping) else lambda name: getattr(value, name, None)
+    amount, currency, per = get("amount"), str(get("currency") or "USD").upper(), get("per") or "gpu_hour"
+    if isinstance(amount, bool) or not isinstance(amount, int | float) or not math.isfinite(amount) or amount <= 0:
+        raise SettingError(f"the budget must be a positive price, not {amount!r}", key="budget")
     if currency not in CURRENCIES:
         raise SettingError(f"unknown currency {currency!r} in the budget", CURRENCIES, key="budget")
-    if not 0 < amount < 1_000_000:
-        raise SettingError("the budget must be a positive price per GPU-hour", key="budget")
-    return {"amount": round(amount, 6), "currency": currency}
+    if per not in BUDGET_PERS:
+        raise SettingError("a budget setting caps a price per GPU-hour or per hour", key="budget")
+    return {"amount": round(float(amount), 6), "currency": currency, "per": per}
+
+
+def _stored(key: str, value: Any) -> Any:
+    """A stored value as it is read: a budget stored before `per` existed capped a GPU-hour."""
+    if key == "budget" and isinstance(value, dict) and "per" not in value:
+        return {**value, "per": "gpu_hour"}
+    return value
 
 
 def _choice(value: Any, aliases: Mapping[str, str], allowed: tuple[str, ...], what: str, key: str) -> str:
@@ -265,7 +269,7 @@ def normalize(key: str, value: Any, kb=None) -> Any:
             "pricing",
             key,
         )
-    return parse_budget(value if isinstance(value, Mapping) else " ".join(_words(value)))
+    return _budget(value)
 
 
 def format_value(key: str, value: Any) -> str:
@@ -273,7 +277,8 @@ def format_value(key: str, value: Any) -> str:
     if value is None:
         return "—"
     if key == "budget":
-        return f"{value['amount']:g} {value['currency']}/GPU-hour"
+        unit = "/hour" if value.get("per") == "instance_hour" else "/GPU-hour"
+        return f"{float(value['amount']):g} {value['currency']}{unit}"
     if isinstance(value, list):
         return ", ".join(value)
     return str(value)
@@ -345,7 +350,7 @@ def scope_settings(team: str, channel: str | None) -> dict[str, Any]:
         rows = conn.execute(
             sa.select(t.key, t.value).where(t.team_id == _team(team), t.channel_id == (channel or WORKSPACE))
         ).all()
-    return {row.key: json.loads(row.value) for row in rows if row.key in KEYS}
+    return {row.key: _stored(row.key, json.loads(row.value)) for row in rows if row.key in KEYS}
 
 
 @cache
@@ -362,7 +367,7 @@ def get_settings(team: str, channel: str | None) -> EffectiveSettings:
     scopes = [WORKSPACE] if not channel else [channel, WORKSPACE]
     with state.engine().connect() as conn:
         rows = conn.execute(_settings_query(), {"team": _team(team), "scopes": scopes}).all()
-    found: dict[tuple[str, str], Any] = {(r.channel_id, r.key): json.loads(r.value) for r in rows}
+    found: dict[tuple[str, str], Any] = {(r.channel_id, r.key): _stored(r.key, json.loads(r.value)) for r in rows}
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for key in KEYS:

@@ -88,7 +88,7 @@ def answer_message(
             blocks.append(_context(phrase("more", lang, n=answer.extra["work_more"])))
         if verbose:  # "Why": every row with its benchmark configuration
             rows = zip(answer.extra["work"], answer.extra.get("work_details") or [], strict=False)
-            lines = [work_line(r, d, lang, lambda s, a: index.get((s, a), "?")) for r, d in rows]
+            lines = [work_line(r, d, lang, lambda s, a: index.get((s, a), "?"), display=display) for r, d in rows]
             blocks += sections(f"*{phrase('details', lang)}*\n" + "\n".join(slack_escape(x) for x in lines))
     blocks += table_blocks(  # issue 27 (bot/render_train.py); Slack allows one table per message: work has its own
         answer, lambda s, a: index.get((s, a), "?"), cell, sections, table=not answer.extra.get("work")

@@ -11,6 +11,7 @@ from bot.render import num
 from bot.slack.escape import cut, slack_escape, slack_inline, slack_plain
 from bot.slack.limits import LIMITS
 from bot.slack.phrases import phrase
+from handlers.common import date_label
 from handlers.i18n import t
 
 __all__ = ["cell", "header", "plain_header", "render", "section", "sections"]
@@ -36,6 +37,7 @@ def _environment():
 
 def render(template: str, lang: str, **values: Any) -> str:
     values.setdefault("label", lambda key: phrase(key, lang))
+    values.setdefault("date_label", date_label)  # as of / date unknown, bundled / date unknown, imported
     values.setdefault("cite", lambda source: public_source(source, lang))  # sources in words (bot.citations)
     values.setdefault("cite_pitfall", lambda p: cite_pitfall(p.id, p.source, lang))
     values.setdefault("severity", lambda s: t(f"severity.{s}", lang) if s in ("high", "medium", "low") else s)

@@ -12,6 +12,7 @@ from bot.slack.escape import cut, slack_plain
 from bot.slack.limits import LIMITS
 from bot.slack.phrases import phrase
 from handlers.models import Answer, Query
+from handlers.ranking import MAX_TOP
 
 __all__ = ["ACTION_IDS", "MAX_SUGGESTIONS", "action_buttons", "button", "decode_value", "encode_value"]
 
@@ -116,7 +117,7 @@ def action_buttons(answer: Answer, *, shareable: bool, why: bool = False) -> lis
     if query.intent in ("cheapest", "price") and (answer.offers or query.gpus or query.instance_types):
         label = phrase("btn.on_demand" if query.pricing == "spot" else "btn.spot", lang)
         buttons.append(button(label, encode_value(query, **common), ACTION_IDS["toggle"]))
-    if answer.more > 0 and query.intent in TOP_N_INTENTS:
+    if answer.more > 0 and query.intent in TOP_N_INTENTS and len(answer.offers) < MAX_TOP:  # never past the cap
         buttons.append(
             button(
                 phrase("btn.more", lang), encode_value(query, shown=len(answer.offers), **common), ACTION_IDS["more"]

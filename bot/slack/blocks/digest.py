@@ -17,7 +17,6 @@ from bot.slack.blocks.base import plain_header, section, sections
 from bot.slack.escape import cut, slack_escape, slack_inline
 from bot.slack.limits import fit_blocks
 from bot.slack.phrases import phrase
-from handlers.i18n import t
 from handlers.models import Answer
 
 __all__ = ["MOVES_IN_VIEW", "digest_message", "digest_notice", "digest_thread"]
@@ -43,7 +42,7 @@ def _datasets_context(facts: dict, lang: str) -> list[dict]:
 def _move_field(move: dict, lang: str) -> dict:
     arrow = ":small_red_triangle_down:" if move["pct"] < 0 else ":small_red_triangle:"
     old, new = move["prices"]
-    price = f"{old} → {new}{t('unit.per_hour', lang)}"
+    price = f"{old} → {new}"  # per instance-hour, each with its unit (handlers.digest)
     text = f"{arrow} *{slack_inline(move['what'])}* {move['pct']:+.1f}%\n{slack_escape(move['where'])}: {price}"
     return {"type": "mrkdwn", "text": cut(text, 2000)}
 

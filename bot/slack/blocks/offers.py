@@ -66,11 +66,14 @@ def offers_table(
     offers: list[Offer], source_no: Callable[[Offer], int | str], lang: str, display: dict | None = None
 ) -> dict:
     """The one table block: a header row, then one row per offer (cut to the row limit by `fit_blocks`). The price
-    column is per GPU-hour, per chip-hour for TPU slices only, and for a mix says each row's unit in its cell."""
+    column is per GPU-hour, per chip-hour for TPU slices only, and for a mix says each row's unit in its cell; the
+    count column says GPUs, chips for TPU slices (issue 26)."""
     chips = {per_chip(o) for o in offers}
     mixed = len(chips) > 1
     per_unit_col = "col.per_unit_hour" if mixed else "col.per_chip_hour" if chips == {True} else "col.per_gpu_hour"
-    rows = [[cell(phrase(per_unit_col if c == "per_gpu_hour" else f"col.{c}", lang)) for c in TABLE_COLUMNS]]
+    count_col = "col.gpus_or_chips" if mixed else "col.chips" if chips == {True} else "col.gpus"  # a TPU: chips
+    header = {"per_gpu_hour": per_unit_col, "gpus": count_col}
+    rows = [[cell(phrase(header.get(c, f"col.{c}"), lang)) for c in TABLE_COLUMNS]]
     rows += [
         [cell(v) for v in _offer_cells(n, o, source_no(o), lang, display, mixed)] for n, o in enumerate(offers, start=1)
     ]

@@ -35,7 +35,12 @@ def setting_value(key: str, value: Any, lang: str) -> str:
     if value is None or value == []:
         return phrase(f"settings.default.{key}", lang)
     if key == "budget":
-        unit = "/GPU-hour" if lang == "en" else t("unit.per_gpu_hour", lang)
+        hourly = value.get("per") == "instance_hour"
+        unit = (
+            ("/hour" if hourly else "/GPU-hour")
+            if lang == "en"
+            else t(f"unit.per_{'' if hourly else 'gpu_'}hour", lang)
+        )
         return f"{float(value['amount']):g} {value['currency']}{unit}"
     if key == "pricing":
         return t(f"pricing.{value}", lang)
@@ -163,7 +168,7 @@ def settings_modal(lang: str, team: str, workspace: dict[str, Any], providers: I
         _text_input(
             "budget",
             lang,
-            f"{float(budget['amount']):g} {budget['currency']}/GPU-hour" if budget else "",
+            setting_value("budget", budget, "en") if budget else "",
             "modal.budget_hint",
         ),
     ]

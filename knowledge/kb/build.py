@@ -32,6 +32,7 @@ from knowledge.kb.schema import (
     SCHEMA_VERSION,
     fingerprint,
     number_ranks,
+    renumber_ranks,
 )
 from knowledge.kb.segments import Segment
 from knowledge.paths import CATALOG_DIR, DATA_DIR, PRICING_DIR, kb_path
@@ -178,6 +179,8 @@ def write(path: Path, tables: Tables, base: Path | None = None) -> None:
         else:
             for name in history_bundled.TABLES:
                 _copy(db, name)
+        if not tables.ranked and db["offers"].exists():  # copied ranks are the bundled part's: over all offers
+            renumber_ranks(db.conn)
         for name, columns in INDEXES:
             if db[name].exists():  # a table without rows is not created (a bundled part of no catalogs)
                 db.table(name).create_index(list(columns))

@@ -5,9 +5,11 @@ part computed alone is the full build's).
 Copied in SQL: the bundled providers' catalog rows, offers, terms and spot risk (by rowid range), and the tables no
 catalog changes. Computed: the imported catalogs (and, for an import of AWS or GCP, the terms their offers yield),
 put through the same checks; the small tables over every provider (`providers`, `unpriced`, `quirks_applied`,
-`crosscheck`, `build_checks`) added up from the parts. Where a copied segment would not be stored as a full build
-stores it (a column typed differently, or the checks' columns starting elsewhere) `tables` returns None and the
-build is a full one.
+`crosscheck`, `build_checks`) added up from the parts. `offers.rank` is a place among every offer, so the copied
+and the computed ranks are renumbered in SQL once all offers are written (`schema.renumber_ranks`), and the tables
+of distinct names are made from the offers as stored (`schema.NAME_TABLES`). Where a copied segment would not be
+stored as a full build stores it (a column typed differently, or the checks' columns starting elsewhere) `tables`
+returns None and the build is a full one.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from knowledge.catalog.sources import CatalogSource
 from knowledge.facts import loader as facts_loader
 from knowledge.kb import loading, segments
 from knowledge.kb.parts import DERIVED, SEGMENTED, Label, Ledger, Loaded, Part, Tables
+from knowledge.kb.schema import number_ranks
 from knowledge.kb.segments import Copied, Segment, Shape
 
 DYNAMIC = ("providers", "unpriced", "quirks_applied", "crosscheck", "build_checks")  # over every provider's part
@@ -103,6 +106,7 @@ def tables(
         skipped=[s for p in parts.values() for s in p.skipped],
         notes=[note for p in parts.values() for note in p.notes],
         history=False,
+        ranked=False,  # the copied ranks number the bundled offers only, the computed ones the imported only
         counts={
             "offers": n["offers"] - _length(segmented["offers"][-1][1]),  # the articles are not counted
             "catalog_rows": n["catalog_rows"],
@@ -136,6 +140,7 @@ def _computed(
     raw = [r for part in loaded.values() for r in part.raw]
     checked, checks = offer_checks.apply(offers + aws_offers + gcp_offers, terms, raw)  # keyed by provider
     loading.settle(checked)
+    number_ranks(checked)  # placeholders, in the full build's key order; renumbered over every offer once written
     for offer in checked:
         rows.setdefault(label[id(offer)], []).append(offer)
     return loaded, rows, checked, checks, terms

@@ -54,6 +54,7 @@ class Tables:
     skipped: list[str]
     notes: list[dict]
     history: bool  # True: written from the bundled files; False: copied
+    ranked: bool = True  # every offer's `rank` numbered over all offers; False: renumbered in SQL once written
     parts: dict[str, Part] = field(default_factory=dict)  # per provider (a full build's, for the ledger)
     counts: dict[str, int] = field(default_factory=dict)  # the build report's
 

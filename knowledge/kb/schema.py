@@ -67,6 +67,23 @@ def number_ranks(offers: list[dict]) -> None:
         offer["rank"] = place
 
 
+# `rank_key` in SQL (ties in rowid order, as the stable sort keeps the rows' order): NULL first, TEXT by code point
+RANK_ORDER = (
+    "stock IS 'out_of_stock', price_per_gpu_hour_usd, provider, instance_type, region, zone_label IS NOT NULL, zone, "
+    "rowid"
+)
+
+
+def renumber_ranks(conn) -> None:
+    """Number `offers.rank` over every stored offer in `rank_key` order, as `number_ranks` does over the rows of a
+    full build: after an import appends its offers to the copied ones, each rank is the place among them all."""
+    conn.execute(
+        "UPDATE offers SET rank = r.place FROM "
+        f"(SELECT rowid AS id, ROW_NUMBER() OVER (ORDER BY {RANK_ORDER}) - 1 AS place FROM offers) AS r "
+        "WHERE offers.rowid = r.id AND offers.rank IS NOT r.place"
+    )
+
+
 def fingerprint() -> str:
     """Identifies the bundled data a knowledge base was built from (imports are tracked by `imports_version`).
 

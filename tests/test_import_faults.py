@@ -87,12 +87,24 @@ def test_only_ascii_decimals_are_prices(tmp_path, price):
         read_catalog(path)
 
 
-@pytest.mark.parametrize("budget", ["1_5 USD/GPU-hour", "１２ USD", "١٢ USD", "inf USD"])
-def test_only_ascii_decimals_are_budgets(budget):
-    from knowledge.state.settings_store import SettingError, parse_budget
+@pytest.mark.parametrize("budget", ["1_5 USD/GPU-hour", "inf USD", "nan USD", "0x10 USD", "1e400 USD"])
+def test_a_budget_python_would_misread_is_refused(budget):
+    """`float()` reads "1_5" as 15 and "inf" as infinity: a setting's budget (the question's grammar, through the
+    settings edge) refuses them in one line instead."""
+    from bot.pipeline import typed_setting
+    from knowledge.state.settings_store import SettingError
 
-    with pytest.raises(SettingError):
-        parse_budget(budget)
+    with pytest.raises(SettingError, match="budget"):
+        typed_setting("budget", budget)
+
+
+@pytest.mark.parametrize("budget", ["１２ USD", "١٢ USD", "12 USD"])
+def test_digits_of_other_scripts_are_read_as_the_same_number(budget):
+    """Full-width (a Chinese keyboard's) and Arabic-Indic digits are the same decimal number, never another one."""
+    from bot.pipeline import typed_setting
+
+    read = typed_setting("budget", budget)
+    assert (read.amount, read.currency, read.per) == (12.0, "USD", "gpu_hour")
 
 
 def test_the_json_answer_never_holds_infinity_or_nan():

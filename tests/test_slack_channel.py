@@ -96,12 +96,12 @@ def test_a_chart_post_that_failed_works_when_clicked_again(app, slack):
     slack.fail("files.getUploadURLExternal", "not_in_channel", times=1)
     body, hook = block_action(slack, post, channel="C0CHARTS")
     dispatch(app, body, FORM)
-    said = slack.wait_for(f"hooks/{hook}")[0].body
+    said = slack.wait_for(f"hooks/{hook}", timeout=30)[0].body  # the chart renders on its worker: slow under load
     assert "`/invite @gpubot`" in said["text"] and "<#C0CHARTS>" in said["text"]
     body, hook = block_action(slack, post, channel="C0CHARTS")  # invited now: the same button again
     dispatch(app, body, FORM)
-    slack.wait_for("files.completeUploadExternal")
-    assert slack.uploads() and slack.wait_for(f"hooks/{hook}")[0].body.get("delete_original") is True
+    slack.wait_for("files.completeUploadExternal", timeout=30)
+    assert slack.uploads() and slack.wait_for(f"hooks/{hook}", timeout=30)[0].body.get("delete_original") is True
 
 
 @pytest.mark.parametrize("event", ["reaction_added", "member_joined_channel", "pin_added"])

@@ -64,7 +64,7 @@ def load(key: str) -> Base | None:
         with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
             (blob,) = conn.execute("SELECT ledger FROM _ledger").fetchone()
         ledger = pickle.loads(blob)  # our own file, in the user's own private home
-    except (sqlite3.Error, pickle.PickleError, TypeError, ValueError, EOFError, AttributeError):
+    except (sqlite3.Error, pickle.PickleError, TypeError, ValueError, EOFError, AttributeError, ImportError):
         return None
     return Base(path, ledger) if isinstance(ledger, Ledger) else None
 

@@ -73,42 +73,40 @@ def test_a_replaced_state_refuses_once_then_writes_to_the_file_that_is_there(sta
     assert stored(state_file, "C1") == json.dumps(["aws"])
 
 
-def test_a_full_state_refuses_with_a_clear_message(state_file):
+@contextlib.contextmanager
+def on_every_connection(pragma: str):
+    """Every new connection of the state engine runs `pragma` first (the pooled ones are dropped before and after)."""
     eng = state.engine()
     eng.pool.dispose()
 
-    def full(conn, _record) -> None:
-        conn.execute("PRAGMA max_page_count=1")
+    def run(conn, _record) -> None:
+        conn.execute(pragma)
 
-    sa.event.listen(eng, "connect", full)
+    sa.event.listen(eng, "connect", run)
     try:
-        with pytest.raises(StateUnavailableError, match="refused the write"), eng.begin() as conn:
-            settings_store.set_setting(TEAM, "C3", "providers", "aws")
-            conn.execute(sa.text("CREATE TABLE filler (x BLOB)"))  # the write that finds the disk full
-            conn.execute(sa.text("INSERT INTO filler VALUES (randomblob(1000000))"))
+        yield eng
     finally:
-        sa.event.remove(eng, "connect", full)
+        sa.event.remove(eng, "connect", run)
         eng.pool.dispose()
+
+
+def test_a_full_state_refuses_with_a_clear_message(state_file):
+    with (
+        on_every_connection("PRAGMA max_page_count=1") as eng,
+        pytest.raises(StateUnavailableError, match="refused the write"),
+        eng.begin() as conn,
+    ):
+        settings_store.set_setting(TEAM, "C3", "providers", "aws")
+        conn.execute(sa.text("CREATE TABLE filler (x BLOB)"))  # the write that finds the disk full
+        conn.execute(sa.text("INSERT INTO filler VALUES (randomblob(1000000))"))
     assert stored(state_file, "C3") == json.dumps(["aws"]), "the write before the full disk was confirmed and kept"
 
 
-@contextlib.contextmanager
 def read_only_state():
     """Every new connection of the state engine sees a read-only database, as on a file or disk remounted read-only
     (the tests run as root, for whom a file's mode bits would not refuse a write: SQLite's own `query_only` gives
     the same SQLITE_READONLY refusal)."""
-    eng = state.engine()
-    eng.pool.dispose()
-
-    def read_only(conn, _record) -> None:
-        conn.execute("PRAGMA query_only = ON")
-
-    sa.event.listen(eng, "connect", read_only)
-    try:
-        yield eng
-    finally:
-        sa.event.remove(eng, "connect", read_only)
-        eng.pool.dispose()
+    return on_every_connection("PRAGMA query_only = ON")
 
 
 def test_a_read_only_state_refuses_writes_keeps_what_was_stored_and_health_says_read_only(state_file):

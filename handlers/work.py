@@ -218,25 +218,27 @@ def _honour_exclusions(found, query: Query) -> None:
 
 
 def _within_budget(found, query: Query, kb) -> str | None:
-    """Keep the rows within the question's hourly cap ("under $1/hour", "每卡每小时不超过2美元"), like cheapest does;
-    the note says the cap and how many it removed. A total budget filters nothing here."""
+    """Keep the rows within the question's hourly cap ("under $1/hour", "每卡每小时不超过2美元"), like cheapest does
+    (`brief.budget_cap`, `brief.budget_note`); the note says the cap and how many it removed. A total budget filters
+    nothing here."""
     from handlers import brief
 
-    budget = query.budget
-    if budget is None or budget.per == "total":
+    cap = brief.budget_cap(query, kb.fx())
+    if cap is None:
         return None
-    cap = budget.usd(kb.fx()) + 1e-9
+    per_gpu = cap[0] == "price_per_gpu_hour_usd"
 
     def hourly(row: dict) -> float:
-        per_gpu = budget.per == "gpu_hour" and row.get("gpu_count")
-        return row["price_per_hour_usd"] / row["gpu_count"] if per_gpu else row["price_per_hour_usd"]
+        return (
+            row["price_per_hour_usd"] / row["gpu_count"]
+            if per_gpu and row.get("gpu_count")
+            else row["price_per_hour_usd"]
+        )
 
-    pairs = [(r, d) for r, d in zip(found.rows, found.details, strict=True) if hourly(r) <= cap]
-    removed = len(found.rows) - len(pairs)
-    total = len(found.rows)
+    pairs = [(r, d) for r, d in zip(found.rows, found.details, strict=True) if hourly(r) <= cap[1]]
+    removed, total = len(found.rows) - len(pairs), len(found.rows)
     found.rows, found.details = [r for r, _ in pairs], [d for _, d in pairs]
-    label = brief.budget_label(budget, query.language)
-    return t("brief.budget", query.language, cap=label, removed=removed, total=total)
+    return brief.budget_note(query, removed, total)
 
 
 def _not_orderable(excluded: list[dict], pricing: str, lang: str) -> str | None:

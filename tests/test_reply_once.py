@@ -229,3 +229,16 @@ def test_a_process_whose_clock_runs_ahead_cannot_take_over_a_live_lease(state_ur
     )
     assert skewed.stdout.strip() == "refused", skewed.stderr[-2000:]
     claims.finish(key)
+
+
+def test_the_claims_heartbeat_outlives_an_environment_made_invalid(state_url, monkeypatch):
+    """A setting broken after start (a test's monkeypatch, an operator's edit) must not kill the renewing thread."""
+    from knowledge.state import db as state
+
+    state.engine()
+    key = f"slack-event:Ev-beat-{time.time_ns()}"
+    assert claims.claim(key)  # starts the heartbeat
+    monkeypatch.setenv("GPUBOT_CLAIM_LEASE_SECONDS", "soon")
+    time.sleep(1.3)  # more than one tick
+    assert claims._heartbeat is not None and claims._heartbeat.is_alive()
+    claims.finish(key)

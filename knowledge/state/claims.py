@@ -33,7 +33,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
-from knowledge.config import config
+from knowledge.config import ConfigError, config
 from knowledge.state.db import engine, metadata
 
 log = logging.getLogger("gpubot.claims")
@@ -233,9 +233,12 @@ def _renew(keys: list[str]) -> None:
 
 
 def _beat() -> None:
-    renewed = 0.0
+    renewed, every = 0.0, 1.0
     while True:
-        every = max(0.05, lease_seconds() / 3)  # renewed three times per lease
+        try:  # an environment made invalid after start keeps the last good interval (the thread must live)
+            every = max(0.05, lease_seconds() / 3)  # renewed three times per lease
+        except ConfigError as exc:
+            log.debug("claim lease setting unreadable, keeping %.2f s (%s)", every, exc)
         time.sleep(min(every, 1.0))
         now = time.time()
         if now - renewed < every:

@@ -98,6 +98,14 @@ def test_every_family_and_pricing_ranks_as_the_general_path(any_kb, limit):
     assert served >= 0.9 * len(_families(any_kb))
 
 
+def test_offers_left_out_are_counted_as_from_the_offers(any_kb):
+    """ "N offers left out: sold out, ..." (recommend, cheapest): the counts stored at build, for every family and
+    pricing and for a provider's, equal those of the offers themselves."""
+    for gpu, pricing in _families(any_kb):
+        for filters in ({"gpus": [GpuRef(gpu)], "pricing": pricing}, {"gpus": [GpuRef(gpu)], "providers": ["aws"]}):
+            assert any_kb.excluded(**filters) == KB.excluded(General(any_kb), **filters), (gpu, pricing)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     "filters",
     [

@@ -135,13 +135,8 @@ def lines(kb: KB, filters: OfferFilters, limit: int) -> tuple[Tally, list[dict],
     )[0]
     if totals["shared"]:  # one instance type in several summary rows: its region count is not theirs summed
         return None
-    left = kb.rows(
-        "SELECT availability, availability_reason, SUM(n) AS n FROM offer_left_out "
-        f"WHERE {where} GROUP BY availability, availability_reason",
-        params,
-    ) if totals["n"] > totals["ok"] else []  # fmt: skip
     whole = int(totals["ok"] - totals["gpu_only"])
-    excluded = excluded_counts([*left, *kb.unpriced_rows(filters)])
+    excluded = left_out(kb, filters) if totals["n"] > totals["ok"] else excluded_counts(kb.unpriced_rows(filters))
     tally = Tally(excluded, int(totals["gpu_only"]), whole, whole, int(totals["out"]))
     first = _first_lines(kb, where, params, limit)
     rows = kb.rows(

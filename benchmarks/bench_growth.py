@@ -15,9 +15,11 @@ answers' cache GPUBOT_HOME/cache/answers removed before each run):
   process per home, warmed with one other question, so imports and the vocabulary are not counted);
 - whole process: `gpubot ask QUESTION`, median of `--runs`, the two homes alternating (the machine is shared).
 
-Prints both medians per home and the ratio big/bundled, and the load average before and after. `--tree TREE`: the
-same with another source tree (e.g. `git archive main | tar -x -C /tmp/base`), its homes built by it (give each tree
-its own `--homes`), run as `python -m bot.cli` with PYTHONPATH set to it, as `bench_import.py --compare` does.
+Each as wall and as CPU time (the process's own; the children's for whole processes: on a loaded machine the
+comparable figure). Prints both medians per home and the ratio big/bundled, and the load average before and after.
+`--tree TREE`: the same with another source tree (e.g. `git archive main | tar -x -C /tmp/base`), its homes built by
+it (give each tree its own `--homes`), run as `python -m bot.cli` with PYTHONPATH set to it, as
+`bench_import.py --compare` does.
 `--dump DIR`: instead, writes `gpubot ask --json` of every question of DUMP_QUESTIONS (computed in process, as the
 command line prints it) for both homes into DIR/bundled.txt and DIR/big.txt, for a before/after `diff`.
 """
@@ -155,10 +157,10 @@ for question in json.loads(sys.argv[2]):
     for _ in range(int(sys.argv[3])):
         for memo in ("spec.errata_scores", "pitfalls.search"):  # per-question memos: a question never asked
             kb.__dict__.get("_memo", {}).pop(memo, None)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         answer(question, kb)
-        samples.append(time.perf_counter() - started)
-    out[question] = statistics.median(samples)
+        samples.append((time.perf_counter() - started, time.process_time() - cpu))
+    out[question] = [statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)]
 print(json.dumps(out))
 """
 
@@ -206,8 +208,9 @@ def offers_in(home: Path) -> int:
         return conn.execute("SELECT COUNT(*) FROM offers").fetchone()[0]
 
 
-def in_process(home: Path, repeat: int, tree: Path | None = None) -> dict[str, float]:
-    """{question: median seconds of parse + answer} in one child process on `home` (of source tree `tree`)."""
+def in_process(home: Path, repeat: int, tree: Path | None = None) -> dict[str, list[float]]:
+    """{question: [median wall, median CPU seconds] of parse + answer} in one child process on `home` (of source
+    tree `tree`)."""
     questions = json.dumps([q for _, q in QUESTIONS])
     env = env_for(home) if tree is None else {**env_for(home), "PYTHONPATH": str(tree)}
     done = subprocess.run(
@@ -221,17 +224,20 @@ def in_process(home: Path, repeat: int, tree: Path | None = None) -> dict[str, f
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def whole_process(homes: dict[str, Path], runs: int, tree: Path | None = None) -> dict[str, dict[str, float]]:
-    """{home name: {question: median wall seconds of `gpubot ask QUESTION`}}, the homes alternating."""
-    samples: dict[str, dict[str, list[float]]] = {name: {q: [] for _, q in QUESTIONS} for name in homes}
+def whole_process(homes: dict[str, Path], runs: int, tree: Path | None = None) -> dict[str, dict[str, list[float]]]:
+    """{home name: {question: [median wall, median CPU seconds] of `gpubot ask QUESTION`}}, the homes alternating."""
+    samples: dict[str, dict[str, list[tuple[float, float]]]] = {name: {q: [] for _, q in QUESTIONS} for name in homes}
     for home in homes.values():  # once each, unmeasured: the history cache, the OS's file cache
         timed(["ask", WARM_UP], env_for(home), tree)
     for _ in range(runs):
         for _, question in QUESTIONS:
             for name, home in homes.items():
                 shutil.rmtree(home / "cache" / "answers", ignore_errors=True)
-                samples[name][question].append(timed(["ask", question], env_for(home), tree)[0])
-    return {name: {q: statistics.median(s) for q, s in by_q.items()} for name, by_q in samples.items()}
+                samples[name][question].append(timed(["ask", question], env_for(home), tree))
+    return {
+        name: {q: [statistics.median(x[0] for x in s), statistics.median(x[1] for x in s)] for q, s in by_q.items()}
+        for name, by_q in samples.items()
+    }
 
 
 def dump(homes: dict[str, Path], folder: Path, tree: Path | None = None) -> None:
@@ -277,10 +283,14 @@ def main() -> None:
                 {
                     "intent": intent,
                     "question": q,
-                    "in_process_ms": {name: round(inproc[name][q] * 1000, 1) for name in homes},
-                    "in_process_ratio": round(inproc["big"][q] / inproc["bundled"][q], 2),
-                    "whole_process_ms": {name: round(whole[name][q] * 1000) for name in homes},
-                    "whole_process_ratio": round(whole["big"][q] / whole["bundled"][q], 2),
+                    "in_process_ms": {name: round(inproc[name][q][0] * 1000, 1) for name in homes},
+                    "in_process_ratio": round(inproc["big"][q][0] / inproc["bundled"][q][0], 2),
+                    "in_process_cpu_ms": {name: round(inproc[name][q][1] * 1000, 1) for name in homes},
+                    "in_process_cpu_ratio": round(inproc["big"][q][1] / max(inproc["bundled"][q][1], 1e-9), 2),
+                    "whole_process_ms": {name: round(whole[name][q][0] * 1000) for name in homes},
+                    "whole_process_ratio": round(whole["big"][q][0] / whole["bundled"][q][0], 2),
+                    "whole_process_cpu_ms": {name: round(whole[name][q][1] * 1000) for name in homes},
+                    "whole_process_cpu_ratio": round(whole["big"][q][1] / max(whole["bundled"][q][1], 1e-9), 2),
                 }
                 for intent, q in QUESTIONS
             ],
@@ -293,13 +303,17 @@ def main() -> None:
     offers = summary["offers"]
     print(f"offers: bundled {offers['bundled']}, big {offers['big']}; in process median of {args.repeat}, "
           f"whole process median of {args.runs}")  # fmt: skip
-    print(f"{'question':38} {'in-proc ms':>19} {'ratio':>6} {'whole ms':>13} {'ratio':>6}")
-    print(f"{'':38} {'bundled':>9} {'big':>9} {'':6} {'bundled':>6} {'big':>6}")
+    print(f"{'question':38} {'in-proc wall / CPU ms':>41} {'whole wall / CPU ms':>37}")
+    print(f"{'':38} {'bundled':>7} {'big':>7} {'ratio':>5} {'bundled':>7} {'big':>7} {'ratio':>5} "
+          f"{'bundled':>6} {'big':>6} {'ratio':>5} {'bundled':>6} {'big':>6} {'ratio':>5}")  # fmt: skip
     for row in summary["questions"]:
-        ip, wp = row["in_process_ms"], row["whole_process_ms"]
+        ip, ic, wp, wc = (row[k] for k in ("in_process_ms", "in_process_cpu_ms", "whole_process_ms",
+                                           "whole_process_cpu_ms"))  # fmt: skip
         print(
-            f"{row['question']:38} {ip['bundled']:9.1f} {ip['big']:9.1f} {row['in_process_ratio']:6.2f} "
-            f"{wp['bundled']:6d} {wp['big']:6d} {row['whole_process_ratio']:6.2f}"
+            f"{row['question']:38} {ip['bundled']:7.1f} {ip['big']:7.1f} {row['in_process_ratio']:5.2f} "
+            f"{ic['bundled']:7.1f} {ic['big']:7.1f} {row['in_process_cpu_ratio']:5.2f} "
+            f"{wp['bundled']:6d} {wp['big']:6d} {row['whole_process_ratio']:5.2f} "
+            f"{wc['bundled']:6d} {wc['big']:6d} {row['whole_process_cpu_ratio']:5.2f}"
         )
     print(f"load average {summary['load_average'][0]} before, {summary['load_average'][1]} after; "
           f"{summary['seconds']} s")  # fmt: skip

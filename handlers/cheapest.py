@@ -29,6 +29,50 @@ def handle(query: Query, kb: KB) -> Answer:
     if not query.gpus and not query.min_gpu_memory_gb and not _any_gpu(query):
         return Answer(query=query, title=t("cheapest.which_gpu", lang), notes=notes, suggestions=suggestions)
     refs = gpu_refs(query.gpus, query.gpu_variants)  # "cheapest H100 PCIe": only that form factor
+    what = _what(query, refs)
+    top = ranking.top(query, DEFAULT_TOP)  # "top 200": at most ranking.MAX_TOP lines
+    asked = _asked(kb, query, refs, pricing, notes)
+    cap = brief.budget_cap(query, kb.fx())
+    count, ranked, catalog_lines = _ranked(kb, query, asked, cap, top)
+    details = _count_notes(kb, query, pricing, count, (asked, cap), notes)
+    orderable: OfferFilters = {**asked, "orderable": True}
+    items, context = _with_articles(kb, query, refs, pricing, ranked, (orderable, cap), notes, details)
+    if not items:
+        notes[:0] = [t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)),
+                     *nearest.alternatives(kb, query, refs, pricing)]  # fmt: skip
+    # every region when the question is about regions, else one line per provider + instance type (best region),
+    # and (per GPU-hour) one line per group of sizes (handlers.ranking)
+    lines = [[item] for item in items] if ranking.per_instance(query) else ranking.groups(items)
+    if catalog_lines is not None:  # only the first lines were read: the catalog's counted in SQL, articles one each
+        available = catalog_lines + sum(isinstance(item, Offer) for item in items)
+    else:
+        available = len(lines)
+    shown_rows = ranks.full_rows(kb, [m[0]["rid"] for m in lines[:top] if isinstance(m[0], dict)])
+    shown = [ranking.line(_line_offer(m[0], shown_rows), m) for m in lines[:top]]
+    if said := ranking.top_facts(query, len(shown), available):  # "top 200": what the cap and the data allow
+        key = "cheapest.top_capped" if available > len(shown) else "cheapest.top_all"
+        notes.insert(0, t(key, lang, **said))
+    notes += _shown_notes(query, shown, count)
+    return Answer(
+        query=query,
+        title=_verdict(kb, query, what, pricing, shown),
+        offers=shown,
+        context=context,
+        notes=notes,
+        suggestions=suggestions,
+        sources=sources(shown),
+        more=max(0, available - top),
+        extra={
+            "excluded": count.excluded,
+            **({"details": details} if details else {}),
+            **({"top": said} if said else {}),
+        },
+    )
+
+
+def _what(query: Query, refs: list[GpuRef]) -> str:
+    """What the question asks the cheapest of: "2x 8x H100", ">= 80 GB", "GPU", "... per instance"."""
+    lang = query.language
     what = " / ".join(map(str, refs)) or (
         f">= {query.min_gpu_memory_gb:g} GB" if query.min_gpu_memory_gb else t("kind.gpu", lang)
     )
@@ -36,10 +80,13 @@ def handle(query: Query, kb: KB) -> Answer:
         what = f"{query.gpu_count:g}x {what}"
     if query.machines and query.machines > 1:  # "2 nodes of 8 H100": two machines of that
         what = f"{query.machines}x {what}"
-    whole_instance = ranking.per_instance(query)  # "per hour for the whole instance": rank per instance-hour
-    if whole_instance:
+    if ranking.per_instance(query):  # "per hour for the whole instance": rank per instance-hour
         what += t("ranking.per_instance", lang)
-    top = ranking.top(query, DEFAULT_TOP)  # "top 200": at most ranking.MAX_TOP lines
+    return what
+
+
+def _asked(kb: KB, query: Query, refs: list[GpuRef], pricing: str, notes: list[str]) -> OfferFilters:
+    """The offer filters of the question; a GPU count no offer has is dropped (saying so)."""
     filters: OfferFilters = {
         "gpus": refs,
         "pricing": pricing,
@@ -51,60 +98,62 @@ def handle(query: Query, kb: KB) -> Answer:
     if query.gpu_count and not kb.offers(**asked, limit=1):
         asked = filters
         if kb.offers(**filters, limit=1):
-            notes.append(t("cheapest.count_fallback", lang, count=query.gpu_count))
+            notes.append(t("cheapest.count_fallback", query.language, count=query.gpu_count))
     if not query.gpus:
         asked = {**asked, "gpu_kind": "gpu"}
-    cap = brief.budget_cap(query, kb.fx())
-    count, ranked = ranks.ranking(  # kb: narrowed by the question's exclusions (handlers.constraints)
-        kb, asked, cap, per_instance_hour=whole_instance, every_region=brief.asks_regions(query)
-    )
+    return asked
+
+
+def _ranked(
+    kb: KB, query: Query, asked: OfferFilters, cap: tuple[str, float] | None, top: int
+) -> tuple[ranks.Tally, list[dict], int | None]:
+    """The Tally and the catalog rows to rank, and how many catalog lines there are when only the first `top`
+    lines' rows were read (`ranks.lines`: a family per GPU-hour, no cap, region or exclusion), else None (every
+    row read). kb: narrowed by the question's exclusions (handlers.constraints)."""
+    whole_instance, every_region = ranking.per_instance(query), brief.asks_regions(query)
+    if not (cap or whole_instance or every_region) and (summary := ranks.lines(kb, asked, max(top, 1))):
+        return summary
+    count, ranked = ranks.ranking(kb, asked, cap, per_instance_hour=whole_instance, every_region=every_region)
+    return count, ranked, None
+
+
+def _count_notes(
+    kb: KB,
+    query: Query,
+    pricing: str,
+    count: ranks.Tally,
+    ranking_of: tuple[OfferFilters, tuple[str, float] | None],
+    notes: list[str],
+) -> list[str]:
+    """Notes on what the ranking left out and the budget (added to `notes`); the details shown on request."""
+    lang = query.language
+    asked, cap = ranking_of
     # Offers that cannot be ordered at this pricing model are left out, counted by reason
     # (knowledge.catalog.availability).
     if note := excluded_note(count.excluded, pricing, lang):
         notes.append(note)
     if note := unplaced_note(kb, query, pricing):  # rows of the asked cloud under names not placed (issue 26)
         notes.append(note)
-    orderable: OfferFilters = {**asked, "orderable": True}
     details: list[str] = []
     if count.gpu_only:  # a GPU-only figure (host VM price unknown) is not what a user pays
         details.append(t("cheapest.gpu_only_excluded", lang, count=count.gpu_only))
     if cap:
         notes.insert(0, brief.budget_note(query, count.whole - count.within, count.whole))
         if count.whole and not count.within:  # nothing within the cap: say what the cheapest costs
-            cheapest = ranks.first(kb, orderable, stock_last=False)
+            cheapest = ranks.first(kb, {**asked, "orderable": True}, stock_last=False)
             notes.insert(1, t("brief.budget_cheapest", lang, offer=offer_phrase(kb, offer(cheapest or {}), lang)))
-    items, context = _with_articles(kb, query, refs, pricing, ranked, (orderable, cap), notes, details)
-    if not items:
-        notes[:0] = [t("cheapest.none", lang, what=what, pricing=pricing_label(pricing, lang)),
-                     *nearest.alternatives(kb, query, refs, pricing)]  # fmt: skip
-    # every region when the question is about regions, else one line per provider + instance type (best region),
-    # and (per GPU-hour) one line per group of sizes (handlers.ranking)
-    lines = [[item] for item in items] if whole_instance else ranking.groups(items)
-    shown_rows = ranks.full_rows(kb, [m[0]["rid"] for m in lines[:top] if isinstance(m[0], dict)])
-    shown = [ranking.line(_line_offer(m[0], shown_rows), m) for m in lines[:top]]
-    if said := ranking.top_facts(query, len(shown), len(lines)):  # "top 200": what the cap and the data allow
-        key = "cheapest.top_capped" if len(lines) > len(shown) else "cheapest.top_all"
-        notes.insert(0, t(key, lang, **said))
+    return details
+
+
+def _shown_notes(query: Query, shown: list[Offer], count: ranks.Tally) -> list[str]:
+    """Notes on the lines shown: vGPU slices, out-of-stock offers ranked last, freshness."""
+    lang = query.language
+    notes = []
     if any(o.vgpu for o in shown):
         notes.append(t("cheapest.vgpu", lang))
     if count.out_of_stock:
         notes.append(t("cheapest.out_of_stock_last", lang, count=count.out_of_stock))
-    notes += answer_notes(shown, lang)  # mixed freshness tiers, live sources silent for a day
-    return Answer(
-        query=query,
-        title=_verdict(kb, query, what, pricing, shown),
-        offers=shown,
-        context=context,
-        notes=notes,
-        suggestions=suggestions,
-        sources=sources(shown),
-        more=max(0, len(lines) - top),
-        extra={
-            "excluded": count.excluded,
-            **({"details": details} if details else {}),
-            **({"top": said} if said else {}),
-        },
-    )
+    return notes + answer_notes(shown, lang)  # mixed freshness tiers, live sources silent for a day
 
 
 def _any_gpu(query: Query) -> bool:

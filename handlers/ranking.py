@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from handlers.models import Offer, Query
+from knowledge.kb.groups import COUNT_SUFFIX as _COUNT_SUFFIX
+from knowledge.kb.groups import line_key
 
 MAX_TOP = 50  # the most lines one answer lists, whatever "top N" asked for
-_DIGITS = re.compile(r"\d+")
 _DIGIT_SPLIT = re.compile(r"(\d+)")
-_COUNT_SUFFIX = re.compile(r"(?<=[A-Za-z0-9])x\d+$")
 T = TypeVar("T", bound=dict | Offer)
 
 
@@ -50,16 +50,12 @@ def _get(item: dict | Offer, key: str) -> Any:
 
 
 _KEY_FIELDS = ("provider", "region", "zone_label", "pricing", "term", "gpu_variant", "gpu", "price_per_gpu_hour_usd",
-               "instance_type", "kind")  # fmt: skip
+               "instance_type", "kind")  # fmt: skip  # `knowledge.kb.groups.line_key`'s arguments
 _ROW_KEY, _OFFER_KEY = operator.itemgetter(*_KEY_FIELDS), operator.attrgetter(*_KEY_FIELDS)
 
 
 def _group_key(item: dict | Offer) -> tuple:
-    provider, region, zone_label, pricing, term, variant, gpu, price, name, kind = (
-        _ROW_KEY(item) if isinstance(item, dict) else _OFFER_KEY(item)
-    )
-    pattern = _DIGITS.sub("#", _COUNT_SUFFIX.sub("", name))  # "scaleway_L4" is the x1 of "scaleway_L4x2"
-    return provider, region, zone_label, pricing, term, variant or gpu, round(price, 4), pattern, kind
+    return line_key(*(_ROW_KEY(item) if isinstance(item, dict) else _OFFER_KEY(item)))  # also stored at build
 
 
 def groups(items: Sequence[T]) -> list[list[T]]:

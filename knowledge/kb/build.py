@@ -22,7 +22,7 @@ from knowledge.catalog.reader import Catalog
 from knowledge.catalog.sources import CatalogSource, all_catalogs
 from knowledge.facts.reference import gpu_families
 from knowledge.history import bundled as history_bundled
-from knowledge.kb import bulk, segments
+from knowledge.kb import bulk, groups, segments
 from knowledge.kb.loading import Parsed, aws_part, gcp_part, load, settle
 from knowledge.kb.parts import SEGMENTED, Label, Part, Tables
 from knowledge.kb.schema import (
@@ -187,6 +187,7 @@ def write(path: Path, tables: Tables, base: Path | None = None) -> None:
         if db["offers"].exists():
             for statement in PARTIAL_INDEXES:
                 db.execute(statement)
+            groups.create(db.conn)  # per instance type, from the offers as stored: the same after an import
     if base is not None:
         db.execute("DETACH DATABASE base")
     db.execute("ANALYZE")

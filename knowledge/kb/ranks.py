@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from knowledge.catalog.availability import NOT_ORDERABLE, excluded_counts
+from knowledge.catalog.availability import excluded_counts
+from knowledge.kb.groups import GPU_ONLY, LISTED
+from knowledge.kb.groups import ORDERABLE as _ORDERABLE
 from knowledge.kb.reader import KB, OfferFilters, left_out
 from knowledge.kb.schema import price_key
 
@@ -18,7 +20,6 @@ HEAD_COLUMNS = (
     "provider", "instance_type", "region", "zone", "zone_label", "pricing", "term", "gpu_variant", "gpu",
     "price_per_gpu_hour_usd", "price_per_hour_usd", "kind", "gpu_count", "stock",
 )  # fmt: skip
-GPU_ONLY = "instance_type GLOB '*GPU only*'"  # a GPU-only figure, its host VM's price unknown (case as written)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +39,6 @@ class Tally:
 def _where(kb: KB, filters: OfferFilters) -> tuple[str, list]:
     where, params = kb.offer_where(**filters)
     return " AND ".join(where), params
-
-
-_ORDERABLE = "COALESCE(availability, 'orderable') NOT IN ({})".format(
-    ", ".join(f"'{mark}'" for mark in sorted(NOT_ORDERABLE))  # constants of the code, never user text
-)
 
 
 def _tally(kb: KB, filters: OfferFilters, where: str, params: list, listed: Sequence[dict]) -> Tally:
@@ -103,6 +99,73 @@ def ranking(
     }
     rows = [{**r, **groups[r["provider"], r["instance_type"]]} for r in first]
     return _tally(kb, filters, where, params, rows), rows
+
+
+def lines(kb: KB, filters: OfferFilters, limit: int) -> tuple[Tally, list[dict], int] | None:
+    """`ranking(kb, filters)` (no cap, per GPU-hour, one row per provider + instance type) read from the summary
+    per instance type stored at build (`knowledge.kb.groups`): its Tally, the rows of the first `limit` lines only
+    (every member of each, lines as `handlers.ranking.groups` makes them) and how many lines there are. None when the
+    summary cannot say: no pricing, a region or instance type asked for, a knowledge base whose `offer_where` narrows
+    the offers (`handlers.constraints.Narrowed`), or an instance type with other rows at that pricing."""
+    narrowed = getattr(type(kb), "offer_where", None) is not KB.offer_where
+    if (
+        narrowed
+        or not filters.get("pricing")
+        or any(filters.get(k) for k in ("regions", "instance_types", "orderable"))
+    ):
+        return None
+    if "offer_groups" not in kb.table_names:
+        return None
+    where, params = _where(kb, filters)
+    refs = list(filters.get("gpus") or ())
+    per_provider = (  # a family as a whole: its counts per provider (lines never span providers or kinds)
+        len(refs) == 1 and not (refs[0].memory_gb or refs[0].form_factor)
+        and not any(filters.get(k) for k in ("gpu_count", "min_memory_gb", "gpu_kind"))
+    )  # fmt: skip
+    counted = (
+        "TOTAL(n) AS n, TOTAL(ok) AS ok, TOTAL(gpu_only) AS gpu_only, TOTAL(out) AS out, TOTAL(lines) AS lines"
+        if per_provider
+        else f"TOTAL(n) AS n, TOTAL(ok) AS ok, TOTAL(gpu_only * ok) AS gpu_only, "
+        f"TOTAL(CASE WHEN {LISTED} THEN out END) AS out, COUNT(DISTINCT CASE WHEN {LISTED} THEN line END) AS lines"
+    )
+    totals = kb.rows(
+        f"SELECT {counted}, MAX(shared) AS shared FROM {'offer_totals' if per_provider else 'offer_groups'} "
+        f"WHERE {where}",
+        params,
+    )[0]
+    if totals["shared"]:  # one instance type in several summary rows: its region count is not theirs summed
+        return None
+    whole = int(totals["ok"] - totals["gpu_only"])
+    excluded = left_out(kb, filters) if totals["n"] > totals["ok"] else excluded_counts(kb.unpriced_rows(filters))
+    tally = Tally(excluded, int(totals["gpu_only"]), whole, whole, int(totals["out"]))
+    first = _first_lines(kb, where, params, limit)
+    rows = kb.rows(
+        f"SELECT g.head AS rid, {', '.join(f'o.{c}' for c in HEAD_COLUMNS)}, g.head_rank AS rank, "
+        "g.regions - 1 AS other_regions, g.ok AS n, g.out "
+        f"FROM offer_groups AS g JOIN offers AS o ON o.rowid = g.head "
+        f"WHERE g.line IN ({','.join('?' * len(first))}) AND g.rowid IN (SELECT rowid FROM offer_groups "
+        f"WHERE {where} AND {LISTED}) ORDER BY g.head_rank",
+        [*first, *params],
+    )
+    return tally, rows, int(totals["lines"])
+
+
+def _first_lines(kb: KB, where: str, params: list, limit: int) -> list[int]:
+    """The first `limit` lines of the summary rows matching `where`, read in rank order a page at a time (a line's
+    place is its first member's)."""
+    found: dict[int, None] = {}
+    after, page = -1, 8 * limit
+    while len(found) < limit:
+        rows = kb.rows(
+            f"SELECT line, head_rank FROM offer_groups WHERE {where} AND {LISTED} AND head_rank > ? "
+            f"ORDER BY head_rank LIMIT {page}",
+            [*params, after],
+        )
+        found.update(dict.fromkeys(r["line"] for r in rows))
+        if len(rows) < page:
+            break
+        after, page = rows[-1]["head_rank"], page * 4
+    return list(found)[:limit]
 
 
 _PRICE_ORDER = "price_per_gpu_hour_usd, provider, instance_type, region, zone_label IS NOT NULL, zone, rank"

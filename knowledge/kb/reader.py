@@ -428,11 +428,20 @@ class KB:
 
 def left_out(kb: KB, filters: OfferFilters) -> list[dict]:
     """`KB.excluded` of `kb` (a KB, or one that narrows its `offer_where`: `handlers.constraints.Narrowed`), counted
-    in SQL."""
+    in SQL: from the counts stored at build (`knowledge.kb.groups`) when no region is asked for and nothing is
+    narrowed, else from the offers."""
     from knowledge.catalog.availability import excluded_counts
 
     unorderable: OfferFilters = {**filters, "orderable": False}
     where, params = kb.offer_where(**unorderable)
+    summarised = getattr(type(kb), "offer_where", None) is KB.offer_where and "offer_left_out" in kb.table_names
+    if summarised and not filters.get("regions"):  # counted at build, per instance type
+        rows = kb.rows(
+            "SELECT availability, availability_reason, SUM(n) AS n FROM offer_left_out "
+            f"WHERE {' AND '.join(where)} GROUP BY availability, availability_reason",
+            params,
+        )
+        return excluded_counts([*rows, *kb.unpriced_rows(filters)])
     rows = kb.rows(  # the rows found in the covering index `offers_ranking` first: only theirs are read
         "SELECT availability, availability_reason, COUNT(*) AS n FROM offers WHERE rowid IN "
         f"(SELECT rowid FROM offers WHERE {' AND '.join(where)}) GROUP BY availability, availability_reason",

@@ -10,7 +10,8 @@ import hashlib
 
 from knowledge.paths import DATA_DIR
 
-SCHEMA_VERSION = 6  # bump when the tables change shape (5: price_terms.fetched_at; 6: offers.rank, offers_ranking)
+SCHEMA_VERSION = 7  # bump when the tables change shape (5: price_terms.fetched_at; 6: offers.rank, offers_ranking;
+# 7: offer_groups, offer_left_out)
 
 # The columns a ranking reads (`knowledge.kb.ranks`): equality filters first, then the group, the order and the rest,
 # so that a ranking of a GPU family is read from this index alone, never from the (wide) offers rows

@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -162,17 +163,7 @@ def measure(
     questions = questions or QUESTIONS
     gpubot = str(Path(sys.executable).with_name("gpubot"))
     with tempfile.TemporaryDirectory() as home, SlackStandIn() as slack:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
-        env.update(
-            GPUBOT_HOME=home,
-            SLACK_SIGNING_SECRET=SECRET,
-            SLACK_BOT_TOKEN="xoxb-bench",
-            SLACK_API_URL=slack.base_url,
-            GPUBOT_LOG_LEVEL="WARNING",
-            **(env_extra or {}),
-        )
-        if database_url:
-            env["DATABASE_URL"] = database_url
+        env = _server_env(home, slack, database_url, env_extra)
         subprocess.run([gpubot, "kb", "build"], env=env, check=True, capture_output=True)
         port = free_port()
         started = time.time()
@@ -190,68 +181,106 @@ def measure(
         ]
         server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            while True:
-                try:
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                    conn.request("GET", "/healthz")
-                    if conn.getresponse().status == 200:
-                        break
-                except OSError:
-                    time.sleep(0.05)
-                if server.poll() is not None:
-                    raise RuntimeError(f"the server did not start:\n{server.stderr.read().decode()[-3000:]}")
+            _wait_until_healthy(server, port)
             startup = time.time() - started
             warm: list = []
             client_loop(port, slack, warm_questions or QUESTIONS * 2, warm, threading.Lock())  # auth.test, caches
             slack.clear()
-
-            jobs = [questions[n % len(questions)] for n in range(requests)]
-            per_client = [jobs[i::clients] for i in range(clients)]
-            results: list[dict] = []
-            lock = threading.Lock()
-            pool = [
-                threading.Thread(target=client_loop, args=(port, slack, chunk, results, lock)) for chunk in per_client
-            ]
-            cpu_before = cpu_seconds(server.pid)
-            begin = time.time()
-            for thread in pool:
-                thread.start()
-            for thread in pool:
-                thread.join()
-            cpu_used = cpu_seconds(server.pid) - cpu_before
-            deferred = [r for r in results if not r["in_ack"]]
-            for r in deferred:
-                call = slack.wait_for(f"hooks/{r['hook']}", timeout=30)[0]
-                r["done"] = call.time
-            end = max([r["ack"] for r in results] + [r["done"] for r in deferred])
-            for r in results:
-                r.setdefault("done", r["ack"])
+            load = _load(port, slack, [questions[n % len(questions)] for n in range(requests)], clients, server.pid)
             rss = peak_rss_kb(server.pid)
         finally:
             server.terminate()
             server.wait(timeout=15)
             server.stderr.close()
+    return _figures(load, startup, rss, server.pid)
 
+
+def _server_env(home: str, slack: SlackStandIn, database_url: str | None, extra: dict[str, str] | None) -> dict:
+    """The server's environment: a fresh home, the stand-in Slack, no SLACK_* variable of this shell."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    env.update(
+        GPUBOT_HOME=home,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_BOT_TOKEN="xoxb-bench",
+        SLACK_API_URL=slack.base_url,
+        GPUBOT_LOG_LEVEL="WARNING",
+        **(extra or {}),
+    )
+    if database_url:
+        env["DATABASE_URL"] = database_url
+    return env
+
+
+def _wait_until_healthy(server: subprocess.Popen, port: int) -> None:
+    """Until GET /healthz answers 200; RuntimeError with the server's last words if it exits first."""
+    while True:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            time.sleep(0.05)
+        if server.poll() is not None:
+            raise RuntimeError(f"the server did not start:\n{server.stderr.read().decode()[-3000:]}")
+
+
+@dataclass(frozen=True)
+class _Load:
+    """The measured requests (each with start, ack and done times), the server's CPU seconds and the wall span."""
+
+    results: list[dict]
+    cpu_used: float
+    seconds: float
+
+
+def _load(port: int, slack: SlackStandIn, jobs: list[str], clients: int, pid: int) -> _Load:
+    """`jobs` shared out among `clients` concurrent clients; a deferred answer is done when its hook is called."""
+    per_client = [jobs[i::clients] for i in range(clients)]
+    results: list[dict] = []
+    lock = threading.Lock()
+    pool = [threading.Thread(target=client_loop, args=(port, slack, chunk, results, lock)) for chunk in per_client]
+    cpu_before = cpu_seconds(pid)
+    begin = time.time()
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    cpu_used = cpu_seconds(pid) - cpu_before
+    deferred = [r for r in results if not r["in_ack"]]
+    for r in deferred:
+        call = slack.wait_for(f"hooks/{r['hook']}", timeout=30)[0]
+        r["done"] = call.time
+    end = max([r["ack"] for r in results] + [r["done"] for r in deferred])
+    for r in results:
+        r.setdefault("done", r["ack"])
+    return _Load(results, cpu_used, end - begin)
+
+
+def _pct(values: list[float], p: float) -> float:
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def _figures(load: _Load, startup: float, rss: dict[int, int], server_pid: int) -> dict:
+    """The figures of one measurement (latencies in ms)."""
+    results = load.results
     latencies = sorted((r["done"] - r["start"]) * 1000 for r in results)
     acks = sorted((r["ack"] - r["start"]) * 1000 for r in results)
-
-    def pct(values: list[float], p: float) -> float:
-        return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
-
+    in_ack = sum(1 for r in results if r["in_ack"])
     return {
         "startup_s": startup,
         "p50": statistics.median(latencies),
-        "p90": pct(latencies, 90),
-        "p99": pct(latencies, 99),
+        "p90": _pct(latencies, 90),
+        "p99": _pct(latencies, 99),
         "max": latencies[-1],
         "ack_p50": statistics.median(acks),
-        "ack_p99": pct(acks, 99),
-        "in_ack": len(results) - len(deferred),
+        "ack_p99": _pct(acks, 99),
+        "in_ack": in_ack,
         "requests": len(results),
         "errors": sum(1 for r in results if r["status"] != 200),
-        "rps": len(results) / (end - begin),
-        "server_cpu_ms_per_request": 1000 * cpu_used / max(1, len(results)),
-        "rss_mb": {("master" if pid == server.pid else f"worker {pid}"): kb / 1024 for pid, kb in sorted(rss.items())},
+        "rps": len(results) / load.seconds,
+        "server_cpu_ms_per_request": 1000 * load.cpu_used / max(1, len(results)),
+        "rss_mb": {("master" if pid == server_pid else f"worker {pid}"): kb / 1024 for pid, kb in sorted(rss.items())},
     }
 
 

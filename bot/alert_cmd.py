@@ -25,7 +25,10 @@ import logging
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from knowledge.state.alerts import Claim, Due
 
 __all__ = ["AlertReport", "add_alert", "add_arguments", "alert_reply", "check_and_post", "run"]
 
@@ -148,23 +151,12 @@ def check_and_post(
     `post=False` is a dry run: it reports what is due and writes nothing. `on_posted` is called after a post,
     before it is recorded (the tests raise there to simulate a crash between post and record).
     """
-    from slack_sdk.errors import SlackApiError
-
-    from bot.earlier_post import find_earlier_post
-    from bot.slack.digest import CHANNEL_ERRORS, PERMANENT_ERRORS, _ensure_rate_limit_retries
-    from knowledge.kb.opener import open_kb
     from knowledge.state import alerts
 
     report = AlertReport()
     if not alerts.list_alerts():
         return report
-    own = kb is None
-    kb = kb or open_kb()
-    try:
-        due_list = alerts.evaluate(kb.current(), now, record=post)
-    finally:
-        if own:
-            kb.close()
+    due_list = _due(kb, now, record=post)
     if due_list and post and client_for_team is None:
         from bot.slack.digest import clients_by_team
 
@@ -180,62 +172,107 @@ def check_and_post(
             result.status = claim if claim == "in_progress" else f"already_{claim}"
             continue
         result.status = "failed"
-        try:
-            client = client_for_team(alert.team)  # type: ignore[misc]
-            _ensure_rate_limit_retries(client)
-            payload = {"team": alert.team, "alert_id": alert.id, "generation": alert.generation}
-            earlier, unknown = (
-                find_earlier_post(client, alert.channel, EVENT_TYPE, payload) if claim.attempts > 1 else (None, None)
-            )
-            if unknown:  # an earlier attempt may have posted: never post blindly again; say so
-                result.status, result.detail = "unverified", f"{unknown}; not posted again (check the channel)"
-                alerts.finish_firing(claim, "unverified", error=unknown[:500], now=now)
-                alerts.disarm(alert.id, alert.generation)
-                log.warning(
-                    "alert #%s to %s/%s not verified, not posted again: %s",
-                    alert.id,
-                    alert.team,
-                    alert.channel,
-                    unknown,
-                )
-                continue
-            if earlier:
-                result.status, result.message_ts = "already_sent", earlier
-                result.detail = "found in the channel (posted by an earlier attempt)"
-            else:
-                response = client.chat_postMessage(
-                    channel=alert.channel,
-                    unfurl_links=False,
-                    unfurl_media=False,
-                    **_message(due),
-                    metadata={"event_type": EVENT_TYPE, "event_payload": payload},
-                )
-                result.status, result.message_ts = "posted", response.get("ts")
-                if on_posted is not None:
-                    on_posted(result)
-            alerts.finish_firing(claim, "sent", message_ts=result.message_ts, now=now)
-            alerts.disarm(alert.id, alert.generation)
-        except SlackApiError as exc:
-            error = (exc.response.get("error") if exc.response is not None else None) or "HTTP error"
-            retryable = error not in PERMANENT_ERRORS and claim.attempts < alerts.MAX_ATTEMPTS
-            alerts.finish_firing(claim, "failed", error=error, retryable=retryable, now=now)
-            if not retryable:
-                alerts.disarm(alert.id, alert.generation)  # wait for the next crossing instead of retrying
-            result.detail = error + ("" if retryable else " (not retried)")
-            if error in CHANNEL_ERRORS:
-                result.detail += "; invite the bot to the channel"
-            log.warning("alert #%s to %s/%s failed: %s", alert.id, alert.team, alert.channel, error)
-        except Exception as exc:  # one alert's surprise must not block the others
-            log.exception("alert #%s to %s/%s failed", alert.id, alert.team, alert.channel)
-            alerts.finish_firing(
-                claim,
-                "failed",
-                error=f"{type(exc).__name__}: {exc}"[:500],
-                retryable=claim.attempts < alerts.MAX_ATTEMPTS,
-                now=now,
-            )
-            result.detail = f"{type(exc).__name__}: {exc}"
+        _fire(client_for_team, _Firing(due, claim, now), result, on_posted)  # type: ignore[arg-type]
     return report
+
+
+def _due(kb, now: dt.datetime | None, *, record: bool) -> list[Due]:
+    """The alerts due now (`knowledge.state.alerts.evaluate`), over `kb` or the knowledge base opened for this."""
+    from knowledge.kb.opener import open_kb
+    from knowledge.state import alerts
+
+    own = kb is None
+    kb = kb or open_kb()
+    try:
+        return alerts.evaluate(kb.current(), now, record=record)
+    finally:
+        if own:
+            kb.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Firing:
+    """One due alert whose post this run has claimed (`claim_firing`) at `now`."""
+
+    due: Due
+    claim: Claim
+    now: dt.datetime | None
+
+
+def _fire(
+    client_for_team: Callable[[str], Any],
+    firing: _Firing,
+    result: AlertResult,
+    on_posted: Callable[[AlertResult], None] | None,
+) -> None:
+    """Post a claimed alert and record the outcome in `result`; a failure is this alert's only."""
+    from slack_sdk.errors import SlackApiError
+
+    from bot.slack.digest import CHANNEL_ERRORS, PERMANENT_ERRORS
+    from knowledge.state import alerts
+
+    alert, claim, now = firing.due.alert, firing.claim, firing.now
+    try:
+        _deliver(client_for_team(alert.team), firing, result, on_posted)
+    except SlackApiError as exc:
+        error = (exc.response.get("error") if exc.response is not None else None) or "HTTP error"
+        retryable = error not in PERMANENT_ERRORS and claim.attempts < alerts.MAX_ATTEMPTS
+        alerts.finish_firing(claim, "failed", error=error, retryable=retryable, now=now)
+        if not retryable:
+            alerts.disarm(alert.id, alert.generation)  # wait for the next crossing instead of retrying
+        result.detail = error + ("" if retryable else " (not retried)")
+        if error in CHANNEL_ERRORS:
+            result.detail += "; invite the bot to the channel"
+        log.warning("alert #%s to %s/%s failed: %s", alert.id, alert.team, alert.channel, error)
+    except Exception as exc:  # one alert's surprise must not block the others
+        log.exception("alert #%s to %s/%s failed", alert.id, alert.team, alert.channel)
+        alerts.finish_firing(
+            claim,
+            "failed",
+            error=f"{type(exc).__name__}: {exc}"[:500],
+            retryable=claim.attempts < alerts.MAX_ATTEMPTS,
+            now=now,
+        )
+        result.detail = f"{type(exc).__name__}: {exc}"
+
+
+def _deliver(client, firing: _Firing, result: AlertResult, on_posted: Callable[[AlertResult], None] | None) -> None:
+    """Post the alert, unless an earlier attempt's post is found (or cannot be ruled out); then disarm it."""
+    from bot.earlier_post import find_earlier_post
+    from bot.slack.digest import _ensure_rate_limit_retries
+    from knowledge.state import alerts
+
+    due, claim, now = firing.due, firing.claim, firing.now
+    alert = due.alert
+    _ensure_rate_limit_retries(client)
+    payload = {"team": alert.team, "alert_id": alert.id, "generation": alert.generation}
+    earlier, unknown = (
+        find_earlier_post(client, alert.channel, EVENT_TYPE, payload) if claim.attempts > 1 else (None, None)
+    )
+    if unknown:  # an earlier attempt may have posted: never post blindly again; say so
+        result.status, result.detail = "unverified", f"{unknown}; not posted again (check the channel)"
+        alerts.finish_firing(claim, "unverified", error=unknown[:500], now=now)
+        alerts.disarm(alert.id, alert.generation)
+        log.warning(
+            "alert #%s to %s/%s not verified, not posted again: %s", alert.id, alert.team, alert.channel, unknown
+        )
+        return
+    if earlier:
+        result.status, result.message_ts = "already_sent", earlier
+        result.detail = "found in the channel (posted by an earlier attempt)"
+    else:
+        response = client.chat_postMessage(
+            channel=alert.channel,
+            unfurl_links=False,
+            unfurl_media=False,
+            **_message(due),
+            metadata={"event_type": EVENT_TYPE, "event_payload": payload},
+        )
+        result.status, result.message_ts = "posted", response.get("ts")
+        if on_posted is not None:
+            on_posted(result)
+    alerts.finish_firing(claim, "sent", message_ts=result.message_ts, now=now)
+    alerts.disarm(alert.id, alert.generation)
 
 
 # --- Slack -------------------------------------------------------------------------------------------------------

@@ -190,8 +190,6 @@ def _money(value: float) -> str:
 
 
 def _lines(fig, points: Sequence):
-    from matplotlib import dates as mdates
-
     groups = _groups(points)
     providers = list(dict.fromkeys(p.provider for p in points))
     gpus = list(dict.fromkeys(p.gpu for p in points))
@@ -216,31 +214,8 @@ def _lines(fig, points: Sequence):
                 label=_ascii(label) if n == 0 else None,
             )
             if n:
-                ax.axvline(run[0].taken_at, color="#888888", linestyle=":", linewidth=1.2)
-                ax.annotate(
-                    _ascii(f"source changes: {_short_source(run[0].source, 40)}"),
-                    (run[0].taken_at, 1.0),
-                    xycoords=("data", "axes fraction"),
-                    xytext=(-4, -4),
-                    textcoords="offset points",
-                    fontsize=8,
-                    color="#555555",
-                    ha="right",
-                    va="top",
-                    parse_math=False,
-                )
-        suspect = [p for p in items if getattr(p, "suspect", None)]  # kept and marked, never unmarked (issue 26)
-        if suspect:
-            ax.scatter(
-                [p.taken_at for p in suspect],
-                [p.min_price_per_gpu_hour for p in suspect],
-                s=90,
-                facecolors="none",
-                edgecolors="#d62728",
-                linewidths=1.5,
-                zorder=5,
-                label=_ascii(f"suspect ({len(suspect)} points)") if suspect else None,
-            )
+                _source_change(ax, run[0])
+        _mark_suspect(ax, items)
         last = items[-1]
         ax.annotate(
             _money(last.min_price_per_gpu_hour),
@@ -251,6 +226,47 @@ def _lines(fig, points: Sequence):
             color=color,
             parse_math=False,
         )
+    _time_axes(ax, legend_size)
+    return ax
+
+
+def _source_change(ax, first) -> None:
+    """A dotted line where a series' source changes at point `first`, labelled with the new source."""
+    ax.axvline(first.taken_at, color="#888888", linestyle=":", linewidth=1.2)
+    ax.annotate(
+        _ascii(f"source changes: {_short_source(first.source, 40)}"),
+        (first.taken_at, 1.0),
+        xycoords=("data", "axes fraction"),
+        xytext=(-4, -4),
+        textcoords="offset points",
+        fontsize=8,
+        color="#555555",
+        ha="right",
+        va="top",
+        parse_math=False,
+    )
+
+
+def _mark_suspect(ax, items: Sequence) -> None:
+    """Suspect points circled in red: kept and marked, never unmarked (issue 26)."""
+    suspect = [p for p in items if getattr(p, "suspect", None)]
+    if suspect:
+        ax.scatter(
+            [p.taken_at for p in suspect],
+            [p.min_price_per_gpu_hour for p in suspect],
+            s=90,
+            facecolors="none",
+            edgecolors="#d62728",
+            linewidths=1.5,
+            zorder=5,
+            label=_ascii(f"suspect ({len(suspect)} points)") if suspect else None,
+        )
+
+
+def _time_axes(ax, legend_size: float) -> None:
+    """Dates along x, USD per GPU-hour up y from 0, and the legend to the right."""
+    from matplotlib import dates as mdates
+
     locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
@@ -268,7 +284,6 @@ def _lines(fig, points: Sequence):
         title_fontsize=legend_size,
         handlelength=3.2,
     )
-    return ax
 
 
 def _spread(fig, points: Sequence):
@@ -404,6 +419,23 @@ def digest_movers(digest, top: int = MAX_MOVERS) -> list:
     return sorted(digest.changed, key=lambda c: (-abs(c.change_pct or 0.0), c.key))[:top]
 
 
+def _label_moves(ax, movers: list, values: list[float]) -> None:
+    """Beside each bar: the change in percent and the price per GPU-hour before and after."""
+    for y, (change, value) in enumerate(zip(movers, values, strict=True)):
+        old = _per_gpu(change.old, change.gpu_count)
+        new = _per_gpu(change.new, change.gpu_count)
+        ax.annotate(
+            f"{value:+.1f}%  {_money(old)} -> {_money(new)}/GPU-h",
+            (value, y),
+            textcoords="offset points",
+            xytext=(5 if value >= 0 else -5, 0),
+            fontsize=8.5,
+            ha="left" if value >= 0 else "right",
+            va="center",
+            parse_math=False,
+        )
+
+
 def digest_chart(
     digest, path_or_buffer: str | Path | IO[bytes] | None = None, *, top: int = MAX_MOVERS
 ) -> bytes | None:
@@ -440,19 +472,7 @@ def digest_chart(
         span = max(abs(v) for v in values) or 1.0
         room = 1.0 + 240 / ((0.97 - left) * WIDTH_IN * DPI - 240)  # the labels beside the bars need ~240 px
         ax.set_xlim(-span * room if min(values) < 0 else -span * 0.03, span * room if max(values) > 0 else span * 0.03)
-        for y, change, value in zip(ys, movers, values, strict=True):
-            old = _per_gpu(change.old, change.gpu_count)
-            new = _per_gpu(change.new, change.gpu_count)
-            ax.annotate(
-                f"{value:+.1f}%  {_money(old)} -> {_money(new)}/GPU-h",
-                (value, y),
-                textcoords="offset points",
-                xytext=(5 if value >= 0 else -5, 0),
-                fontsize=8.5,
-                ha="left" if value >= 0 else "right",
-                va="center",
-                parse_math=False,
-            )
+        _label_moves(ax, movers, values)
         ax.set_xlabel("Price change (%) per instance type, region and pricing; green = cheaper", fontsize=10.5)
         ax.tick_params(axis="x", labelsize=10)
         _decorate(fig, ax, title, sources)

@@ -32,7 +32,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from slack_bolt import App
+
+    from bot.settings import Settings
+    from knowledge.kb.live import LiveKB
 
 SLACK_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
@@ -99,17 +105,7 @@ def run(args: argparse.Namespace) -> int:
     _warm_up(kb)
     live.warm = _warm_up  # each rebuilt knowledge base too, before it is swapped in
     if mode == "socket":
-        from slack_bolt.adapter.socket_mode import SocketModeHandler
-
-        live.start()
-        logging.getLogger("gpubot").info("gpubot connecting with Socket Mode")
-        handler = SocketModeHandler(app, app_token=settings.secret("slack_app_token"))
-        failure = socket_mode_failure(handler.connect, settings.slack_api_url)
-        if failure:
-            print(f"gpubot serve: {failure}", file=sys.stderr)
-            return 1
-        threading.Event().wait()
-        return 0
+        return _serve_socket(app, live, settings)
     port = args.port or settings.port
     return _serve_http(
         make_wsgi(app, kb, settings.secret("slack_signing_secret") or ""),  # empty: every request refused
@@ -121,6 +117,21 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         log_level=settings.log_level,
     )
+
+
+def _serve_socket(app: App, live: LiveKB, settings: Settings) -> int:
+    """Connect with Socket Mode and serve until the process is stopped; 1 when Slack cannot be reached."""
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+    live.start()
+    logging.getLogger("gpubot").info("gpubot connecting with Socket Mode")
+    handler = SocketModeHandler(app, app_token=settings.secret("slack_app_token"))
+    failure = socket_mode_failure(handler.connect, settings.slack_api_url)
+    if failure:
+        print(f"gpubot serve: {failure}", file=sys.stderr)
+        return 1
+    threading.Event().wait()
+    return 0
 
 
 def _check_secrets_at_rest(settings) -> None:

@@ -21,6 +21,10 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from knowledge.state.subscriptions import Claim, Subscription
 
 __all__ = [
     "CHANNEL_ERRORS",
@@ -229,17 +233,8 @@ def post_digests(
     `on_posted` is called after each channel's outcome is recorded (progress; an exception it raises stops the
     run like a crash would, which is how the tests simulate one).
     """
-    from slack_sdk.errors import SlackApiError
-
-    from handlers.digest import summarize
     from knowledge.history import snapshots as history
-    from knowledge.state.subscriptions import (
-        MAX_ATTEMPTS,
-        claim_post,
-        finish_post,
-        list_subscriptions,
-        period_for,
-    )
+    from knowledge.state.subscriptions import claim_post, list_subscriptions, period_for
 
     now = now or dt.datetime.now(dt.UTC)
     report = PostReport()
@@ -255,77 +250,93 @@ def post_digests(
             status = claim if claim == "in_progress" else f"already_{claim}"
             report.results.append(PostResult(sub.team, sub.channel, period, status))
             continue
-        result = PostResult(sub.team, sub.channel, period, "failed")
-        try:
-            digest = _digest_for(sub, cache)
-            result.changes = len(digest.changed) + len(digest.added) + len(digest.removed)
-            if not digest and sub.quiet:
-                finish_post(claim, "skipped", snapshot_ids=digest.snapshot_ids(), changes=0, now=now)
-                result.status = "quiet"
-            else:
-                answer = summarize(
-                    digest,
-                    lang=sub.language,
-                    no_changes_one_line=not digest,
-                    display=channel_display(sub.team, sub.channel),
-                )
-                client = client_for_team(sub.team)
-                _ensure_rate_limit_retries(client)
-                earlier, unknown = (
-                    _posted_before(client, sub.team, sub.channel, period) if claim.attempts > 1 else (None, None)
-                )
-                if unknown:  # an earlier attempt may have posted: never post blindly again; say so
-                    result.status, result.detail = (
-                        "unverified",
-                        f"{unknown}; an earlier attempt may have posted it: not posted again (check the channel)",
-                    )
-                    finish_post(claim, "unverified", error=unknown[:500], now=now)
-                    log.warning("digest to %s/%s not verified, not posted again: %s", sub.team, sub.channel, unknown)
-                elif earlier:  # an earlier attempt timed out or died after Slack stored its post: do not post again
-                    result.status, result.message_ts = "already_sent", earlier
-                    result.detail = "found in the channel (posted by an earlier attempt)"
-                    finish_post(
-                        claim,
-                        "sent",
-                        message_ts=earlier,
-                        snapshot_ids=digest.snapshot_ids(),
-                        changes=result.changes,
-                        now=now,
-                    )
-                else:
-                    result.message_ts = _post(client, sub, period, answer, digest)
-                    result.status = "posted"
-                    result.detail = None if digest else "no changes (one line)"
-                    finish_post(
-                        claim,
-                        "sent",
-                        message_ts=result.message_ts,
-                        snapshot_ids=digest.snapshot_ids(),
-                        changes=result.changes,
-                        now=now,
-                    )
-                    _thread(client, sub, result.message_ts, answer, digest)  # after "sent": never a second post
-        except SlackApiError as exc:
-            error = exc.response.get("error") if exc.response is not None else None
-            error = error or f"HTTP {getattr(exc.response, 'status_code', '?')}"
-            retryable = error not in PERMANENT_ERRORS and claim.attempts < MAX_ATTEMPTS
-            finish_post(claim, "failed", error=error, retryable=retryable, now=now)
-            result.detail = error + ("" if retryable else " (not retried this period)")
-            if error in CHANNEL_ERRORS:  # paused at once, its subscriber told once (`_pause`)
-                result.detail += "; " + _pause(client_for_team, sub, error)
-            log.warning("digest to %s/%s failed: %s", sub.team, sub.channel, error)
-        except Exception as exc:  # one channel's surprise must not block the others
-            log.exception("digest to %s/%s failed", sub.team, sub.channel)
-            retryable = claim.attempts < MAX_ATTEMPTS
-            finish_post(claim, "failed", error=f"{type(exc).__name__}: {exc}"[:500], retryable=retryable, now=now)
-            result.detail = f"{type(exc).__name__}: {exc}"
-        except BaseException:  # interrupted: let a rerun try this channel again
-            finish_post(claim, "failed", error="interrupted", retryable=True, now=now)
-            raise
+        result = _post_claimed(client_for_team, _Slot(sub, period, claim, now), cache)
         report.results.append(result)
         if on_posted is not None:
             on_posted(result)
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    """One subscription's post for one period, claimed by this run (`claim_post`) at `now`."""
+
+    sub: Subscription
+    period: str
+    claim: Claim
+    now: dt.datetime
+
+
+def _post_claimed(client_for_team: Callable[[str], object], slot: _Slot, cache: dict) -> PostResult:
+    """Post (or skip, when quiet) a claimed digest and record the outcome; a failure is this channel's only."""
+    from slack_sdk.errors import SlackApiError
+
+    from knowledge.state.subscriptions import MAX_ATTEMPTS, finish_post
+
+    sub, claim, now = slot.sub, slot.claim, slot.now
+    result = PostResult(sub.team, sub.channel, slot.period, "failed")
+    try:
+        digest = _digest_for(sub, cache)
+        result.changes = len(digest.changed) + len(digest.added) + len(digest.removed)
+        if not digest and sub.quiet:
+            finish_post(claim, "skipped", snapshot_ids=digest.snapshot_ids(), changes=0, now=now)
+            result.status = "quiet"
+        else:
+            _deliver(client_for_team, slot, digest, result)
+    except SlackApiError as exc:
+        error = exc.response.get("error") if exc.response is not None else None
+        error = error or f"HTTP {getattr(exc.response, 'status_code', '?')}"
+        retryable = error not in PERMANENT_ERRORS and claim.attempts < MAX_ATTEMPTS
+        finish_post(claim, "failed", error=error, retryable=retryable, now=now)
+        result.detail = error + ("" if retryable else " (not retried this period)")
+        if error in CHANNEL_ERRORS:  # paused at once, its subscriber told once (`_pause`)
+            result.detail += "; " + _pause(client_for_team, sub, error)
+        log.warning("digest to %s/%s failed: %s", sub.team, sub.channel, error)
+    except Exception as exc:  # one channel's surprise must not block the others
+        log.exception("digest to %s/%s failed", sub.team, sub.channel)
+        retryable = claim.attempts < MAX_ATTEMPTS
+        finish_post(claim, "failed", error=f"{type(exc).__name__}: {exc}"[:500], retryable=retryable, now=now)
+        result.detail = f"{type(exc).__name__}: {exc}"
+    except BaseException:  # interrupted: let a rerun try this channel again
+        finish_post(claim, "failed", error="interrupted", retryable=True, now=now)
+        raise
+    return result
+
+
+def _deliver(client_for_team: Callable[[str], object], slot: _Slot, digest, result: PostResult) -> None:
+    """Post the digest and its thread, unless an earlier attempt's post is found (or cannot be ruled out)."""
+    from handlers.digest import summarize
+    from knowledge.state.subscriptions import finish_post
+
+    sub, claim, now = slot.sub, slot.claim, slot.now
+    answer = summarize(
+        digest, lang=sub.language, no_changes_one_line=not digest, display=channel_display(sub.team, sub.channel)
+    )
+    client = client_for_team(sub.team)
+    _ensure_rate_limit_retries(client)
+    earlier, unknown = (
+        _posted_before(client, sub.team, sub.channel, slot.period) if claim.attempts > 1 else (None, None)
+    )
+    if unknown:  # an earlier attempt may have posted: never post blindly again; say so
+        result.status, result.detail = (
+            "unverified",
+            f"{unknown}; an earlier attempt may have posted it: not posted again (check the channel)",
+        )
+        finish_post(claim, "unverified", error=unknown[:500], now=now)
+        log.warning("digest to %s/%s not verified, not posted again: %s", sub.team, sub.channel, unknown)
+        return
+    if earlier:  # an earlier attempt timed out or died after Slack stored its post: do not post again
+        result.status, result.message_ts = "already_sent", earlier
+        result.detail = "found in the channel (posted by an earlier attempt)"
+    else:
+        result.message_ts = _post(client, sub, slot.period, answer, digest)
+        result.status = "posted"
+        result.detail = None if digest else "no changes (one line)"
+    finish_post(
+        claim, "sent", message_ts=result.message_ts, snapshot_ids=digest.snapshot_ids(), changes=result.changes, now=now
+    )
+    if not earlier:
+        _thread(client, sub, result.message_ts, answer, digest)  # after "sent": never a second post
 
 
 def next_refresh(now: dt.datetime | None = None) -> str:

@@ -122,8 +122,6 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
 
     lang, team, channel = ctx.lang, ctx.team, ctx.channel
     workspace = cmd.scope == "workspace"
-    scope_channel = store.WORKSPACE if workspace else channel
-    where = _p("scope." + cmd.scope, lang)
     if cmd.kind == "show":
         chosen = store.get_settings(team, channel)
         message = blocks.settings_message(lang, dict(chosen), chosen.origins, store.scope_settings(team, ""), dm=ctx.dm)
@@ -141,60 +139,90 @@ def command_reply(cmd: Command, ctx: CommandContext) -> tuple[dict[str, Any], st
         return alert_reply(cmd, team, channel, ctx.user, lang, kb), "ephemeral"
     if workspace and cmd.key and (refusal := workspace_refusal(ctx.client, team, ctx.user, lang)):
         return blocks.notice_message(blocks.slack_escape(refusal)), "ephemeral"
-    announce = not workspace and not ctx.dm
+    target = _Target(
+        store.WORKSPACE if workspace else channel, _p("scope." + cmd.scope, lang), not workspace and not ctx.dm
+    )
     if cmd.kind == "set":
-        if not cmd.key:
-            return notice(lang, "usage.set"), "ephemeral"
-        try:
-            key = store.key_of(cmd.key)
-        except store.SettingError as exc:
-            return setting_error(lang, "unknown_key", exc, value=cmd.key), "ephemeral"
-        if not cmd.value.strip():
-            return notice(lang, "usage.set", key=key), "ephemeral"
-        old = store.scope_settings(team, scope_channel).get(key)
-        try:
-            typed = typed_setting(key, cmd.value)  # a budget: the question's grammar, one meaning
-            value = store.set_setting(team, scope_channel, key, typed, kb=ctx.kb, updated_by=ctx.user)
-        except store.SettingError as exc:
-            return setting_error(lang, "invalid", exc, value=cmd.value, key=key), "ephemeral"
-        record_change(team, scope_channel, key, old, value, ctx.user, "slash")
-        shown = setting_value(key, value, lang)
-        message = notice(lang, f"set.{cmd.scope}", key=key_label(key, lang), where=where, value=shown)
-        if announce:
-            line = _p(
-                "announce.set", lang, user=_who(ctx.user), key=key_label(key, lang), value=blocks.slack_escape(shown)
-            )
-            return _announced(message, line), "in_channel"
-        return message, "ephemeral"
+        return _set_reply(cmd, ctx, target)
     if not cmd.key:  # unset
         return notice(lang, "usage.unset"), "ephemeral"
     if cmd.key.lower() == "all":
-        before = store.scope_settings(team, scope_channel)
-        n = store.clear(team, scope_channel)
-        for key, old in before.items():
-            record_change(team, scope_channel, key, old, None, ctx.user, "slash")
-        message = notice(lang, "unset.all" if n else "unset.none_all", where=where)
-        if announce and n:
-            return _announced(message, _p("announce.unset_all", lang, user=_who(ctx.user))), "in_channel"
-        return message, "ephemeral"
+        return _unset_all_reply(ctx, target)
+    return _unset_reply(cmd.key, ctx, target)
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """Where a set or unset applies: the stored scope (`WORKSPACE` or the channel), its name in the reply, and
+    whether the change is announced in the channel."""
+
+    scope_channel: str
+    where: str
+    announce: bool
+
+
+def _set_reply(cmd: Command, ctx: CommandContext, target: _Target) -> tuple[dict[str, Any], str]:
+    from knowledge.state import settings_store as store
+
+    lang = ctx.lang
+    if not cmd.key:
+        return notice(lang, "usage.set"), "ephemeral"
     try:
         key = store.key_of(cmd.key)
     except store.SettingError as exc:
         return setting_error(lang, "unknown_key", exc, value=cmd.key), "ephemeral"
-    old = store.scope_settings(team, scope_channel).get(key)
-    n = store.clear(team, scope_channel, key)
+    if not cmd.value.strip():
+        return notice(lang, "usage.set", key=key), "ephemeral"
+    old = store.scope_settings(ctx.team, target.scope_channel).get(key)
+    try:
+        typed = typed_setting(key, cmd.value)  # a budget: the question's grammar, one meaning
+        value = store.set_setting(ctx.team, target.scope_channel, key, typed, kb=ctx.kb, updated_by=ctx.user)
+    except store.SettingError as exc:
+        return setting_error(lang, "invalid", exc, value=cmd.value, key=key), "ephemeral"
+    record_change(ctx.team, target.scope_channel, key, old, value, ctx.user, "slash")
+    shown = setting_value(key, value, lang)
+    message = notice(lang, f"set.{cmd.scope}", key=key_label(key, lang), where=target.where, value=shown)
+    if target.announce:
+        line = _p("announce.set", lang, user=_who(ctx.user), key=key_label(key, lang), value=blocks.slack_escape(shown))
+        return _announced(message, line), "in_channel"
+    return message, "ephemeral"
+
+
+def _unset_all_reply(ctx: CommandContext, target: _Target) -> tuple[dict[str, Any], str]:
+    from knowledge.state import settings_store as store
+
+    before = store.scope_settings(ctx.team, target.scope_channel)
+    n = store.clear(ctx.team, target.scope_channel)
+    for key, old in before.items():
+        record_change(ctx.team, target.scope_channel, key, old, None, ctx.user, "slash")
+    message = notice(ctx.lang, "unset.all" if n else "unset.none_all", where=target.where)
+    if target.announce and n:
+        return _announced(message, _p("announce.unset_all", ctx.lang, user=_who(ctx.user))), "in_channel"
+    return message, "ephemeral"
+
+
+def _unset_reply(raw_key: str, ctx: CommandContext, target: _Target) -> tuple[dict[str, Any], str]:
+    from knowledge.state import settings_store as store
+
+    lang = ctx.lang
+    try:
+        key = store.key_of(raw_key)
+    except store.SettingError as exc:
+        return setting_error(lang, "unknown_key", exc, value=raw_key), "ephemeral"
+    old = store.scope_settings(ctx.team, target.scope_channel).get(key)
+    n = store.clear(ctx.team, target.scope_channel, key)
     if n:
-        record_change(team, scope_channel, key, old, None, ctx.user, "slash")
-    now = store.get_settings(team, channel)
+        record_change(ctx.team, target.scope_channel, key, old, None, ctx.user, "slash")
+    now = store.get_settings(ctx.team, ctx.channel)
     origin = _p("origin." + now.origin(key), lang)
     message = notice(
         lang,
         "unset.done" if n else "unset.none",
         key=key_label(key, lang),
-        where=where,
+        where=target.where,
         now=f"{setting_value(key, now.get(key), lang)} ({origin})",
     )
-    if announce and n:
+    if target.announce and n:
         line = _p("announce.unset", lang, user=_who(ctx.user), key=key_label(key, lang))
         return _announced(message, line), "in_channel"
     return message, "ephemeral"

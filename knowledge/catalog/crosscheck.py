@@ -91,54 +91,62 @@ def apply(offers: list[dict], terms: list[dict]) -> list[dict]:
         if billed is None or not value:
             continue
         diff = _differs(offer["price_per_hour_usd"], value)
-        if diff is None:
-            continue
-        winner, why = trusted(offer, billed["as_of"])
-        gpus = offer["gpu_count"] or 1
-        catalog_figure = {
-            "price_per_hour_usd": offer["price_per_hour_usd"],
-            "price_per_gpu_hour_usd": offer["price_per_hour_usd"] / gpus,
-            "source": offer["source"],
-            "as_of": offer["as_of"],
-            "as_of_known": date_known(offer),
-        }
-        billing_figure = {
-            "price_per_hour_usd": value,
-            "price_per_gpu_hour_usd": value / gpus,
-            "source": BILLING_SOURCE,
-            "as_of": billed["as_of"],
-            "as_of_known": True,
-            "line": billed["line"],
-        }
-        ssd = f", incl. the {billed['local_ssd_gb']:g} GB local SSD GCP attaches" if billed["local_ssd_gb"] else ""
-        reason = f"sources differ by {abs(diff) * 100:.0f} %; ranked with the "
-        if winner == "billing":
-            offer.update(
-                price_per_hour=value,
-                price_per_hour_usd=value,
-                price_per_gpu_hour=value / gpus,
-                price_per_gpu_hour_usd=value / gpus,
-                source=billing_figure["source"],
-                as_of=billed["as_of"],
-                other_prices=[catalog_figure],
-            )
-            reason += f"billing-catalog figure (whole VM{ssd}), because {why}"
-        else:
-            offer["other_prices"] = [billing_figure]
-            reason += f"catalog figure, because {why}"
-        offer["price_trust_reason"] = reason
-        report.append(
-            {
-                "kind": "offer",
-                "instance_type": offer["instance_type"],
-                "region": offer["region"],
-                "pricing": offer["pricing"],
-                "catalog_usd": catalog_figure["price_per_hour_usd"],
-                "billing_usd": value,
-                "diff_pct": round(diff * 100, 1),
-                "trusted": winner,
-            }
+        if diff is not None:
+            report.append(_settle(offer, billed, value, diff))
+    return report + _commitment_disagreements(terms, snapshot)
+
+
+def _settle(offer: dict, billed: dict, value: float, diff: float) -> dict:
+    """Rank `offer` with the trusted one of its two figures (the other kept beside it, and why); its report row."""
+    winner, why = trusted(offer, billed["as_of"])
+    gpus = offer["gpu_count"] or 1
+    catalog_figure = {
+        "price_per_hour_usd": offer["price_per_hour_usd"],
+        "price_per_gpu_hour_usd": offer["price_per_hour_usd"] / gpus,
+        "source": offer["source"],
+        "as_of": offer["as_of"],
+        "as_of_known": date_known(offer),
+    }
+    billing_figure = {
+        "price_per_hour_usd": value,
+        "price_per_gpu_hour_usd": value / gpus,
+        "source": BILLING_SOURCE,
+        "as_of": billed["as_of"],
+        "as_of_known": True,
+        "line": billed["line"],
+    }
+    ssd = f", incl. the {billed['local_ssd_gb']:g} GB local SSD GCP attaches" if billed["local_ssd_gb"] else ""
+    reason = f"sources differ by {abs(diff) * 100:.0f} %; ranked with the "
+    if winner == "billing":
+        offer.update(
+            price_per_hour=value,
+            price_per_hour_usd=value,
+            price_per_gpu_hour=value / gpus,
+            price_per_gpu_hour_usd=value / gpus,
+            source=billing_figure["source"],
+            as_of=billed["as_of"],
+            other_prices=[catalog_figure],
         )
+        reason += f"billing-catalog figure (whole VM{ssd}), because {why}"
+    else:
+        offer["other_prices"] = [billing_figure]
+        reason += f"catalog figure, because {why}"
+    offer["price_trust_reason"] = reason
+    return {
+        "kind": "offer",
+        "instance_type": offer["instance_type"],
+        "region": offer["region"],
+        "pricing": offer["pricing"],
+        "catalog_usd": catalog_figure["price_per_hour_usd"],
+        "billing_usd": value,
+        "diff_pct": round(diff * 100, 1),
+        "trusted": winner,
+    }
+
+
+def _commitment_disagreements(terms: list[dict], snapshot: dict) -> list[dict]:
+    """Report rows for the commitment file's on-demand figures that the billing catalog contradicts (not changed)."""
+    report = []
     for term in terms:
         if term.get("provider") != "gcp" or term.get("term") != "ondemand":
             continue

@@ -19,8 +19,8 @@ from sqlalchemy.exc import IntegrityError
 
 from knowledge.catalog.freshness import IMPORTED
 from knowledge.catalog.imports import catalog_imports
-from knowledge.catalog.offers import convert
-from knowledge.catalog.reader import CatalogError, read_bounded, read_catalog
+from knowledge.catalog.offers import Conversion, convert
+from knowledge.catalog.reader import Catalog, CatalogError, read_bounded, read_catalog
 from knowledge.catalog.sources import CatalogSource, catalog_terms
 from knowledge.history import snapshots as history
 from knowledge.history.models import SnapshotResult
@@ -86,29 +86,27 @@ def import_catalog(
     if not result.offers:
         raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
 
-    content = _text(path)
-    hosts_content = _text(Path(hosts)) if hosts else None
-    record = {
-        "provider": provider,
-        "filename": path.name,
-        "content": content,
-        "hosts_content": hosts_content,
-        "currency": currency,
-        "usd_per_unit": usd_per_unit,
-        "as_of": as_of,
-        "source": source,
-        "sha256": hashlib.sha256(content.encode()).hexdigest(),
-        "imported_at": dt.datetime.now(dt.UTC),
-        "as_of_known": as_of_known,
-    }
+    record = _record(src, as_of_known)
     new_id, snapshot = _store(record, result.offers, taken_at, snapshot_kind)
     try:
         with build_lock(home() / "kb.lock"):  # a server of this home waits, then swaps this build in
-            converted = Converted(hosts_content, src.currency_info(), source, as_of, as_of_known, result)
-            report = builder.build(kb_path(), {provider: (content, catalog, converted)})  # parsed, converted once
+            converted = Converted(record["hosts_content"], src.currency_info(), source, as_of, as_of_known, result)
+            built = builder.build(kb_path(), {provider: (record["content"], catalog, converted)})  # converted once
     except BaseException:
         _undo(new_id, snapshot)  # the knowledge base was not replaced, so neither are the import and its snapshot
         raise
+    return _report(provider, catalog, host_catalog, result, built["offers"], snapshot)
+
+
+def _report(
+    provider: str,
+    catalog: Catalog,
+    host_catalog: Catalog | None,
+    result: Conversion,
+    kb_offers: int,
+    snapshot: SnapshotResult,
+) -> dict:
+    """What `gpubot kb import` reports: the file's rows, the offers they gave, and the snapshot recorded."""
     return {
         "provider": provider,
         "notes": catalog_notes(provider, catalog, result),
@@ -117,9 +115,27 @@ def import_catalog(
         "duplicates": catalog.duplicates,
         "offers": len(result.offers),
         "skipped": result.skipped,
-        "kb_offers": report["offers"],
+        "kb_offers": kb_offers,
         "snapshot": "recorded" if snapshot.created else "unchanged",
         "snapshot_id": snapshot.snapshot.id,
+    }
+
+
+def _record(src: CatalogSource, as_of_known: bool) -> dict:
+    """The stored import: the file's text (and its hosts file's), the terms it was read with, its digest."""
+    content = _text(src.path)
+    return {
+        "provider": src.provider,
+        "filename": src.path.name,
+        "content": content,
+        "hosts_content": _text(src.hosts_path) if src.hosts_path else None,
+        "currency": src.currency,
+        "usd_per_unit": src.usd_per_unit,
+        "as_of": src.as_of,
+        "source": src.source,
+        "sha256": hashlib.sha256(content.encode()).hexdigest(),
+        "imported_at": dt.datetime.now(dt.UTC),
+        "as_of_known": as_of_known,
     }
 
 

@@ -208,6 +208,17 @@ def _via(provider: str, instance_type: str) -> str | None:
     return prefix or None
 
 
+@dataclass(frozen=True, slots=True)
+class _Origin:
+    """What every offer of one conversion shares: its seller, its currency, and where and when it was read."""
+
+    provider: str
+    currency: Currency
+    source: str
+    as_of: str
+    as_of_known: bool  # False where `as_of` is only the day the file was bundled or imported
+
+
 def convert(
     provider: str,
     catalog: Catalog,
@@ -218,49 +229,32 @@ def convert(
     as_of: str,
     as_of_known: bool = True,
 ) -> Conversion:
-    """Offers (dicts with the columns of the `offers` table) from one validated catalog.
-
-    `as_of_known` is False where `as_of` is only the day the file was bundled or imported (upstream date unknown).
-    """
+    """Offers (dicts with the columns of the `offers` table) from one validated catalog (`as_of_known`: `_Origin`)."""
+    origin = _Origin(provider, currency, source, as_of, as_of_known)
     result = Conversion()
     noted: dict[str, None] = {}
     host_index = {(h.instance_type, h.zone or h.region): h for h in (*catalog.hosts, *hosts)}
     best: dict[tuple, dict] = {}
-    described: dict[tuple, Accelerator] = {}
+    identities: dict[tuple, tuple[Accelerator, float, str | None, tuple[str, ...]]] = {}
     convention = memory_convention(provider, catalog.rows)
     if convention:
         noted.setdefault(f"{provider}: GpuInfo memory read as {convention} (the file's convention, from its rows)")
     for row in catalog.rows:
         key_acc = (row.accelerator, row.instance_type, row.gpu_info, row.accelerator_count)
-        acc = described.get(key_acc)
-        if acc is None:
-            acc = described[key_acc] = describe_accelerator(provider, row, convention)
-            noted.update(dict.fromkeys(f"{provider} {n}" for n in acc.notes))
+        identity = identities.get(key_acc)
+        if identity is None:
+            identity = identities[key_acc] = _identity(provider, row, convention)
+            noted.update(dict.fromkeys(f"{provider} {n}" for n in identity[0].notes))
+        acc, gpus, via, identity_notes = identity
         if not acc.recognised:
             result.unrecognised[row.accelerator] = result.unrecognised.get(row.accelerator, 0) + 1
-        gpus = row.accelerator_count * acc.fraction
-        slice_chips = tpus.chips(row.accelerator) if acc.kind == "tpu" else None
-        if slice_chips:  # a TPU slice is priced per chip; the slice stays its instance type (knowledge.catalog.tpus)
-            gpus = row.accelerator_count * slice_chips
         on_demand, spot, fixed = _corrected(provider, row)
         if fixed:
             noted.setdefault(f"{provider} {row.accelerator}: {fixed}")
-        via = _via(provider, row.instance_type)
         instance_type, note, host = row.instance_type, None, None
         if not instance_type:
-            host_type = _host_type(provider, row.accelerator, row.accelerator_count)
-            host = host_index.get((host_type, row.zone or row.region)) if host_type else None
-            count = f"{row.accelerator_count:g}x {row.accelerator}"
-            if host is not None and host_type:
-                instance_type = (
-                    host_type if _host_type_is_fixed(provider, row.accelerator) else f"{host_type} + {count}"
-                )
-                note = f"price includes the {host_type} host VM"
-            elif acc.kind == "tpu":
-                instance_type = row.accelerator
-            else:
-                instance_type = f"{count} (GPU only)"
-                note = "GPU-only price: the host VM is not included"
+            instance_type, note, host = _with_host(provider, row, acc, host_index)
+        notes = [*filter(None, (note, currency.note, fixed)), *identity_notes]
         for pricing, accelerator_price, host_price in (
             ("on_demand", on_demand, host.price if host else None),
             ("spot", spot, host.spot_price if host else None),
@@ -273,73 +267,125 @@ def convert(
             if host is not None and host_price is None:
                 continue  # no host price for this pricing model: no whole offer
             usd = accelerator_price + (host_price or 0.0)
-            usd_per_gpu = usd / gpus
-            if acc.kind != "tpu" and usd_per_gpu < MIN_USD_PER_GPU_HOUR:
-                result.skipped.append(
-                    f"line {row.line}: {row.instance_type or row.accelerator} {pricing} {usd:g} USD/h skipped: "
-                    f"implausibly low for a GPU ({usd_per_gpu:.4f} USD per GPU-hour)"
-                )
+            if acc.kind != "tpu" and usd / gpus < MIN_USD_PER_GPU_HOUR:
+                result.skipped.append(_too_low(row, pricing, usd, gpus))
                 continue
             key = (instance_type, row.region, pricing, row.accelerator, zone_group(row.zone))  # a Local Zone apart
             current = best.get(key)
             if current is not None and current["price_per_hour_usd"] <= usd:
                 continue
-            share = gpus / row.accelerator_count if row.accelerator_count >= 1 else gpus  # of one whole GPU
-            vgpu = acc.fraction < 1 or gpus < 1 or not float(row.accelerator_count).is_integer()
-            notes = [n for n in (note, currency.note, fixed) if n]
-            if slice_chips:
-                notes.append(f"TPU slice {row.accelerator}: {slice_chips} chips; price per chip-hour")
-            if via:
-                notes.append(f"sold by {provider}, runs on {via}")
-            if pricing == "spot" and on_demand is None:
-                notes.append("spot only: the catalog lists no on-demand price")
-            if not acc.recognised:
-                notes.append(f"accelerator name {row.accelerator!r} not recognised: kept under its own name")
-            if vgpu:
-                notes.append(
-                    f"vGPU slice: {min(share, acc.fraction):.3g} of a {acc.gpu}; price shown per whole GPU-hour"
-                )
-            live = _live_fields(row, pricing)
-            best[key] = {
-                "provider": provider,
-                "instance_type": instance_type,
-                "accelerator": row.accelerator,
-                "gpu": acc.gpu,
-                "gpu_model": acc.gpu_model,
-                "gpu_kind": acc.kind,
-                "gpu_memory_gb": acc.memory_gb,
-                "gpu_count": round(gpus, 6),
-                "accelerator_count": row.accelerator_count,
-                "vcpus": row.vcpus if host is None else host.vcpus,
-                "memory_gib": row.memory_gib if host is None else host.memory_gib,
-                "region": row.region,
-                "zone": row.zone or None,
-                "pricing": pricing,
-                "price_per_hour": usd / currency.usd_per_unit,
-                "price_per_gpu_hour": usd_per_gpu / currency.usd_per_unit,
-                "currency": currency.code,
-                "price_per_hour_usd": usd,
-                "price_per_gpu_hour_usd": usd_per_gpu,
-                "vgpu": vgpu,
-                "kind": "catalog",
-                "status": "ok",
-                "note": "; ".join(notes) or None,
-                "source": live.get("source") or source,
-                "as_of": (live.get("fetched_at") or as_of)[:10] if live.get("fetched_at") else as_of,
-                "line": row.line,
-                "gpu_variant": acc.variant or None,
-                "gpu_form_factor": acc.form_factor,
-                "gpu_vendor": acc.vendor,
-                "gpu_recognised": acc.recognised,
-                "via": via,
-                "as_of_known": bool(live.get("fetched_at")) or as_of_known,
-                "fetched_at": live.get("fetched_at"),
-                "stock": live.get("stock"),
-                "stock_read_at": live.get("stock_read_at"),
-            }
+            notes_here = [*notes, _SPOT_ONLY] if pricing == "spot" and on_demand is None else [*notes]
+            best[key] = _offer_row(origin, row, acc, host, instance_type, via, pricing, usd, gpus, notes_here)
     result.offers = list(best.values())
     result.notes = list(noted)
     return result
+
+
+_SPOT_ONLY = "spot only: the catalog lists no on-demand price"
+
+
+def _too_low(row: CatalogRow, pricing: str, usd: float, gpus: float) -> str:
+    """Why an offer priced below MIN_USD_PER_GPU_HOUR is skipped."""
+    return (
+        f"line {row.line}: {row.instance_type or row.accelerator} {pricing} {usd:g} USD/h skipped: "
+        f"implausibly low for a GPU ({usd / gpus:.4f} USD per GPU-hour)"
+    )
+
+
+def _identity(
+    provider: str, row: CatalogRow, convention: str | None
+) -> tuple[Accelerator, float, str | None, tuple[str, ...]]:
+    """What a row's accelerator and name say, alike for all rows with its (accelerator, instance type, GpuInfo,
+    count): the accelerator, the whole-GPU equivalents it counts, the cloud it runs on (`_via`) and their notes."""
+    acc = describe_accelerator(provider, row, convention)
+    gpus = row.accelerator_count * acc.fraction
+    notes = []
+    slice_chips = tpus.chips(row.accelerator) if acc.kind == "tpu" else None
+    if slice_chips:  # a TPU slice is priced per chip; the slice stays its instance type (knowledge.catalog.tpus)
+        gpus = row.accelerator_count * slice_chips
+        notes.append(f"TPU slice {row.accelerator}: {slice_chips} chips; price per chip-hour")
+    via = _via(provider, row.instance_type)
+    if via:
+        notes.append(f"sold by {provider}, runs on {via}")
+    return acc, gpus, via, tuple(notes)
+
+
+def _with_host(
+    provider: str, row: CatalogRow, acc: Accelerator, host_index: dict[tuple[str, str], CatalogRow]
+) -> tuple[str, str | None, CatalogRow | None]:
+    """(instance type, note, host row) of an accelerator priced without its host VM (GCP): the host VM of the same
+    zone where `host_vms.csv` names one, else the accelerator alone, said plainly."""
+    host_type = _host_type(provider, row.accelerator, row.accelerator_count)
+    host = host_index.get((host_type, row.zone or row.region)) if host_type else None
+    count = f"{row.accelerator_count:g}x {row.accelerator}"
+    if host is not None and host_type:
+        instance_type = host_type if _host_type_is_fixed(provider, row.accelerator) else f"{host_type} + {count}"
+        return instance_type, f"price includes the {host_type} host VM", host
+    if acc.kind == "tpu":
+        return row.accelerator, None, None
+    return f"{count} (GPU only)", "GPU-only price: the host VM is not included", None
+
+
+def _offer_row(
+    origin: _Origin,
+    row: CatalogRow,
+    acc: Accelerator,
+    host: CatalogRow | None,
+    instance_type: str,
+    via: str | None,
+    pricing: str,
+    usd: float,
+    gpus: float,
+    notes: list[str],
+) -> dict:
+    """The `offers` columns of one offer: `usd` per instance-hour for `gpus` whole-GPU equivalents; `notes` are
+    completed with what only the identity tells (an unrecognised name, a vGPU slice)."""
+    usd_per_gpu = usd / gpus
+    share = gpus / row.accelerator_count if row.accelerator_count >= 1 else gpus  # of one whole GPU
+    vgpu = acc.fraction < 1 or gpus < 1 or not float(row.accelerator_count).is_integer()
+    if not acc.recognised:
+        notes.append(f"accelerator name {row.accelerator!r} not recognised: kept under its own name")
+    if vgpu:
+        notes.append(f"vGPU slice: {min(share, acc.fraction):.3g} of a {acc.gpu}; price shown per whole GPU-hour")
+    live = _live_fields(row, pricing)
+    currency = origin.currency
+    return {
+        "provider": origin.provider,
+        "instance_type": instance_type,
+        "accelerator": row.accelerator,
+        "gpu": acc.gpu,
+        "gpu_model": acc.gpu_model,
+        "gpu_kind": acc.kind,
+        "gpu_memory_gb": acc.memory_gb,
+        "gpu_count": round(gpus, 6),
+        "accelerator_count": row.accelerator_count,
+        "vcpus": row.vcpus if host is None else host.vcpus,
+        "memory_gib": row.memory_gib if host is None else host.memory_gib,
+        "region": row.region,
+        "zone": row.zone or None,
+        "pricing": pricing,
+        "price_per_hour": usd / currency.usd_per_unit,
+        "price_per_gpu_hour": usd_per_gpu / currency.usd_per_unit,
+        "currency": currency.code,
+        "price_per_hour_usd": usd,
+        "price_per_gpu_hour_usd": usd_per_gpu,
+        "vgpu": vgpu,
+        "kind": "catalog",
+        "status": "ok",
+        "note": "; ".join(notes) or None,
+        "source": live.get("source") or origin.source,
+        "as_of": (live.get("fetched_at") or origin.as_of)[:10] if live.get("fetched_at") else origin.as_of,
+        "line": row.line,
+        "gpu_variant": acc.variant or None,
+        "gpu_form_factor": acc.form_factor,
+        "gpu_vendor": acc.vendor,
+        "gpu_recognised": acc.recognised,
+        "via": via,
+        "as_of_known": bool(live.get("fetched_at")) or origin.as_of_known,
+        "fetched_at": live.get("fetched_at"),
+        "stock": live.get("stock"),
+        "stock_read_at": live.get("stock_read_at"),
+    }
 
 
 def _live_fields(row: CatalogRow, pricing: str) -> dict[str, str | None]:

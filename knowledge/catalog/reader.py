@@ -19,8 +19,10 @@ import math
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from knowledge.errors import UserError
 from knowledge.facts.pricing import AWS_TERM
@@ -233,14 +235,14 @@ def parse_reserved_cell(text: str) -> dict[str, float]:
     return terms
 
 
-def _live_cells(cell, path: str | Path, line: int) -> tuple[str, ...]:
+def _live_cells(cells: list[str], where: dict[str, int], path: str | Path, line: int) -> tuple[str, ...]:
     """The live columns of one row, checked: a known stock word, ISO UTC times, well-formed reserved terms."""
-    values = tuple(cell(name)[: MAX_RESERVED_CELL if name == "Reserved" else 500] for name in LIVE)
+    values = tuple(cells[where[name]][: MAX_RESERVED_CELL if name == "Reserved" else 500] for name in LIVE)
     stock = values[LIVE.index("Stock")]
     if stock and stock not in STOCK_VALUES:
         raise CatalogError(path, f"stock {stock!r} is not one of {', '.join(STOCK_VALUES)}", line, "Stock")
     reserved = values[LIVE.index("Reserved")]
-    if len(cell("Reserved")) > MAX_RESERVED_CELL:
+    if len(cells[where["Reserved"]]) > MAX_RESERVED_CELL:
         raise CatalogError(path, f"longer than {MAX_RESERVED_CELL} characters", line, "Reserved")
     try:
         parse_reserved_cell(reserved)
@@ -258,6 +260,40 @@ _ISO_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
     """Validate catalog text (see `read_catalog`)."""
+    _refuse_control_characters(text, path)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = _header(reader, path)
+    tally = _Tally()
+    rows: list[CatalogRow] = []
+    hosts: list[CatalogRow] = []
+    seen: dict[tuple, tuple[tuple, int]] = {}  # offer key -> (what its rows must agree on, first line)
+    try:
+        for row in _rows(reader, header, path, tally):
+            key = (row.instance_type, row.accelerator, row.accelerator_count, row.region, row.zone)
+            value = (row.price, row.spot_price, row.vcpus, row.memory_gib, row.gpu_info)
+            if key in seen:
+                _refuse_conflict(path, key, value, *seen[key], row.line)
+                tally.duplicates += 1
+                continue
+            seen[key] = (value, row.line)
+            (hosts if row.is_host else rows).append(row)
+    except csv.Error as exc:
+        raise CatalogError(path, f"malformed CSV ({exc})", reader.line_num) from None
+    if not rows and not hosts:
+        raise CatalogError(path, "no data rows (the file ends after its header)", reader.line_num + 1)
+    return Catalog(str(path), header, tuple(rows), tuple(hosts), tally.duplicates, tally.zero_spot, tally.no_region)
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What a catalog's rows needed tolerating, counted as they are read (see `Catalog`)."""
+
+    duplicates: int = 0
+    zero_spot: int = 0
+    no_region: int = 0
+
+
+def _refuse_control_characters(text: str, path: str | Path) -> None:
     control = _CONTROL.search(text)
     if control:
         at = control.start()
@@ -266,7 +302,10 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
         raise CatalogError(
             path, f"control character U+{ord(control.group()):04X} in a cell (a binary or damaged file?)", line, column
         )
-    reader = csv.reader(io.StringIO(text, newline=""))
+
+
+def _header(reader: Iterator[list[str]], path: str | Path) -> tuple[str, ...]:
+    """The stripped header: every required column, none twice."""
     try:
         header = tuple(cell.strip() for cell in next(reader))
     except StopIteration:
@@ -279,140 +318,91 @@ def parse_catalog(text: str, path: str | Path = "<catalog>") -> Catalog:
     if len(set(header)) != len(header):
         twice = next(name for name in header if header.count(name) > 1)
         raise CatalogError(path, "duplicate column names in header", 1, twice)
-    index = {name: header.index(name) for name in KNOWN if name in header}
-    live = any(name in index for name in LIVE)
+    return header
 
-    rows: list[CatalogRow] = []
-    hosts: list[CatalogRow] = []
-    seen: dict[tuple, tuple] = {}
-    # a catalog repeats its counts, sizes and prices: one cache per (price, zero_ok), keyed on the text (the checks
-    # depend on these only: a valid text stays valid, an invalid one raises at its first row)
-    numbers: dict[tuple[bool, bool], dict[str, float | None]] = {}
 
-    def _number(text: str, path: str | Path, line: int, column: str, *, price: bool = False, zero_ok: bool = False):
-        known = numbers.setdefault((price, zero_ok), {})
-        if text not in known:
-            known[text] = _checked_number(text, path, line, column, price=price, zero_ok=zero_ok)
-        return known[text]
-
-    plain = numbers.setdefault((False, False), {})  # counts and sizes
-    prices = numbers.setdefault((True, False), {})  # an accelerator row's prices
-    host_prices = numbers.setdefault((True, True), {})  # a host row's prices, and the zero check of a spot price
+def _rows(reader: Any, header: tuple[str, ...], path: str | Path, tally: _Tally) -> Iterator[CatalogRow]:
+    """Every data row checked, in file order (exact duplicates included); one loop, its lookups held in locals."""
     # where each column is in a stripped record; a column the file lacks reads the empty cell appended at the end
-    where = {name: index.get(name, len(header)) for name in KNOWN}
-    i_type, i_acc, i_count, i_vcpus = (
-        where["InstanceType"],
-        where["AcceleratorName"],
-        where["AcceleratorCount"],
-        where["vCPUs"],
+    where = {name: header.index(name) if name in header else len(header) for name in KNOWN}
+    live = any(name in header for name in LIVE)
+    i_type, i_acc, i_count, i_vcpus, i_memory, i_info, i_price, i_spot, i_region, i_zone, i_gen, i_arch = (
+        where[name]
+        for name in KNOWN[: -len(LIVE)]  # the columns a CatalogRow is built from, in KNOWN's order
     )
-    i_memory, i_info, i_price, i_spot = where["MemoryGiB"], where["GpuInfo"], where["Price"], where["SpotPrice"]
-    i_region, i_zone, i_generation, i_arch = (
-        where["Region"],
-        where["AvailabilityZone"],
-        where["Generation"],
-        where["Arch"],
-    )
+    numbers = _Numbers(path)
+    plain, prices, host_prices, check = numbers.plain, numbers.prices, numbers.host_prices, numbers.check
     width = len(header)
-
-    duplicates = zero_spot = no_region = 0
-    try:
-        for record in reader:
-            line = reader.line_num
-            if not "".join(record).strip():  # an empty or blank line
-                continue
-            if len(record) != width:
-                column = header[len(record)] if len(record) < len(header) else f"{len(header) + 1} (beyond the header)"
-                raise CatalogError(
-                    path,
-                    f"expected {len(header)} cells, found {len(record)} (truncated or malformed row)",
-                    line,
-                    column,
-                )
-            cells = [c.strip() for c in record]
-            cells.append("")  # the cell of every column the file lacks
-
-            region = cells[i_region]
-            if not region:
-                region = UNKNOWN_REGION
-                no_region += 1
-            accelerator = cells[i_acc]
-            spot_text = cells[i_spot]
-            if accelerator and spot_text:
-                spot = (
-                    host_prices[spot_text]
-                    if spot_text in host_prices
-                    else _number(spot_text, path, line, "SpotPrice", price=True, zero_ok=True)
-                )
-                if spot == 0:
-                    spot_text = ""  # a catalog's 0.00 spot price: no spot offer
-                    zero_spot += 1
-            text = cells[i_count]
-            count = plain[text] if text in plain else _number(text, path, line, "AcceleratorCount")
-            if accelerator and not count:
-                raise CatalogError(
-                    path, "an accelerator row needs a positive AcceleratorCount", line, "AcceleratorCount"
-                )
-            text = cells[i_vcpus]
-            vcpus = plain[text] if text in plain else _number(text, path, line, "vCPUs")
-            text = cells[i_memory]
-            memory_gib = plain[text] if text in plain else _number(text, path, line, "MemoryGiB")
-            # host-VM rows may be 0.0: the accelerator row already carries the whole price (GCP a4)
-            known = prices if accelerator else host_prices
-            text = cells[i_price]
-            price = (
-                known[text]
-                if text in known
-                else _number(text, path, line, "Price", price=True, zero_ok=not accelerator)
+    for record in reader:
+        line = reader.line_num
+        if not "".join(record).strip():  # an empty or blank line
+            continue
+        if len(record) != width:
+            raise _width_error(path, header, len(record), line)
+        cells = [c.strip() for c in record]
+        cells.append("")  # the cell of every column the file lacks
+        region = cells[i_region]
+        if not region:
+            region = UNKNOWN_REGION
+            tally.no_region += 1
+        accelerator = cells[i_acc]
+        spot_text = cells[i_spot]
+        if accelerator and spot_text:
+            spot = (
+                host_prices[spot_text] if spot_text in host_prices else check(host_prices, spot_text, line, "SpotPrice")
             )
-            spot_price = (
-                known[spot_text]
-                if spot_text in known
-                else _number(spot_text, path, line, "SpotPrice", price=True, zero_ok=not accelerator)
-            )
-            if live:
+            if spot == 0:
+                spot_text = ""  # a catalog's 0.00 spot price: no spot offer
+                tally.zero_spot += 1
+        count = plain[t] if (t := cells[i_count]) in plain else check(plain, t, line, "AcceleratorCount")
+        if accelerator and not count:
+            raise CatalogError(path, "an accelerator row needs a positive AcceleratorCount", line, "AcceleratorCount")
+        vcpus = plain[t] if (t := cells[i_vcpus]) in plain else check(plain, t, line, "vCPUs")
+        memory_gib = plain[t] if (t := cells[i_memory]) in plain else check(plain, t, line, "MemoryGiB")
+        # host-VM rows may be 0.0: the accelerator row already carries the whole price (GCP a4)
+        known = prices if accelerator else host_prices
+        price = known[t] if (t := cells[i_price]) in known else check(known, t, line, "Price")
+        spot_price = known[spot_text] if spot_text in known else check(known, spot_text, line, "SpotPrice")
+        live_cells = _live_cells(cells, where, path, line) if live else ()
+        if not cells[i_type] and not accelerator:
+            raise CatalogError(path, "row has neither an instance type nor an accelerator", line, "InstanceType")
+        yield CatalogRow(
+            line, cells[i_type], accelerator, count or 0.0, vcpus, memory_gib, cells[i_info], price, spot_price,
+            region, cells[i_zone], cells[i_gen], cells[i_arch], live_cells,
+        )  # fmt: skip
 
-                def cell(name: str, cells: list[str] = cells) -> str:
-                    return cells[where[name]]
 
-            row = CatalogRow(
-                line,
-                cells[i_type],
-                accelerator,
-                count or 0.0,
-                vcpus,
-                memory_gib,
-                cells[i_info],
-                price,
-                spot_price,
-                region,
-                cells[i_zone],
-                cells[i_generation],
-                cells[i_arch],
-                _live_cells(cell, path, line) if live else (),
-            )
-            if not row.instance_type and not row.accelerator:
-                raise CatalogError(path, "row has neither an instance type nor an accelerator", line, "InstanceType")
-            key = (row.instance_type, row.accelerator, row.accelerator_count, row.region, row.zone)
-            value = (row.price, row.spot_price, row.vcpus, row.memory_gib, row.gpu_info)
-            if key in seen:
-                earlier, earlier_line = seen[key]
-                if earlier != value:
-                    column = next(name for name, a, b in zip(_COMPARED, earlier, value, strict=True) if a != b)
-                    raise CatalogError(
-                        path,
-                        f"conflicting duplicate of line {earlier_line} for {key[0] or key[1]} in {key[3]} "
-                        f"({column} {_shown(earlier[_COMPARED.index(column)])} there, "
-                        f"{_shown(value[_COMPARED.index(column)])} here)",
-                        line,
-                        column,
-                    )
-                duplicates += 1
-                continue
-            seen[key] = (value, line)
-            (hosts if row.is_host else rows).append(row)
-    except csv.Error as exc:
-        raise CatalogError(path, f"malformed CSV ({exc})", reader.line_num) from None
-    if not rows and not hosts:
-        raise CatalogError(path, "no data rows (the file ends after its header)", reader.line_num + 1)
-    return Catalog(str(path), header, tuple(rows), tuple(hosts), duplicates, zero_spot, no_region)
+class _Numbers:
+    """Checked numbers by their text, one table per kind: a catalog repeats its counts, sizes and prices, and the
+    checks depend on the text and the kind only (a valid text stays valid, an invalid one raises at its first row)."""
+
+    def __init__(self, path: str | Path):
+        self.path = path
+        self.plain: dict[str, float | None] = {}  # counts and sizes
+        self.prices: dict[str, float | None] = {}  # an accelerator row's prices
+        self.host_prices: dict[str, float | None] = {}  # a host row's prices, and the zero check of a spot price
+
+    def check(self, known: dict[str, float | None], text: str, line: int, column: str) -> float | None:
+        """`text` checked as the kind `known` holds, and remembered there."""
+        price, zero_ok = known is not self.plain, known is self.host_prices
+        value = known[text] = _checked_number(text, self.path, line, column, price=price, zero_ok=zero_ok)
+        return value
+
+
+def _width_error(path: str | Path, header: tuple[str, ...], cells: int, line: int) -> CatalogError:
+    column = header[cells] if cells < len(header) else f"{len(header) + 1} (beyond the header)"
+    return CatalogError(path, f"expected {len(header)} cells, found {cells} (truncated or malformed row)", line, column)
+
+
+def _refuse_conflict(path: str | Path, key: tuple, value: tuple, earlier: tuple, earlier_line: int, line: int) -> None:
+    """Tolerate an exact duplicate of an earlier row; refuse one that disagrees with it (naming the first column)."""
+    if earlier == value:
+        return
+    column = next(name for name, a, b in zip(_COMPARED, earlier, value, strict=True) if a != b)
+    raise CatalogError(
+        path,
+        f"conflicting duplicate of line {earlier_line} for {key[0] or key[1]} in {key[3]} "
+        f"({column} {_shown(earlier[_COMPARED.index(column)])} there, {_shown(value[_COMPARED.index(column)])} here)",
+        line,
+        column,
+    )

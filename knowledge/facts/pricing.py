@@ -162,29 +162,8 @@ def aws_terms(
     (instance type, region) -> what a live source read there (see the module)."""
     offers: list[dict] = []
     terms: list[dict] = []
-    risks: list[dict] = []
     live = live or {}
-    pairs: dict[tuple[str, str], dict[str, _Rate]] = {}
-    for item in json.loads((directory / AWS_FILE).read_text(encoding="utf-8")):
-        instance_type = item["instance_type"]
-        for region, by_os in item.get("pricing", {}).items():
-            linux = by_os.get("linux")
-            if not linux:
-                continue
-            pairs[(instance_type, region)] = _bundled_rates(linux)
-            if linux.get("pct_interrupt") in BUCKETS:
-                risks.append(
-                    {
-                        "provider": "aws",
-                        "instance_type": instance_type,
-                        "region": region,
-                        "bucket": linux["pct_interrupt"],
-                        "bucket_index": BUCKETS.index(linux["pct_interrupt"]),
-                        "savings_pct": linux.get("pct_savings_od"),
-                        "source": AWS_SOURCE,
-                        "as_of": AWS_AS_OF,
-                    }
-                )
+    pairs, risks = _aws_file(directory)
     for pair, read in live.items():
         if read.reserved:  # a type or region the file does not have: the live terms alone
             pairs.setdefault(pair, {})
@@ -205,28 +184,63 @@ def aws_terms(
                 }
             )
         base = gpu_info.get(instance_type)
-        reserved = {k: r.value for k, r in rates.items() if AWS_TERM.match(k)}
-        for years in (1, 3):
-            best = cheapest_term(reserved, years)
-            if base and best:
-                rate = rates[best]
-                offers.append(
-                    _offer(
-                        base,
-                        "aws",
-                        instance_type,
-                        region,
-                        f"reserved_{years}y",
-                        rate.value,
-                        rate.source,
-                        rate.as_of,
-                        f"AWS {best} (effective hourly rate; the cheapest of {len(_of(reserved, years))} "
-                        f"{years}-year terms)",
-                        best,
-                        rate.fetched_at,
-                    )
-                )
+        if base:
+            offers += _aws_reserved_offers(base, instance_type, region, rates)
     return offers, terms, risks
+
+
+def _aws_file(directory: Path) -> tuple[dict[tuple[str, str], dict[str, _Rate]], list[dict]]:
+    """The AWS file's Linux rates by (instance type, region), and its spot-interruption rows."""
+    pairs: dict[tuple[str, str], dict[str, _Rate]] = {}
+    risks: list[dict] = []
+    for item in json.loads((directory / AWS_FILE).read_text(encoding="utf-8")):
+        instance_type = item["instance_type"]
+        for region, by_os in item.get("pricing", {}).items():
+            linux = by_os.get("linux")
+            if not linux:
+                continue
+            pairs[(instance_type, region)] = _bundled_rates(linux)
+            if linux.get("pct_interrupt") in BUCKETS:
+                risks.append(
+                    {
+                        "provider": "aws",
+                        "instance_type": instance_type,
+                        "region": region,
+                        "bucket": linux["pct_interrupt"],
+                        "bucket_index": BUCKETS.index(linux["pct_interrupt"]),
+                        "savings_pct": linux.get("pct_savings_od"),
+                        "source": AWS_SOURCE,
+                        "as_of": AWS_AS_OF,
+                    }
+                )
+    return pairs, risks
+
+
+def _aws_reserved_offers(base: dict, instance_type: str, region: str, rates: dict[str, _Rate]) -> list[dict]:
+    """The 1- and 3-year reserved offers of one type and region: each the cheapest term of its length."""
+    offers = []
+    reserved = {k: r.value for k, r in rates.items() if AWS_TERM.match(k)}
+    for years in (1, 3):
+        best = cheapest_term(reserved, years)
+        if best:
+            rate = rates[best]
+            offers.append(
+                _offer(
+                    base,
+                    "aws",
+                    instance_type,
+                    region,
+                    f"reserved_{years}y",
+                    rate.value,
+                    rate.source,
+                    rate.as_of,
+                    f"AWS {best} (effective hourly rate; the cheapest of {len(_of(reserved, years))} "
+                    f"{years}-year terms)",
+                    best,
+                    rate.fetched_at,
+                )
+            )
+    return offers
 
 
 def _of(rates: dict[str, float], years: int) -> list[str]:
@@ -257,6 +271,26 @@ def spot_advisor(instance_types: Iterable[str], directory: Path = PRICING_DIR) -
     return rows
 
 
+def _gcp_gpu(entry: dict) -> dict | None:
+    """The GPU facts of a GCP machine the catalogs do not have, from the pricing file's GPU count (or None)."""
+    key = next((k for k in GCP_GPU_KEYS if entry.get(k)), None)
+    if not key:
+        return None
+    gpu, model, memory = GCP_GPU_KEYS[key]
+    return {
+        "accelerator": key,
+        "gpu": gpu,
+        "gpu_model": model,
+        "gpu_kind": "gpu",
+        "gpu_memory_gb": memory,
+        "gpu_count": float(entry[key]),
+        "accelerator_count": float(entry[key]),
+        "vgpu": False,
+        "vcpus": entry.get("cpu"),
+        "memory_gib": entry.get("ram"),
+    }
+
+
 def gcp_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple[list[dict], list[dict]]:
     """(committed-use offers, price_terms rows) from the GCP pricing file."""
     import yaml
@@ -267,22 +301,8 @@ def gcp_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple
     terms: list[dict] = []
     for machine, entry in data["compute"]["instance"].items():
         base = gpu_info.get(machine)
-        if base is None:
-            key = next((k for k in GCP_GPU_KEYS if entry.get(k)), None)
-            if key:
-                gpu, model, memory = GCP_GPU_KEYS[key]
-                base = {
-                    "accelerator": key,
-                    "gpu": gpu,
-                    "gpu_model": model,
-                    "gpu_kind": "gpu",
-                    "gpu_memory_gb": memory,
-                    "gpu_count": float(entry[key]),
-                    "accelerator_count": float(entry[key]),
-                    "vgpu": False,
-                    "vcpus": entry.get("cpu"),
-                    "memory_gib": entry.get("ram"),
-                }
+        if base is None:  # a machine the catalogs do not have
+            base = _gcp_gpu(entry)
         for region, cost in entry.get("cost", {}).items():
             hourly = {"ondemand": cost.get("hour"), "spot": cost.get("hour_spot")}
             for pricing, month_key in GCP_TERMS.items():

@@ -14,6 +14,7 @@ in CNY or a channel currency: prices are also shown converted, "≈ ¥…", and 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from bot.citations import public_answer
@@ -29,7 +30,7 @@ from bot.slack.phrases import phrase
 from bot.slack.tables import table_in_attachments  # the table goes where Slack documents it
 from handlers.display import title_line
 from handlers.i18n import t
-from handlers.models import Answer, Offer
+from handlers.models import Answer
 
 __all__ = ["answer_message", "error_message", "fallback_text", "text_message"]
 
@@ -52,51 +53,86 @@ def answer_message(
     answer = public_answer(answer)  # every sentence with its sources in words (bot.citations)
     shown = brief.view(answer)
     full = answer
-    if not verbose and answer.extra.get("work"):  # five rows; the benchmark configuration behind Why
-        answer = brief_work(answer)
     if not verbose:
-        listed = brief.brief_offers(answer)
-        answer = answer.model_copy(
-            update={
-                "offers": listed,
-                "more": answer.more + len(answer.offers) - len(listed),
-                "rules": [],
-                "recommendations": answer.recommendations[: brief.BRIEF_RECOMMENDATIONS],
-                "pitfalls": _short_pitfalls(answer, shown["caveat"]),
-            }
-        )
+        answer = _short(answer, shown["caveat"])
     sources = answer_sources(answer, verbose)
     index = {(s.source, s.as_of): n for n, s in enumerate(sources, start=1)}
 
-    def source_no(item: Offer) -> int | str:
-        return index.get((item.source, item.as_of), "?")
+    def number(source: str, as_of: str) -> int | str:
+        return index.get((source, as_of), "?")
 
     display = answer.extra.get("display_currency")
-
-    def line_of(item: Offer) -> str:
-        return offer_line(item, lang, display)
-
     blocks: list[dict] = header(answer.title)
     if converted := title_line(answer, display):  # the title's figures in the other currency, right under it
         blocks.append(_context(slack_escape(converted)))
     lead = len(blocks)  # the verdict; with a table, everything else follows it in the table's attachment
+    blocks += _rows(answer, number, verbose)
+    for text in _body(answer, number, verbose, shown["pages"]):
+        blocks += sections(text)
+    if shared_by:
+        blocks.append(
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("shared_by", lang, user=shared_by)}]}
+        )
+    blocks += sources_context(sources, lang, today, list(answer.extra.get("settings_notes") or []))
+    if buttons:
+        elements = action_buttons(full, shareable=shareable, why=bool(shown["hidden"]) and not verbose)
+        if elements:
+            blocks.append({"type": "actions", "elements": elements})
+    return table_in_attachments(
+        {"text": fallback_text(full), "blocks": blocks}, fit=lambda found: fit_blocks(found, lang=lang), lead=lead
+    )
+
+
+def _short(answer: Answer, caveat: Any) -> Answer:
+    """The short answer (one screen): the brief offers and recommendations, one caveat, no rules; work answers keep
+    five rows (the benchmark configuration is behind Why)."""
+    from handlers import brief
+
+    if answer.extra.get("work"):
+        answer = brief_work(answer)
+    listed = brief.brief_offers(answer)
+    return answer.model_copy(
+        update={
+            "offers": listed,
+            "more": answer.more + len(answer.offers) - len(listed),
+            "rules": [],
+            "recommendations": answer.recommendations[: brief.BRIEF_RECOMMENDATIONS],
+            "pitfalls": _short_pitfalls(answer, caveat),
+        }
+    )
+
+
+Numbering = Callable[[str, str], int | str]  # (source, as_of) -> its number in the sources line
+
+
+def _rows(answer: Answer, number: Numbering, verbose: bool) -> list[dict]:
+    """The answer's rows: the offers table, $ per 1M tokens (work), training runs, and how many more there are."""
+    lang, display = answer.query.language, answer.extra.get("display_currency")
+    blocks: list[dict] = []
     if answer.offers:
-        blocks.append(offers_table(answer.offers, source_no, lang, display))
+        blocks.append(offers_table(answer.offers, lambda item: number(item.source, item.as_of), lang, display))
     if answer.extra.get("work"):  # $ per 1M tokens rows (bot/render_work.py): 6 short columns
-        blocks += work_blocks(answer, lambda s, a: index.get((s, a), "?"), cell)
+        blocks += work_blocks(answer, number, cell)
         if answer.extra.get("work_more"):
             blocks.append(_context(phrase("more", lang, n=answer.extra["work_more"])))
         if verbose:  # "Why": every row with its benchmark configuration
             rows = zip(answer.extra["work"], answer.extra.get("work_details") or [], strict=False)
-            lines = [work_line(r, d, lang, lambda s, a: index.get((s, a), "?"), display=display) for r, d in rows]
+            lines = [work_line(r, d, lang, number, display=display) for r, d in rows]
             blocks += sections(f"*{phrase('details', lang)}*\n" + "\n".join(slack_escape(x) for x in lines))
     blocks += table_blocks(  # issue 27 (bot/render_train.py); Slack allows one table per message: work has its own
-        answer, lambda s, a: index.get((s, a), "?"), cell, sections, table=not answer.extra.get("work")
+        answer, number, cell, sections, table=not answer.extra.get("work")
     )
     if answer.more > 0:
         more = phrase("more", lang, n=answer.more)
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
-    body = [
+    return blocks
+
+
+def _body(answer: Answer, number: Numbering, verbose: bool, pages: Any) -> list[str]:
+    """The sections under the rows (each "" when it has nothing): lines, recommendations, TCO, pitfalls, notes,
+    details (verbose), rules and the pages line."""
+    lang, display = answer.query.language, answer.extra.get("display_currency")
+    return [
         render("slack_lines.md.j2", lang, lines=answer.lines) if answer.lines else "",
         (
             f"*{phrase('recommendations', lang)}*\n"
@@ -104,8 +140,8 @@ def answer_message(
                 "slack_recommendations.md.j2",
                 lang,
                 recommendations=answer.recommendations,
-                offer_line=line_of,
-                source_no=source_no,
+                offer_line=lambda item: offer_line(item, lang, display),
+                source_no=lambda item: number(item.source, item.as_of),
             )
         )
         if answer.recommendations
@@ -126,22 +162,8 @@ def answer_message(
         if verbose and answer.extra.get("details")
         else "",
         render("slack_rules.md.j2", lang, rules=answer.rules) if answer.rules else "",
-        _pages_line(shown["pages"], lang),
+        _pages_line(pages, lang),
     ]
-    for text in body:
-        blocks += sections(text)
-    if shared_by:
-        blocks.append(
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": phrase("shared_by", lang, user=shared_by)}]}
-        )
-    blocks += sources_context(sources, lang, today, list(answer.extra.get("settings_notes") or []))
-    if buttons:
-        elements = action_buttons(full, shareable=shareable, why=bool(shown["hidden"]) and not verbose)
-        if elements:
-            blocks.append({"type": "actions", "elements": elements})
-    return table_in_attachments(
-        {"text": fallback_text(full), "blocks": blocks}, fit=lambda found: fit_blocks(found, lang=lang), lead=lead
-    )
 
 
 SHORT_PITFALLS = 5

@@ -357,10 +357,7 @@ def fetch(
 
     `now` decides which prices are in effect (default: the current time); tests pass the recording date.
     """
-    regions = [r.strip().lower() for r in regions if r.strip()]
-    for region in regions:
-        if not re.fullmatch(r"[a-z0-9]+", region):
-            raise FetchError(f"{region!r} is not an Azure region name (e.g. eastus)")
+    regions = _checked_regions(regions)
     now = now or dt.datetime.now(dt.UTC)
     origin = httpx.URL(url)
     result = AzurePrices(
@@ -381,11 +378,7 @@ def fetch(
             raise FetchError("NextPageLink points to a page already fetched (paging loop)", url=request_url, page=page)
         seen.add(request_url)
         response = get_with_retries(client, request_url, retries=retries, backoff=backoff, sleep=sleep, page=page)
-        try:
-            data = response.json()
-        except ValueError as exc:
-            raise FetchError(f"the body is not valid JSON ({exc})", url=request_url, page=page) from None
-        items, link = _check_page(data, page, request_url)
+        items, link = _check_page(_json(response, page, request_url), page, request_url)
         result.pages = page
         result.items += len(items)
         for number, item in enumerate(items, start=1):
@@ -398,15 +391,36 @@ def fetch(
                 continue
             _keep(result, item, pricing, wanted_regions, now)
         if link:
-            target = httpx.URL(link)
-            if target.host != origin.host or target.scheme != origin.scheme:
-                raise FetchError(f"NextPageLink leaves {origin.host}: {link}", url=request_url, page=page)
+            _check_same_origin(link, origin, page, request_url)
         next_url, params = link, None
     if not result.prices:
         raise FetchError(
             f"no GPU VM prices in {result.pages} page(s) ({result.items} items); nothing to record", url=url
         )
     return result
+
+
+def _checked_regions(regions: Iterable[str]) -> list[str]:
+    """Region names, lower-cased; a name that is not one (it goes into the API's filter) raises `FetchError`."""
+    regions = [r.strip().lower() for r in regions if r.strip()]
+    for region in regions:
+        if not re.fullmatch(r"[a-z0-9]+", region):
+            raise FetchError(f"{region!r} is not an Azure region name (e.g. eastus)")
+    return regions
+
+
+def _json(response: httpx.Response, page: int, url: str) -> object:
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise FetchError(f"the body is not valid JSON ({exc})", url=url, page=page) from None
+
+
+def _check_same_origin(link: str, origin: httpx.URL, page: int, url: str) -> None:
+    """A NextPageLink must stay on the API's host and scheme."""
+    target = httpx.URL(link)
+    if target.host != origin.host or target.scheme != origin.scheme:
+        raise FetchError(f"NextPageLink leaves {origin.host}: {link}", url=url, page=page)
 
 
 def _keep(result: AzurePrices, item: dict, pricing: str, wanted_regions: set[str], now: dt.datetime) -> None:

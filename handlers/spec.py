@@ -135,6 +135,14 @@ def cheapest_checked(query: Query, kb: KB) -> Answer:
     return with_errata(cheapest.handle(query, kb), query, kb)
 
 
+def price_checked(query: Query, kb: KB) -> Answer:
+    """price <instance type | gpu> [spot|on-demand|reserved] [region]: every known price of an instance type"""
+    from handlers import price  # the price handler's answer, plus corrections when a seed error is asked about
+
+    # the intent is final here (handlers/parse/reroute.py `settle`): fact and break-even questions never arrive
+    return with_errata(price.handle(query, kb), query, kb)
+
+
 def spec_rows_for(kb: KB, ref: GpuRef) -> list[dict]:
     """Datasheet rows of a GPU family (or one memory variant of it), as stored in gpu_specs."""
     sql = "SELECT * FROM gpu_specs WHERE family = ?"

@@ -60,7 +60,14 @@ NOT_FOR_CHEAPEST = (  # a cheapest answer without a seed erratum: no TCO, no pri
     "handlers.break_even",
     "knowledge.facts.rules",
 )
-NOT_FOR_PRICE = ("rapidfuzz",)  # every name said exactly: no fuzzy matching
+NOT_FOR_PRICE = (  # every name said exactly: no fuzzy matching; a price is not a TCO (`handlers.spec.price_checked`)
+    "rapidfuzz",
+    "handlers.tco",
+    "handlers.tco_model",
+    "handlers.break_even",
+    "handlers.spot_risk",
+    "knowledge.facts.rules",
+)
 
 CHILD = (
     "import json, sys\n"

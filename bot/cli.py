@@ -46,8 +46,10 @@ def _open_kb():
 _APOLOGIES = ("Sorry", "抱歉", "The knowledge base is unavailable", "知识库不可用")  # never kept
 
 
-def _answer_cache_file(text: str, as_json: bool | str):
-    """Where the printed answer to `text` is kept for the current knowledge base, or None when there is none.
+def _answer_cache_file(text: str, as_json: bool | str, kb=None):
+    """Where the printed answer to `text` is kept for the current knowledge base, or None when there is none
+    (`kb`: the knowledge base just opened, whose stored fingerprint `open_kb` made the bundled data's: not
+    computed again over every data file).
 
     People ask the same question many times a day; the answer is a pure function of the question and the
     knowledge-base file (bundled data, imports), so the printed output is reused while that file is the same file
@@ -70,7 +72,8 @@ def _answer_cache_file(text: str, as_json: bool | str):
     # the imports too: an import or cancellation on another machine moves it without touching this file; and the
     # code: an upgrade never prints an answer the replaced code computed
     key = hashlib.sha256(
-        f"{as_json}\0{text}\0{_identity(kb_path())}\0{fingerprint()}\0{stored_imports_version()}\0"
+        f"{as_json}\0{text}\0{_identity(kb_path())}\0{kb.meta('fingerprint') if kb else fingerprint()}\0"
+        f"{stored_imports_version()}\0"
         f"{code_version()}".encode()
     ).hexdigest()
     return home() / "cache" / "answers" / f"{key[:32]}.out"
@@ -123,7 +126,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         else render_text(result, args.verbose)
     )
     sys.stdout.write(output)
-    kept = _answer_cache_file(key_text, mode)  # the knowledge base may have been (re)built just now
+    kept = _answer_cache_file(key_text, mode, kb)  # the knowledge base may have been (re)built just now
     live = any(o.fetched_at for o in result.offers)  # "spot 12 min ago" is true only now: never printed again
     if kept is not None and result.query.intent in CACHEABLE and not result.title.startswith(_APOLOGIES) and not live:
         disk_cache.keep(kept, output)  # a cache is an optimisation: never fails a question

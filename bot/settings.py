@@ -22,7 +22,8 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from knowledge.config_model import Config, error_text
+from knowledge.config_fields import error_text
+from knowledge.config_model import Config
 from knowledge.errors import UserError
 
 __all__ = ["REQUIRED", "MissingSettingError", "Settings", "SettingsError", "load_settings"]

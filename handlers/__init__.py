@@ -19,7 +19,7 @@ Handler = Callable[..., "Answer"]  # (query, kb), or (query, kb, reader) for REA
 # intent -> "module:function"
 HANDLERS: dict[str, str] = {
     "cheapest": "handlers.spec:cheapest_checked",  # cheapest.handle, plus corrections of seed errors asked about
-    "price": "handlers.tco:price_or_tco",  # price.handle, plus the spot-risk / break-even / datasheet questions
+    "price": "handlers.spec:price_checked",  # price.handle, plus corrections of seed errors asked about
     "recommend": "handlers.recommend:handle",
     "compare": "handlers.compare:handle",
     "spec": "handlers.spec:handle",

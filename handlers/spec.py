@@ -14,7 +14,6 @@ from handlers.parse.keywords import keywords_said, same_question
 from knowledge.catalog.availability import orderable
 from knowledge.catalog.identity import model_name
 from knowledge.facts.question_facts import query_facts
-from knowledge.facts.rules import evaluate
 from knowledge.kb.reader import KB, GpuRef
 
 PRECISIONS = {  # asked precision -> (gpu_specs column, label)
@@ -67,6 +66,8 @@ def handle(query: Query, kb: KB) -> Answer:
     if len(query.instance_types) > len(shown):
         lines.append(t("spec.more_instances", lang, n=len(query.instance_types) - len(shown)))
     lines += errata_lines(errata, lang)
+    from knowledge.facts.rules import evaluate  # the rules load only for an answer that cites them
+
     facts = {**query_facts(query), "erratum_ids": [e["id"] for e in errata]}
     what = ", ".join([*shown, *query.gpus[:3]]) or ", ".join(e["id"] for e in errata)
     if not specs and not errata and not found:
@@ -109,6 +110,8 @@ def with_errata(answer: Answer, query: Query, kb: KB) -> Answer:
     errata = [e for e in match_errata(query, kb) if e["id"] in strong]
     if not errata:
         return answer
+    from knowledge.facts.rules import evaluate  # the rules load only for an answer that cites them
+
     facts = {**query_facts(query), "erratum_ids": [e["id"] for e in errata]}
     hits = [h for h in rule_hits(evaluate(facts, query.language, groups=("spec",))) if h.id == "spec.seed-erratum"]
 
@@ -130,6 +133,14 @@ def cheapest_checked(query: Query, kb: KB) -> Answer:
     from handlers import cheapest  # the cheapest handler's answer, plus corrections when a seed error is asked about
 
     return with_errata(cheapest.handle(query, kb), query, kb)
+
+
+def price_checked(query: Query, kb: KB) -> Answer:
+    """price <instance type | gpu> [spot|on-demand|reserved] [region]: every known price of an instance type"""
+    from handlers import price  # the price handler's answer, plus corrections when a seed error is asked about
+
+    # the intent is final here (handlers/parse/reroute.py `settle`): fact and break-even questions never arrive
+    return with_errata(price.handle(query, kb), query, kb)
 
 
 def spec_rows_for(kb: KB, ref: GpuRef) -> list[dict]:

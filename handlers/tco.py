@@ -36,7 +36,6 @@ __all__ = [  # the cost model and the one-figure answers live in their own modul
     "break_even_answer",
     "handle",
     "interruptions",
-    "price_or_tco",
     "saving_facts",
     "spot_estimate",
 ]
@@ -128,11 +127,3 @@ def handle(query: Query, kb: KB) -> Answer:
             **({"details": errata_lines(errata, lang)} if errata else {}),
         },
     )
-
-
-def price_or_tco(query: Query, kb: KB) -> Answer:
-    """price <instance type | gpu> [spot|on-demand|reserved] [region]: every known price of an instance type"""
-    from handlers import price, spec
-
-    # the intent is final here (handlers/parse/reroute.py `settle`): fact and break-even questions never arrive
-    return spec.with_errata(price.handle(query, kb), query, kb)

@@ -5,21 +5,24 @@ The typed model is `knowledge.config_model.Config` (pydantic-settings: name, typ
 changed (the cache is keyed on their current values), so a test's `monkeypatch.setenv` is seen at the next call
 and a steady process validates once. An invalid value raises `ConfigError` naming the variable.
 
-pydantic is imported only by `config()`, so the CLI's start-up stays without it: reads on that path use `raw(name)`
-(the plain string of a variable: where the knowledge base is, the secrets to redact) or `get(name)` (the typed
-value: the default, from `DEFAULTS`, while the variable is unset; else the model's), and `check()` validates the
-environment only when a variable that can be invalid is set.
+pydantic-settings is imported only by `config()`, so the CLI's start-up stays without it: reads on that path use
+`raw(name)` (the plain string of a variable: where the knowledge base is, the secrets to redact) or `get(name)` (the
+typed value: the default, from `DEFAULTS`, while the variable is unset; else validated by the fields model,
+`knowledge.config_fields`, with pydantic alone), and `check()` validates the variables set, the same way, only when
+one that can be invalid is set.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from knowledge.config_defaults import CATALOG_URL_PREFIX, DEFAULTS, FREE_TEXT, NAMES, SOURCE_URL_FORM, ConfigError
 
 if TYPE_CHECKING:
+    from knowledge.config_fields import Fields
     from knowledge.config_model import Config
 
 __all__ = [
@@ -31,13 +34,16 @@ __all__ = [
     "catalog_url",
     "check",
     "config",
+    "fields",
     "get",
     "raw",
     "source_url",
 ]
 
 _lock = threading.Lock()
-_cached: tuple[tuple[str | None, ...], Config] | None = None
+# "fields" / "config" -> (the variables' values it was validated for, the model)
+_cached: dict[str, tuple[tuple[str | None, ...], Any]] = {}
+M = TypeVar("M")
 
 
 def raw(name: str) -> str | None:
@@ -50,14 +56,14 @@ def raw(name: str) -> str | None:
 
 
 def get(name: str) -> Any:
-    """The typed value of one of gpubot's variables: its default while unset (no pydantic), else the model's."""
-    return DEFAULTS[name] if raw(name) is None else getattr(config(), name.lower())
+    """The typed value of one of gpubot's variables: its default while unset (no pydantic), else the fields'."""
+    return DEFAULTS[name] if raw(name) is None else getattr(fields(), name.lower())
 
 
 def check() -> None:
     """`ConfigError` when a variable holds an invalid value; validates only if one that can be invalid is set."""
     if any(raw(name) is not None for name in NAMES if name not in FREE_TEXT):
-        config()
+        fields()
 
 
 def catalog_url(provider: str) -> str | None:
@@ -70,16 +76,28 @@ def source_url(name: str) -> str | None:
     return os.environ.get(SOURCE_URL_FORM.format(name.upper()), "").strip() or None
 
 
+def fields() -> Fields:
+    """The variables set, validated by the fields model (pydantic, none of pydantic-settings' sources imported);
+    `ConfigError` when one is invalid (the same message as `config()`'s)."""
+    from knowledge.config_fields import validate
+
+    return _current("fields", lambda: validate({name: os.environ[name] for name in NAMES if os.environ.get(name)}))
+
+
 def config() -> Config:
     """The settings of the current environment (validated once per set of values); `ConfigError` when invalid."""
-    global _cached
-    key = tuple(os.environ.get(name) for name in NAMES)
-    cached = _cached
-    if cached is not None and cached[0] == key:
-        return cached[1]
     from knowledge.config_model import load
 
+    return _current("config", load)
+
+
+def _current(kind: str, build: Callable[[], M]) -> M:
+    """The model `build` returns for the current values of the variables, built again only when one changed."""
+    key = tuple(os.environ.get(name) for name in NAMES)
+    cached = _cached.get(kind)
+    if cached is not None and cached[0] == key:
+        return cached[1]
     with _lock:
-        value = load()
-        _cached = (key, value)
+        value = build()
+        _cached[kind] = (key, value)
     return value

@@ -28,8 +28,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rapidfuzz import fuzz, process, utils
-
 __all__ = [
     "AMBIGUOUS_FLOOR",
     "Ambiguous",
@@ -225,6 +223,8 @@ class NameIndex:
         return found
 
     def _fuzzy(self, raw: str, key: str, cutoff: float, margin: float) -> Resolution:
+        from rapidfuzz import fuzz, process, utils  # rapidfuzz loads only when a name is not found exactly
+
         hits = process.extract(
             key, self.choices, scorer=fuzz.ratio, processor=utils.default_process,
             score_cutoff=SUGGEST_FLOOR, limit=24,

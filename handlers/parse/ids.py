@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-from rapidfuzz import fuzz, process
-
 from handlers.models import NameIssue
 from handlers.parse.state import State, ladder
 from knowledge import names as nm
@@ -50,6 +48,8 @@ def _looks_like_region(token: str, vocab: Vocabulary) -> bool:
         return False
     if any(c.isdigit() for c in token):
         return True
+    from rapidfuzz import fuzz, process  # rapidfuzz loads only when a name is not found exactly
+
     return process.extractOne(parts[1], vocab.region_words, scorer=fuzz.ratio, score_cutoff=80) is not None
 
 

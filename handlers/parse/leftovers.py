@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import re
 
-from rapidfuzz import fuzz
-
 from handlers.models import NameIssue
 from handlers.parse.state import MEMORY_TOKEN, WORD, State, ladder
 from knowledge import lexicon
@@ -95,5 +93,7 @@ def _unknown_place(st: State, vocab: Vocabulary, raw: str, pos: int) -> None:
 
 def _close(raw: str, found: object) -> list[str]:
     """The did-you-mean names that are close to what was written (not just the least far of far names)."""
+    from rapidfuzz import fuzz  # rapidfuzz loads only when a name is not found exactly
+
     hints = getattr(found, "suggestions", ()) or getattr(found, "candidates", ())
     return [h for h in hints if fuzz.partial_ratio(raw.lower(), h.lower()) >= 70][:3]

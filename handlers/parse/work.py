@@ -17,8 +17,6 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from rapidfuzz import fuzz
-
 from handlers.models import NameIssue, Query
 from knowledge import names as nm
 from knowledge.facts.benchmarks import models
@@ -109,6 +107,8 @@ def _family(word: str) -> str | None:
     if word in _families() or word in _OTHER_FAMILIES:
         return word
     if len(word) >= 4:
+        from rapidfuzz import fuzz  # rapidfuzz loads only when a name is not found exactly
+
         best = max(_families(), key=lambda f: fuzz.ratio(word, f))
         if fuzz.ratio(word, best) >= 80:
             return best

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from handlers import brief, run_cost
 from handlers.break_even import saving_facts, usage_verdict
@@ -22,6 +23,27 @@ DEFAULT_FAMILIES = ("H100", "A100", "L40S", "L4", "A10G", "T4")
 TOP = 5
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """The options weighed and how: their pricing model and scope, GPUs per variant (variant: (family, GB)),
+    whether NVLink is required, the hourly cap, what ranks them, and whether by the cost of the whole run."""
+
+    options: list[dict]
+    counts: dict[tuple[str, float], int]
+    pricing: str
+    providers: list[str]
+    regions: list[str]
+    nvlink: bool
+    cap: tuple[str, float] | None
+    rank_by: str
+    by_run: bool
+
+    @property
+    def top(self) -> dict | None:
+        """The offer of the first option, if it has one."""
+        return self.options[0]["offer"] if self.options and self.options[0]["offer"] else None
+
+
 def handle(query: Query, kb: KB) -> Answer:
     """recommend <workload> [model size] [budget|performance|ecosystem|compliance]: ranked GPUs, decision path"""
     lang = query.language
@@ -36,6 +58,39 @@ def handle(query: Query, kb: KB) -> Answer:
             notes=notes,
             rules=rule_hits([f for f in fired if f.group == "hardware"]),
         )
+    plan, fired = _plan(kb, query, fired, facts)
+    if plan.cap and query.budget:  # a cap is only read from a budget
+        notes.append(t("rec.budget_cap", lang, cap=brief.budget_label(query.budget, lang)))
+    # offers of these GPUs that cannot be ordered at this pricing model were left out: say how many, and why
+    gpus = [GpuRef(*v) for v in plan.counts]
+    excluded = kb.excluded(gpus=gpus, pricing=plan.pricing, providers=plan.providers, regions=plan.regions)
+    if note := excluded_note(excluded, plan.pricing, lang):
+        notes.append(note)
+    facts.update(_ranking_facts(kb, query, plan.options, plan.pricing, fired, lang))
+    if top := plan.top:
+        facts.update(_top_facts(kb, query, plan, top))
+    errata = match_errata(query, kb)
+    facts["erratum_ids"] = [e["id"] for e in errata]
+    fired = R.evaluate(facts, lang)
+    required = facts.get("required_gb")
+    recs = [_recommendation(o, required, plan.pricing, lang, kb) for o in plan.options[: query.top_n or TOP]]
+    return Answer(
+        query=query,
+        title=_title(kb, query, plan, recs),
+        recommendations=recs,
+        rules=rule_hits(fired),
+        lines=_lines(kb, query, plan, fired, errata) + _serving(kb, query, plan, recs),
+        notes=_notes(kb, query, plan, notes),
+        suggestions=suggestions,
+        sources=sources([r.offer for r in recs if r.offer]),
+        extra={"errata": errata_json(errata, lang)},
+    )
+
+
+def _plan(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> tuple[_Plan, list[R.Fired]]:
+    """The options ranked, and the rules fired once the memory need is known; adds to `facts` the pricing, the
+    memory required and the GPUs needed."""
+    lang = query.language
     facts["pricing"] = pricing = query.pricing or _advised(fired) or "on_demand"
     memory = R.first(fired, "memory", "bytes_per_param")
     if memory and query.model_size_b:
@@ -54,52 +109,52 @@ def handle(query: Query, kb: KB) -> Answer:
     providers, regions = _scope(kb, query, fired, facts)
     cap = _hourly_cap(query, kb)
     options = [_option(kb, v, counts[v], pricing, providers, regions, nvlink, cap) for v in variants]
-    if cap and query.budget:  # a cap is only read from a budget
-        notes.append(t("rec.budget_cap", lang, cap=brief.budget_label(query.budget, lang)))
-    # offers of these GPUs that cannot be ordered at this pricing model were left out: say how many, and why
-    excluded = kb.excluded(gpus=[GpuRef(*v) for v in variants], pricing=pricing, providers=providers, regions=regions)
-    if note := excluded_note(excluded, pricing, lang):
-        notes.append(note)
     rank = R.first(fired, "priority", "rank_by") or R.first(fired, "hardware", "rank_by")
     rank_by = (rank.then.rank_by if rank else None) or "price"
+    by_run = _order(query, options, rank_by, max(counts.values(), default=1))
+    return _Plan(options, counts, pricing, providers, regions, nvlink, cap, rank_by, by_run), fired
+
+
+def _order(query: Query, options: list[dict], rank_by: str, most_gpus: int) -> bool:
+    """Sort `options` best first: by `rank_by`, or (multi-GPU training, then True) by what the run costs, each
+    option given its `run` estimate; what fits on one GPU is never ranked below a split across two."""
     by = _rank_key(rank_by)
     one = any(o["needed"] == 1 and o["offer"] for o in options)  # what fits on one GPU is not split across two
     options.sort(key=lambda o: (one and o["needed"] > 1, *by(o)))
-    by_run = run_cost.applies(query, max(counts.values(), default=1))
-    if by_run:  # multi-GPU training: what the run costs, not the cluster's $/hour
-        for o in options:
-            row = o["offer"]
-            o["run"] = (
-                run_cost.estimate(query, o["tflops"], o["instances"], row["gpu_count"], o["hourly"]) if row else None
-            )
-        options.sort(key=lambda o: (one and o["needed"] > 1, o["run"] is None, o["run"]["cost"] if o["run"] else 0.0))
-    facts.update(_ranking_facts(kb, query, options, pricing, fired, lang))
-    top = options[0]["offer"] if options and options[0]["offer"] else None
-    if top:
-        facts.update(saving_facts(kb, top["instance_type"], top["region"], lang))
-    if top and pricing == "spot":
-        od = kb.offers(instance_types=[top["instance_type"]], regions=[top["region"]], pricing="on_demand", limit=1)
-        if od:
-            hours = query.duration_hours or R.HOURS_PER_MONTH
-            facts.update(
-                spot_estimate(
-                    kb,
-                    top,
-                    od[0]["price_per_hour_usd"],
-                    top["price_per_hour_usd"],
-                    hours,
-                    options[0]["instances"],
-                    lang,
-                )[1]
-            )
-    errata = match_errata(query, kb)
-    facts["erratum_ids"] = [e["id"] for e in errata]
-    fired = R.evaluate(facts, lang)
-    recs = [_recommendation(o, required, pricing, lang, kb) for o in options[: query.top_n or TOP]]
-    lines = _provider_lines(kb, fired, providers, lang) + errata_lines(errata, lang)
+    if not run_cost.applies(query, most_gpus):
+        return False
+    for o in options:  # multi-GPU training: what the run costs, not the cluster's $/hour
+        row = o["offer"]
+        o["run"] = run_cost.estimate(query, o["tflops"], o["instances"], row["gpu_count"], o["hourly"]) if row else None
+    options.sort(key=lambda o: (one and o["needed"] > 1, o["run"] is None, o["run"]["cost"] if o["run"] else 0.0))
+    return True
+
+
+def _top_facts(kb: KB, query: Query, plan: _Plan, top: dict) -> dict:
+    """Facts of the first pick for the rules: what reserving it saves, and on spot what interruptions cost."""
+    lang = query.language
+    facts = saving_facts(kb, top["instance_type"], top["region"], lang)
+    if plan.pricing != "spot":
+        return facts
+    od = kb.offers(instance_types=[top["instance_type"]], regions=[top["region"]], pricing="on_demand", limit=1)
+    if od:
+        hours = query.duration_hours or R.HOURS_PER_MONTH
+        od_price, spot_price, instances = (
+            od[0]["price_per_hour_usd"],
+            top["price_per_hour_usd"],
+            plan.options[0]["instances"],
+        )
+        facts.update(spot_estimate(kb, top, od_price, spot_price, hours, instances, lang)[1])
+    return facts
+
+
+def _lines(kb: KB, query: Query, plan: _Plan, fired: list[R.Fired], errata: list) -> list[str]:
+    """The run's basis (multi-GPU training), the verdict on the usage asked, the providers' notes and the errata."""
+    lang, top = query.language, plan.top
+    lines = _provider_lines(kb, fired, plan.providers, lang) + errata_lines(errata, lang)
     if top and (said := usage_verdict(kb, query, top["instance_type"], top["region"])):
         lines.insert(0, said)  # "200 hours a month": on-demand or reserved for that usage
-    if by_run:
+    if plan.by_run:
         n_tokens, tokens_said = run_cost.tokens(query)
         lines.insert(
             0,
@@ -112,17 +167,34 @@ def handle(query: Query, kb: KB) -> Answer:
                 mfu=run_cost.MFU * 100,
             ),
         )
-    budget_line = _total_budget(query, options, pricing, kb)
-    if budget_line:
+    return lines
+
+
+def _serving(kb: KB, query: Query, plan: _Plan, recs: list[Recommendation]) -> list[str]:
+    """Measured $ per 1M tokens of the GPUs recommended for inference; training: estimated (#15)."""
+    from handlers.work import serving_lines
+
+    return serving_lines(kb, query, gpus=list(dict.fromkeys(r.gpu for r in recs)), pricing=plan.pricing)
+
+
+def _notes(kb: KB, query: Query, plan: _Plan, notes: list[str]) -> list[str]:
+    """`notes` with the total budget's verdict first, NVLink and vGPU advice, and a hint to say the workload."""
+    lang = query.language
+    if budget_line := _total_budget(query, plan.options, plan.pricing, kb):
         notes.insert(0, budget_line)
-    if nvlink and any(c > 1 for c in counts.values()):
+    if plan.nvlink and any(c > 1 for c in plan.counts.values()):
         notes.append(t("rec.nvlink", lang))
     notes.append(t("rec.vgpu", lang))
     if not query.workload and not query.gpus:
         notes.insert(0, t("rec.ask", lang))
-    from handlers.work import serving_lines  # measured $ per 1M tokens for inference; training: estimated (#15)
+    return notes
 
-    lines += serving_lines(kb, query, gpus=list(dict.fromkeys(r.gpu for r in recs)), pricing=pricing)
+
+def _title(kb: KB, query: Query, plan: _Plan, recs: list[Recommendation]) -> str:
+    """The verdict on the first pick; else that nothing fits the budget, or what was asked."""
+    lang = query.language
+    if recs and recs[0].offer:
+        return _verdict(plan.options[0], recs[0], plan.pricing, plan.by_run, plan.rank_by, lang, kb)
     what = " ".join(
         x
         for x in (
@@ -133,23 +205,9 @@ def handle(query: Query, kb: KB) -> Answer:
         if x
     )
     what = what or ", ".join(query.gpus) or "?"
-    if recs and recs[0].offer:
-        title = _verdict(options[0], recs[0], pricing, by_run, rank_by, lang, kb)
-    elif cap and query.budget:
-        title = t("rec.none_within", lang, what=what, cap=brief.budget_label(query.budget, lang))
-    else:
-        title = t("rec.title", lang, what=what)
-    return Answer(
-        query=query,
-        title=title,
-        recommendations=recs,
-        rules=rule_hits(fired),
-        lines=lines,
-        notes=notes,
-        suggestions=suggestions,
-        sources=sources([r.offer for r in recs if r.offer]),
-        extra={"errata": errata_json(errata, lang)},
-    )
+    if plan.cap and query.budget:
+        return t("rec.none_within", lang, what=what, cap=brief.budget_label(query.budget, lang))
+    return t("rec.title", lang, what=what)
 
 
 def _verdict(option: dict, rec: Recommendation, pricing: str, by_run: bool, rank_by: str, lang: str, kb: KB) -> str:

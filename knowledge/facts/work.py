@@ -311,23 +311,9 @@ def rank(
     """
     providers, regions, instance_types = list(providers), list(regions), {i.lower() for i in instance_types}
     gpu_families = {g.split()[0].lower() for g in gpus}
-    benchmark = "llama_bench" if step == "single_stream" else "vllm_serving"
     if model is None and not size_b:
         return Ranking()
-    if model is not None:
-        pairs = [(b, b) for b in measured(kb, model.model, workload, step)]
-    else:
-        pool = [m for m in models() if m.benchmark == benchmark]
-        by_instance: dict[tuple[str, str], list[dict]] = {}
-        for m in pool:
-            for b in measured(kb, m.model, workload, step):
-                by_instance.setdefault((b["vendor"], b["instance_type"]), []).append(b | {"_params": m.params_b})
-        pairs = []
-        for found in by_instance.values():
-            fitting = [b for b in found if _fits(size_b or 1.0, b)]
-            if fitting:
-                ref = min(fitting, key=lambda b: abs(math.log(b["_params"] / (size_b or 1.0))))
-                pairs.append((ref, ref))
+    pairs = _measurements(kb, model, size_b or 1.0, workload, step)
     result = Ranking(measured_on=sorted({f"{b['vendor']} {b['instance_type']}" for b, _ in pairs}))
     pairs = [
         (b, r)
@@ -349,16 +335,48 @@ def rank(
         if gpu_families and offer["gpu"].split()[0].lower() not in gpu_families:
             continue
         tokens, basis = bench["tokens_per_s"], "measured"
-        if model is None:
-            tokens = tokens * ref["_params"] / size_b
-            basis = (
-                f"estimate: {ref['model']} ({ref['_params']:g}B) measured {ref['tokens_per_s']:g} tok/s on "
-                f"this instance, scaled by the parameter ratio {ref['_params']:g}/{size_b:g}"
-            )
+        if model is None and size_b:
+            tokens, basis = _scaled_by_size(ref, size_b)
         row, detail = _row(bench, offer, basis, tokens, step)
         result.rows.append(row)
         result.details.append(detail)
-    result.excluded = [
+    result.excluded = _excluded(left_out)
+    return result.sort()
+
+
+def _measurements(kb, model: ModelEntry | None, size_b: float, workload: str, step: str) -> list[tuple[dict, dict]]:
+    """(benchmark row, reference row) pairs: the model's measurements (each its own reference), or without a
+    model, per instance type the measured model nearest in size among those whose weights fit (with `_params`)."""
+    if model is not None:
+        return [(b, b) for b in measured(kb, model.model, workload, step)]
+    benchmark = "llama_bench" if step == "single_stream" else "vllm_serving"
+    by_instance: dict[tuple[str, str], list[dict]] = {}
+    for m in models():
+        if m.benchmark != benchmark:
+            continue
+        for b in measured(kb, m.model, workload, step):
+            by_instance.setdefault((b["vendor"], b["instance_type"]), []).append(b | {"_params": m.params_b})
+    pairs = []
+    for found in by_instance.values():
+        if fitting := [b for b in found if _fits(size_b, b)]:
+            ref = min(fitting, key=lambda b: abs(math.log(b["_params"] / size_b)))
+            pairs.append((ref, ref))
+    return pairs
+
+
+def _scaled_by_size(ref: dict, size_b: float) -> tuple[float, str]:
+    """Tokens/s of a `size_b` model estimated from the reference measurement by the parameter ratio, and its basis."""
+    tokens = ref["tokens_per_s"] * ref["_params"] / size_b
+    basis = (
+        f"estimate: {ref['model']} ({ref['_params']:g}B) measured {ref['tokens_per_s']:g} tok/s on "
+        f"this instance, scaled by the parameter ratio {ref['_params']:g}/{size_b:g}"
+    )
+    return tokens, basis
+
+
+def _excluded(left_out: list[dict]) -> list[dict]:
+    """`availability.excluded_counts` of the offers left out, each reason with the instance types it left out."""
+    return [
         e
         | {
             "instance_types": sorted(
@@ -369,7 +387,6 @@ def rank(
         }
         for e in availability.excluded_counts(left_out)
     ]
-    return result.sort()
 
 
 def _spec_model(bench: dict, spec_of: dict[str, str]) -> str | None:
@@ -408,25 +425,7 @@ def rank_by_datasheet(
     measurement with that many GPUs), "far" (none within the ratio), "no_variant" (no datasheet bandwidth)."""
     from knowledge.kb.reader import GpuRef
 
-    bandwidth = {
-        r["model"]: r["memory_bandwidth_gbps"]
-        for r in kb.rows("SELECT model, memory_bandwidth_gbps FROM gpu_specs WHERE memory_bandwidth_gbps > 0")
-    }
-    whole = [b for b in measured(kb, model.model, workload, step) if b["gpus_used"] == b["gpu_count"]]
-    types = sorted({b["instance_type"] for b in whole})
-    spec_of = (
-        {
-            r["instance_type"]: r["gpu_model"]
-            for r in kb.rows(
-                f"SELECT DISTINCT instance_type, gpu_model FROM offers WHERE instance_type IN ({','.join('?' * len(types))}) "  # noqa: E501
-                "AND gpu_model IS NOT NULL",
-                types,
-            )
-        }
-        if types
-        else {}
-    )
-    refs = [(b, spec) for b in whole if (spec := _spec_model(b, spec_of)) and bandwidth.get(spec)]
+    bandwidth, refs = _bandwidth_refs(kb, model, workload, step)
     result = Ranking()
     if not refs:
         return result
@@ -447,25 +446,68 @@ def rank_by_datasheet(
         if target is None:  # the catalog does not say which variant (no datasheet bandwidth)
             _skip(result, "no_variant", name)
             continue
-        same_count = [r for r in refs if abs(r[0]["gpu_count"] - offer["gpu_count"]) < 1e-6]
-        close = [r for r in same_count if abs(math.log(bandwidth[r[1]] / target)) <= math.log(_MAX_BANDWIDTH_RATIO)]
-        if (offer["gpu_memory_gb"] or 0) * offer["gpu_count"] < need_gb or not close:
-            _skip(result, "too_small" if same_count and close else "other_count" if not same_count else "far", name)
+        close = _close_refs(offer, refs, bandwidth, target, need_gb)
+        if isinstance(close, str):
+            _skip(result, close, name)
             continue
         if len(seen) >= limit:
             continue  # every machine is still classified above, so the counts of those skipped are whole
         seen.add(offer["instance_type"])
-        ref, ref_gpu = min(close, key=lambda r: (abs(math.log(bandwidth[r[1]] / target)), r[1] != offer["gpu_model"]))
-        tokens = ref["tokens_per_s"] * target / bandwidth[ref_gpu]
-        basis = (
-            f"estimate: {ref['model']} measured {ref['tokens_per_s']:g} tok/s on {ref_gpu} ({ref['vendor']} "
-            f"{ref['instance_type']}), scaled by datasheet memory bandwidth "
-            f"{target:g}/{bandwidth[ref_gpu]:g} GB/s"
-        )
-        row, detail = _row({**ref, "instance_type": offer["instance_type"]}, offer, basis, tokens, step)
+        row, detail = _by_bandwidth(offer, close, bandwidth, target, step)
         result.rows.append(row)
         result.details.append(detail)
     return result.sort()
+
+
+def _bandwidth_refs(kb, model: ModelEntry, workload: str, step: str) -> tuple[dict[str, float], list[tuple[dict, str]]]:
+    """The datasheet memory bandwidth per GPU model, and the model's whole-machine measurements with the datasheet
+    model of the GPU each ran on (those with a known bandwidth)."""
+    bandwidth = {
+        r["model"]: r["memory_bandwidth_gbps"]
+        for r in kb.rows("SELECT model, memory_bandwidth_gbps FROM gpu_specs WHERE memory_bandwidth_gbps > 0")
+    }
+    whole = [b for b in measured(kb, model.model, workload, step) if b["gpus_used"] == b["gpu_count"]]
+    types = sorted({b["instance_type"] for b in whole})
+    spec_of = (
+        {
+            r["instance_type"]: r["gpu_model"]
+            for r in kb.rows(
+                f"SELECT DISTINCT instance_type, gpu_model FROM offers WHERE instance_type IN ({','.join('?' * len(types))}) "  # noqa: E501
+                "AND gpu_model IS NOT NULL",
+                types,
+            )
+        }
+        if types
+        else {}
+    )
+    return bandwidth, [(b, spec) for b in whole if (spec := _spec_model(b, spec_of)) and bandwidth.get(spec)]
+
+
+def _close_refs(
+    offer: dict, refs: list[tuple[dict, str]], bandwidth: dict[str, float], target: float, need_gb: float
+) -> list[tuple[dict, str]] | str:
+    """The measurements an estimate for `offer` (its GPU's bandwidth `target`) may scale: as many GPUs, bandwidth
+    within the ratio, weights fitting; else why there is none ("too_small", "other_count", "far")."""
+    same_count = [r for r in refs if abs(r[0]["gpu_count"] - offer["gpu_count"]) < 1e-6]
+    close = [r for r in same_count if abs(math.log(bandwidth[r[1]] / target)) <= math.log(_MAX_BANDWIDTH_RATIO)]
+    if (offer["gpu_memory_gb"] or 0) * offer["gpu_count"] < need_gb or not close:
+        return "too_small" if same_count and close else "other_count" if not same_count else "far"
+    return close
+
+
+def _by_bandwidth(
+    offer: dict, close: list[tuple[dict, str]], bandwidth: dict[str, float], target: float, step: str
+) -> tuple[dict, dict]:
+    """The row and details of `offer` estimated from the closest measurement (same GPU first), scaled by the
+    datasheet bandwidth ratio."""
+    ref, ref_gpu = min(close, key=lambda r: (abs(math.log(bandwidth[r[1]] / target)), r[1] != offer["gpu_model"]))
+    tokens = ref["tokens_per_s"] * target / bandwidth[ref_gpu]
+    basis = (
+        f"estimate: {ref['model']} measured {ref['tokens_per_s']:g} tok/s on {ref_gpu} ({ref['vendor']} "
+        f"{ref['instance_type']}), scaled by datasheet memory bandwidth "
+        f"{target:g}/{bandwidth[ref_gpu]:g} GB/s"
+    )
+    return _row({**ref, "instance_type": offer["instance_type"]}, offer, basis, tokens, step)
 
 
 def cost_per_token(

@@ -14,7 +14,7 @@ from handlers import work_mlperf
 from handlers.display import both, for_query
 from handlers.i18n import t
 from handlers.models import Answer, Query, Source
-from knowledge.facts import work
+from knowledge.facts import work, work_datasheet
 from knowledge.facts.benchmarks import ATTRIBUTION, SOURCE, SOURCE_DATE, ModelEntry, models
 
 
@@ -136,7 +136,7 @@ def _ranked(query: Query, kb, asked: _Asked) -> tuple[work.Ranking, bool, list[s
     _honour_exclusions(found, query)
     if found.rows or not query.gpus or model is None or query.instance_types:
         return found, False, []
-    estimated = work.rank_by_datasheet(
+    estimated = work_datasheet.rank_by_datasheet(
         kb,
         model=model,
         gpus=query.gpus,

@@ -162,9 +162,36 @@ def aws_terms(
     (instance type, region) -> what a live source read there (see the module)."""
     offers: list[dict] = []
     terms: list[dict] = []
-    risks: list[dict] = []
     live = live or {}
+    pairs, risks = _aws_file(directory)
+    for pair, read in live.items():
+        if read.reserved:  # a type or region the file does not have: the live terms alone
+            pairs.setdefault(pair, {})
+    for (instance_type, region), bundled in pairs.items():
+        rates = _with_live(bundled, live.get((instance_type, region)))
+        for term, rate in rates.items():
+            terms.append(
+                {
+                    "provider": "aws",
+                    "instance_type": instance_type,
+                    "region": region,
+                    "term": term,
+                    "price_per_hour": rate.value,
+                    "currency": "USD",
+                    "source": rate.source,
+                    "as_of": rate.as_of,
+                    "fetched_at": rate.fetched_at,
+                }
+            )
+        if base := gpu_info.get(instance_type):
+            offers += _aws_reserved(base, instance_type, region, rates)
+    return offers, terms, risks
+
+
+def _aws_file(directory: Path) -> tuple[dict[tuple[str, str], dict[str, _Rate]], list[dict]]:
+    """The bundled AWS file's rates per (instance type, region) (Linux), and its spot interruption buckets."""
     pairs: dict[tuple[str, str], dict[str, _Rate]] = {}
+    risks: list[dict] = []
     for item in json.loads((directory / AWS_FILE).read_text(encoding="utf-8")):
         instance_type = item["instance_type"]
         for region, by_os in item.get("pricing", {}).items():
@@ -185,48 +212,33 @@ def aws_terms(
                         "as_of": AWS_AS_OF,
                     }
                 )
-    for pair, read in live.items():
-        if read.reserved:  # a type or region the file does not have: the live terms alone
-            pairs.setdefault(pair, {})
-    for (instance_type, region), bundled in pairs.items():
-        rates = _with_live(bundled, live.get((instance_type, region)))
-        for term, rate in rates.items():
-            terms.append(
-                {
-                    "provider": "aws",
-                    "instance_type": instance_type,
-                    "region": region,
-                    "term": term,
-                    "price_per_hour": rate.value,
-                    "currency": "USD",
-                    "source": rate.source,
-                    "as_of": rate.as_of,
-                    "fetched_at": rate.fetched_at,
-                }
-            )
-        base = gpu_info.get(instance_type)
-        reserved = {k: r.value for k, r in rates.items() if AWS_TERM.match(k)}
-        for years in (1, 3):
-            best = cheapest_term(reserved, years)
-            if base and best:
-                rate = rates[best]
-                offers.append(
-                    _offer(
-                        base,
-                        "aws",
-                        instance_type,
-                        region,
-                        f"reserved_{years}y",
-                        rate.value,
-                        rate.source,
-                        rate.as_of,
-                        f"AWS {best} (effective hourly rate; the cheapest of {len(_of(reserved, years))} "
-                        f"{years}-year terms)",
-                        best,
-                        rate.fetched_at,
-                    )
+    return pairs, risks
+
+
+def _aws_reserved(base: dict, instance_type: str, region: str, rates: dict[str, _Rate]) -> list[dict]:
+    """The reserved offers of one instance type and region: the cheapest 1- and 3-year term each."""
+    reserved = {k: r.value for k, r in rates.items() if AWS_TERM.match(k)}
+    offers = []
+    for years in (1, 3):
+        if best := cheapest_term(reserved, years):
+            rate = rates[best]
+            offers.append(
+                _offer(
+                    base,
+                    "aws",
+                    instance_type,
+                    region,
+                    f"reserved_{years}y",
+                    rate.value,
+                    rate.source,
+                    rate.as_of,
+                    f"AWS {best} (effective hourly rate; the cheapest of {len(_of(reserved, years))} "
+                    f"{years}-year terms)",
+                    best,
+                    rate.fetched_at,
                 )
-    return offers, terms, risks
+            )
+    return offers
 
 
 def _of(rates: dict[str, float], years: int) -> list[str]:
@@ -267,22 +279,8 @@ def gcp_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple
     terms: list[dict] = []
     for machine, entry in data["compute"]["instance"].items():
         base = gpu_info.get(machine)
-        if base is None:
-            key = next((k for k in GCP_GPU_KEYS if entry.get(k)), None)
-            if key:
-                gpu, model, memory = GCP_GPU_KEYS[key]
-                base = {
-                    "accelerator": key,
-                    "gpu": gpu,
-                    "gpu_model": model,
-                    "gpu_kind": "gpu",
-                    "gpu_memory_gb": memory,
-                    "gpu_count": float(entry[key]),
-                    "accelerator_count": float(entry[key]),
-                    "vgpu": False,
-                    "vcpus": entry.get("cpu"),
-                    "memory_gib": entry.get("ram"),
-                }
+        if base is None:  # a machine type the catalog does not list
+            base = _gcp_machine(entry)
         for region, cost in entry.get("cost", {}).items():
             hourly = {"ondemand": cost.get("hour"), "spot": cost.get("hour_spot")}
             for pricing, month_key in GCP_TERMS.items():
@@ -319,3 +317,23 @@ def gcp_terms(gpu_info: dict[str, dict], directory: Path = PRICING_DIR) -> tuple
                         )
                     )
     return offers, terms
+
+
+def _gcp_machine(entry: dict) -> dict | None:
+    """The GPU fields of a machine type the catalog does not list, from its accelerator in the pricing file."""
+    key = next((k for k in GCP_GPU_KEYS if entry.get(k)), None)
+    if not key:
+        return None
+    gpu, model, memory = GCP_GPU_KEYS[key]
+    return {
+        "accelerator": key,
+        "gpu": gpu,
+        "gpu_model": model,
+        "gpu_kind": "gpu",
+        "gpu_memory_gb": memory,
+        "gpu_count": float(entry[key]),
+        "accelerator_count": float(entry[key]),
+        "vgpu": False,
+        "vcpus": entry.get("cpu"),
+        "memory_gib": entry.get("ram"),
+    }

@@ -65,7 +65,7 @@ def handle(query: Query, kb) -> Answer:
     if not found.rows:
         return _none_found(query, kb, asked, found, skipped, notes)
     title = _title(query, asked, found, notes, skipped if by_datasheet else None)
-    return _found(query, kb, asked, found, title, notes)
+    return _ranking_answer(query, kb, asked, found, title, notes)
 
 
 def _asked(query: Query) -> _Asked | Answer:
@@ -229,7 +229,7 @@ def _row_notes(found: work.Ranking, asked: _Asked, lang: str) -> list[str]:
     return [*notes, ATTRIBUTION]
 
 
-def _found(query: Query, kb, asked: _Asked, found: work.Ranking, title: str, notes: list[str]) -> Answer:
+def _ranking_answer(query: Query, kb, asked: _Asked, found: work.Ranking, title: str, notes: list[str]) -> Answer:
     """The ranking as an `Answer`, its sources (the benchmark's, then each row's price source) and MLPerf's tuned
     figures for the model beside it."""
     sources = [Source(source=SOURCE, as_of=SOURCE_DATE)]

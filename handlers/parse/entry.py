@@ -78,7 +78,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         budget=budget,
         machines=machines,
         usage=usage,
-        **_found(st, body),
+        **_fields_read(st, body),
     )
     from handlers.parse.train import refine as refine_27  # train_cost and rent_or_api fields (issue 27)
     from handlers.parse.work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
@@ -114,7 +114,7 @@ def _read_first(st: State, body: str) -> tuple[Budget | None, int | None, Usage 
     return budget, machines, usage
 
 
-def _found(st: State, body: str) -> dict[str, Any]:
+def _fields_read(st: State, body: str) -> dict[str, Any]:
     """The `Query` fields as the extractors left them in `st`: names, numbers, words, exclusions, region names."""
     return {
         "gpus": st.ordered("gpus"),

@@ -93,28 +93,13 @@ def snapshot_source(commit: str) -> str:
     )
 
 
+_COLUMNS = ("snapshot_commit", "snapshot_date", "name", "gpu_name", "gpu_count", "region", "change", "source")
+
+
 def replay(path: Path = CHANGES_FILE) -> tuple[list[tuple], list[tuple]]:
     """(snapshot rows, interval rows) for the two tables, from the change-point file."""
     names = _gpu_names()
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.reader(handle)
-        header = next(reader)
-        col = {
-            name: header.index(name)
-            for name in (
-                "snapshot_commit",
-                "snapshot_date",
-                "name",
-                "gpu_name",
-                "gpu_count",
-                "region",
-                "change",
-                "source",
-            )
-        }
-        prices = [(pricing, header.index(column), divisor) for pricing, column, divisor in COLUMNS]
-        c_gpu, c_name = header.index("gpu_name"), header.index("name")
-        rows = [r for r in reader if r[c_gpu] or not r[c_name].startswith("n1-")]  # N1 hosts carry no GPU
+    col, prices, rows = _read_changes(path)
     c_commit, c_date, c_name, c_gpu = col["snapshot_commit"], col["snapshot_date"], col["name"], col["gpu_name"]
     c_count, c_region, c_change, c_source = col["gpu_count"], col["region"], col["change"], col["source"]
     dates = sorted({(_utc(r[c_date]), r[c_commit]) for r in rows})
@@ -127,31 +112,6 @@ def replay(path: Path = CHANGES_FILE) -> tuple[list[tuple], list[tuple]]:
     gpu_of: dict[str, tuple[dict, float]] = {}
     open_: dict[tuple[str, str, str], list] = {}
     intervals: list[tuple] = []
-
-    def close(key: tuple[str, str, str], last: int) -> None:
-        price, first, source = open_.pop(key)
-        name, region, pricing = key
-        info, count = gpu_of[name]
-        memory = float(info["gpu_memory_gb"]) if info["gpu_memory_gb"] else None
-        intervals.append(
-            (
-                PROVIDER,
-                info["gpu"],
-                pricing,
-                name,
-                region,
-                info["accelerator"],
-                memory,
-                count,
-                int(count < 1),
-                price,
-                price / count,
-                first,
-                last,
-                source,
-            )
-        )
-
     for row in rows:
         name = row[c_name]
         if row[c_gpu]:
@@ -170,12 +130,49 @@ def replay(path: Path = CHANGES_FILE) -> tuple[list[tuple], list[tuple]]:
             if current is not None and value is not None and abs(value - current[0]) <= NOISE * current[0]:
                 continue
             if current is not None:
-                close(key, idx - 1)
+                intervals.append(_interval(key, open_.pop(key), idx - 1, gpu_of))
             if value is not None and value > 0:
                 open_[key] = [value, idx, row[c_source]]
     for key in list(open_):
-        close(key, len(dates) - 1)
+        intervals.append(_interval(key, open_.pop(key), len(dates) - 1, gpu_of))
     return snapshots, intervals
+
+
+def _read_changes(path: Path) -> tuple[dict[str, int], list[tuple[str, int, float]], list[list[str]]]:
+    """The change-point file's column positions, its price columns ((pricing, position, divisor) of COLUMNS), and
+    its rows, N1 hosts without a GPU left out."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle)
+        header = next(reader)
+        col = {name: header.index(name) for name in _COLUMNS}
+        prices = [(pricing, header.index(column), divisor) for pricing, column, divisor in COLUMNS]
+        c_gpu, c_name = col["gpu_name"], col["name"]
+        rows = [r for r in reader if r[c_gpu] or not r[c_name].startswith("n1-")]  # N1 hosts carry no GPU
+    return col, prices, rows
+
+
+def _interval(key: tuple[str, str, str], opened: list, last: int, gpu_of: dict[str, tuple[dict, float]]) -> tuple:
+    """The interval row of a price that held from snapshot `opened[1]` to `last` (`opened`: price, first, source)."""
+    price, first, source = opened
+    name, region, pricing = key
+    info, count = gpu_of[name]
+    memory = float(info["gpu_memory_gb"]) if info["gpu_memory_gb"] else None
+    return (
+        PROVIDER,
+        info["gpu"],
+        pricing,
+        name,
+        region,
+        info["accelerator"],
+        memory,
+        count,
+        int(count < 1),
+        price,
+        price / count,
+        first,
+        last,
+        source,
+    )
 
 
 def _one_version_listings(rows, index, c_commit, c_name, c_region, c_change) -> set[tuple[str, str]]:

@@ -214,6 +214,26 @@ def subscribe(
             "language": language,
         }
     )
+    _upsert(team, channel, values, created_by)
+    found = get_subscription(team, channel)
+    assert found is not None
+    return found
+
+
+_DEFAULTS = {  # a new subscription's options not given
+    "hour": 9,
+    "timezone": "UTC",
+    "gpus": "",
+    "threshold_pct": 1.0,
+    "charts": True,
+    "quiet": False,
+    "language": "en",
+}
+
+
+def _upsert(team: str, channel: str, values: dict, created_by: str | None) -> None:
+    """Update the channel's subscription with `values` and switch it on, else insert it (the defaults for the rest);
+    a concurrent insert of the same channel is retried as an update."""
     now = utc_now()
     eng = state.engine()
     update = {**values, "active": True, "disabled_reason": None, "updated_at": now}
@@ -225,15 +245,9 @@ def subscribe(
                 .values(**update)
             ).rowcount
         if done:
-            break
+            return
         row = {
-            "hour": 9,
-            "timezone": "UTC",
-            "gpus": "",
-            "threshold_pct": 1.0,
-            "charts": True,
-            "quiet": False,
-            "language": "en",
+            **_DEFAULTS,
             **values,
             "team": team,
             "channel": channel,
@@ -245,12 +259,9 @@ def subscribe(
         try:
             with eng.begin() as conn:
                 conn.execute(subscriptions.insert().values(**row))
-            break
+            return
         except IntegrityError:
             continue  # subscribed by someone else a moment ago: update that row instead
-    found = get_subscription(team, channel)
-    assert found is not None
-    return found
 
 
 def unsubscribe(team: str, channel: str) -> bool:

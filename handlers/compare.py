@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from handlers import brief
 from handlers.common import money, name_notes, offer, pricing_label, sources
 from handlers.display import unit
@@ -26,6 +28,20 @@ PROVIDER_FAMILIES = ("H100", "A100", "L4")  # compared when providers are named 
 MAX_SUBJECTS = 3
 
 
+@dataclass
+class _Table:
+    """What the comparison shows, filled subject by subject: specs, lines (datasheets, the first pricing's
+    prices), the offers shown, each subject's (name, main spec) and (name, first offer, TFLOPS), and the other
+    pricings' lines (shown on request)."""
+
+    specs: list[dict] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    shown: list[Offer] = field(default_factory=list)
+    ratios: list[tuple[str, dict | None]] = field(default_factory=list)
+    firsts: list[tuple[str, Offer | None, float]] = field(default_factory=list)
+    other_prices: list[str] = field(default_factory=list)
+
+
 def handle(query: Query, kb: KB) -> Answer:
     """compare <gpu|instance|provider> vs <...> [pricing]: specs, price per GPU-hour, price per dense PFLOPS-hour"""
     lang = query.language
@@ -43,48 +59,18 @@ def handle(query: Query, kb: KB) -> Answer:
             rules=rule_hits(R.evaluate(facts, lang, groups=("spec",))),
         )
     pricings = [query.pricing] if query.pricing else ["on_demand", "spot", "reserved_1y"]
-    specs, lines, shown = [], [], []
-    ratios, firsts = [], []
-    other_prices: list[str] = []  # the other pricings' lines: shown on request
+    table = _Table()
     for name, rows, filters in subjects:
-        cheapest = {pricing: _cheapest(kb, query, filters, pricing) for pricing in pricings}
-        main = _main_spec(rows, cheapest[pricings[0]])
-        specs += [r for r in rows if r not in specs]
-        if main and row_line(main, lang) not in lines:  # the same GPU on two clouds: its datasheet once
-            lines.append(row_line(main, lang))
-        tflops, precision = _throughput(main)
-        if tflops:
-            facts["throughput_precision"] = "BF16/FP16"
-        for pricing in pricings:
-            best = cheapest[pricing]
-            if pricing == pricings[0]:
-                firsts.append((name, best, tflops))
-            if best is None:
-                missing = t("cmp.no_price", lang, name=name, pricing=pricing_label(pricing, lang))
-                (lines if pricing == pricings[0] else other_prices).append(missing)
-                continue
-            ppf = (
-                t("cmp.ppf", lang, value=money(best.price_per_gpu_hour_usd / (tflops / 1000)), precision=precision)
-                if tflops
-                else ""
-            )
-            line = t(
-                "cmp.price",
-                lang,
-                name=name,
-                pricing=pricing_label(pricing, lang),
-                price=money(best.price_per_gpu_hour_usd),
-                unit=unit(best, lang),  # a TPU: per chip-hour
-                provider=brief.provider_label(best.provider, lang),
-                instance=best.instance_type,
-                region=best.region,
-                ppf=ppf,
-            )
-            (lines if pricing == pricings[0] else other_prices).append(line)  # other pricings: on request
-            if pricing == pricings[0]:
-                shown.append(best)
-        ratios.append((name, main))
-    lines += _ratio_lines(ratios, lang) + errata_lines(errata, lang)
+        _add_subject(
+            kb,
+            query,
+            table,
+            name,
+            rows,
+            {pricing: _cheapest(kb, query, filters, pricing) for pricing in pricings},
+            facts,
+        )
+    lines = table.lines + _ratio_lines(table.ratios, lang) + errata_lines(errata, lang)
     from handlers.work import serving_lines  # measured $ per 1M tokens when serving is compared (#15)
 
     lines += serving_lines(kb, query)
@@ -92,22 +78,70 @@ def handle(query: Query, kb: KB) -> Answer:
     what = " vs ".join(s[0] for s in subjects) or ", ".join(e["id"] for e in errata)
     if query.budget and query.budget.per != "total":
         notes.insert(0, t("cmp.budget", lang, cap=brief.budget_label(query.budget, lang)))
-    errata_shown, errata_other = split_errata(errata, lines, lang, shown, query)
+    errata_shown, errata_other = split_errata(errata, lines, lang, table.shown, query)
     lines = [line for line in lines if line not in errata_other]
+    details = table.other_prices + errata_other
     return Answer(
         query=query,
-        title=winner_line(what, firsts, pricing_label(pricings[0], lang), lang) or t("cmp.title", lang, what=what),
-        offers=shown,
-        specs=specs,
+        title=winner_line(what, table.firsts, pricing_label(pricings[0], lang), lang)
+        or t("cmp.title", lang, what=what),
+        offers=table.shown,
+        specs=table.specs,
         lines=lines,
         notes=notes,
         suggestions=suggestions,
         rules=rule_hits(fired),
-        sources=sources(shown),
-        extra={
-            "errata": errata_json(errata, lang),
-            **({"details": other_prices + errata_other} if other_prices or errata_other else {}),
-        },
+        sources=sources(table.shown),
+        extra={"errata": errata_json(errata, lang), **({"details": details} if details else {})},
+    )
+
+
+def _add_subject(
+    kb: KB, query: Query, table: _Table, name: str, rows: list[dict], cheapest: dict[str, Offer | None], facts: dict
+) -> None:
+    """Add one subject to `table`: its datasheet (once per GPU), and its cheapest offer per pricing (`cheapest`,
+    the first pricing's shown, the others' on request)."""
+    lang = query.language
+    first = next(iter(cheapest))
+    main = _main_spec(rows, cheapest[first])
+    table.specs += [r for r in rows if r not in table.specs]
+    if main and row_line(main, lang) not in table.lines:  # the same GPU on two clouds: its datasheet once
+        table.lines.append(row_line(main, lang))
+    tflops, precision = _throughput(main)
+    if tflops:
+        facts["throughput_precision"] = "BF16/FP16"
+    for pricing, best in cheapest.items():
+        if pricing == first:
+            table.firsts.append((name, best, tflops))
+        if best is None:
+            missing = t("cmp.no_price", lang, name=name, pricing=pricing_label(pricing, lang))
+            (table.lines if pricing == first else table.other_prices).append(missing)
+            continue
+        line = _price_line(name, best, pricing, tflops, precision, lang)
+        (table.lines if pricing == first else table.other_prices).append(line)  # other pricings: on request
+        if pricing == first:
+            table.shown.append(best)
+    table.ratios.append((name, main))
+
+
+def _price_line(name: str, best: Offer, pricing: str, tflops: float, precision: str, lang: str) -> str:
+    """A subject's cheapest offer at one pricing: price per GPU-hour, where, and per dense PFLOPS-hour."""
+    ppf = (
+        t("cmp.ppf", lang, value=money(best.price_per_gpu_hour_usd / (tflops / 1000)), precision=precision)
+        if tflops
+        else ""
+    )
+    return t(
+        "cmp.price",
+        lang,
+        name=name,
+        pricing=pricing_label(pricing, lang),
+        price=money(best.price_per_gpu_hour_usd),
+        unit=unit(best, lang),  # a TPU: per chip-hour
+        provider=brief.provider_label(best.provider, lang),
+        instance=best.instance_type,
+        region=best.region,
+        ppf=ppf,
     )
 
 

@@ -75,6 +75,9 @@ def budget_text(budget: Mapping[str, Any]) -> str:
     return f"{float(budget['amount']):g} {budget['currency']}{unit}"
 
 
+_Filled = tuple[dict[str, Any], list[str]]  # (Query fields filled in, the notes saying so)
+
+
 def apply_defaults(
     query: Query, settings: Mapping[str, Any], *, region_providers: Mapping[str, Iterable[str]] | None = None
 ) -> tuple[Query, list[str]]:
@@ -87,61 +90,72 @@ def apply_defaults(
     lang = update.get("language", query.language)
     if query.intent not in FILTERED_INTENTS:
         return (query.model_copy(update=update) if update else query), notes
+    for filled, said in (
+        _providers(query, settings, lang),
+        _regions(query, settings, lang, region_providers),
+        _pricing_currency_budget(query, settings, lang),
+    ):
+        update.update(filled)
+        notes += said
+    return (query.model_copy(update=update) if update else query), notes
 
+
+def _providers(query: Query, settings: Mapping[str, Any], lang: str) -> _Filled:
+    """The channel's providers where the question names none (nor an instance type); a note when it names one
+    outside them."""
     providers = _list(settings.get("providers"))
-    if providers:
-        if query.providers:
-            if not set(query.providers) <= set(providers):  # a provider outside the channel's: say it
-                notes.append(
-                    _note(
-                        "providers_named",
-                        lang,
-                        _origin(settings, "providers"),
-                        named=", ".join(query.providers),
-                        values=", ".join(providers),
-                    )
-                )
-        elif not query.instance_types:
-            update["providers"] = providers
-            notes.append(_note("providers", lang, _origin(settings, "providers"), values=", ".join(providers)))
+    if not providers:
+        return {}, []
+    if query.providers:
+        if set(query.providers) <= set(providers):
+            return {}, []
+        named, values = ", ".join(query.providers), ", ".join(providers)  # a provider outside the channel's: say it
+        return {}, [_note("providers_named", lang, _origin(settings, "providers"), named=named, values=values)]
+    if query.instance_types:
+        return {}, []
+    return {"providers": providers}, [
+        _note("providers", lang, _origin(settings, "providers"), values=", ".join(providers))
+    ]
 
+
+def _regions(
+    query: Query, settings: Mapping[str, Any], lang: str, region_providers: Mapping[str, Iterable[str]] | None
+) -> _Filled:
+    """The channel's regions where the question names none: those of the providers it names (`region_providers`:
+    region -> providers); a note when none of them is."""
     regions = _list(settings.get("regions"))
-    if regions and not query.regions:
-        named = query.providers
-        if named and region_providers is not None:
-            usable = [r for r in regions if set(region_providers.get(r, ())) & set(named)]
-        else:
-            usable = regions
-        if usable:
-            update["regions"] = usable
-            notes.append(_note("regions", lang, _origin(settings, "regions"), values=", ".join(usable)))
-        else:
-            notes.append(
-                _note(
-                    "regions_named",
-                    lang,
-                    _origin(settings, "regions"),
-                    named=", ".join(named),
-                    values=", ".join(regions),
-                )
-            )
+    if not regions or query.regions:
+        return {}, []
+    named = query.providers
+    if named and region_providers is not None:
+        usable = [r for r in regions if set(region_providers.get(r, ())) & set(named)]
+    else:
+        usable = regions
+    origin = _origin(settings, "regions")
+    if usable:
+        return {"regions": usable}, [_note("regions", lang, origin, values=", ".join(usable))]
+    return {}, [_note("regions_named", lang, origin, named=", ".join(named), values=", ".join(regions))]
 
+
+def _pricing_currency_budget(query: Query, settings: Mapping[str, Any], lang: str) -> _Filled:
+    """The channel's pricing model, currency (noted for tco) and budget (for the intents that read one), each
+    where the question says none."""
+    update: dict[str, Any] = {}
+    notes: list[str] = []
     pricing = settings.get("pricing")
     if pricing and query.pricing is None:
         update["pricing"] = pricing
         notes.append(_note("pricing", lang, _origin(settings, "pricing"), values=t(f"pricing.{pricing}", lang)))
-
     currency = settings.get("currency")
     if currency and query.currency is None:
         update["currency"] = currency
         if query.intent == "tco":
             notes.append(_note("currency", lang, _origin(settings, "currency"), values=currency))
-
     budget = settings.get("budget")
     if budget and query.budget is None and query.intent in BUDGET_INTENTS:
         update["budget"] = budget_of(budget)
         notes.append(_note("budget", lang, _origin(settings, "budget"), values=budget_text(budget)))
-    return (query.model_copy(update=update) if update else query), notes
+    return update, notes
 
 
 def defaulted_fields(asked: Query, applied: Query) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from handlers.common import money, pricing_label
 from handlers.display import both, for_query, rate_note
@@ -173,6 +173,9 @@ def matches_gpus(gpus: Iterable[str]):
     return keep
 
 
+_Groups = list[tuple[tuple[str, str, str], dict[str, list[Change]]]]  # ((gpu, provider, pricing), changes by kind)
+
+
 def summarize(
     digest: Digest,
     query: Query | None = None,
@@ -187,43 +190,19 @@ def summarize(
     query = query or Query(intent="digest", language=lang or "en")
     lang = lang or query.language
     since = _since(digest)
-    if not digest.providers:
-        return Answer(query=query, title=phrase("title.no_history", lang), extra={"digest": {"state": "no_history"}})
-    if all(p.old is None for p in digest.providers):
-        state = {"state": "one_snapshot", "datasets": _datasets(digest, all_providers=True)}
-        return Answer(query=query, title=phrase("title.one_snapshot", lang, since=since), extra={"digest": state})
-    notes = []
-    if digest.gpus:
-        notes.append(phrase("filtered", lang, what=", ".join(digest.gpus)))
-    small = sum(p.changes.below_threshold for p in digest.providers)
-    sources = [
-        Source(source=p.new.source, as_of=p.new.taken_at.date().isoformat()) for p in digest.providers if p.changes
-    ]
-    if not digest:
-        title = phrase("no_changes_line" if no_changes_one_line else "title.none", lang, since=since)
-        if not no_changes_one_line:
-            notes.append(phrase("threshold", lang, t=digest.threshold_pct, small=small))
-        empty = {"headline": title, "changes": 0, "added": 0, "removed": 0, "datasets": _datasets(digest)}
-        return Answer(query=query, title=title, notes=notes, extra={"digest": empty})
-
-    groups: dict[tuple[str, str, str], dict[str, list[Change]]] = defaultdict(
-        lambda: {"changed": [], "added": [], "removed": []}
-    )
-    for kind, changes in (("changed", digest.changed), ("added", digest.added), ("removed", digest.removed)):
-        for change in changes:
-            groups[(change.gpu, change.provider, change.pricing)][kind].append(change)
-    ordered = sorted(groups.items(), key=lambda kv: (-sum(len(v) for v in kv[1].values()), kv[0]))
+    if (quiet := _quiet(digest, query, lang, since, no_changes_one_line)) is not None:
+        return quiet
+    ordered = _grouped(digest)
+    moves = sorted(digest.changed, key=lambda c: (-abs(c.change_pct or 0.0), c.key))[:top]
     lines = [f"• {_group_line(key, items, lang)}" for key, items in ordered[:MAX_GROUPS]]
     if len(ordered) > MAX_GROUPS:
         lines.append(phrase("more_groups", lang, n=len(ordered) - MAX_GROUPS))
-    group_lines = [_group_line(key, items, lang) for key, items in ordered]
-    moves = sorted(digest.changed, key=lambda c: (-abs(c.change_pct or 0.0), c.key))[:top]
     if moves:
         lines.append("")
         lines.append(phrase("moves", lang))
         lines += [f"  {n}. {_move_line(c, lang, display)}" for n, c in enumerate(moves, start=1)]
     lines += _stock_lines(digest.stock, lang, top)
-    notes.append(phrase("threshold", lang, t=digest.threshold_pct, small=small))
+    notes = [*_filtered(digest, lang), _threshold(digest, lang)]
     if display and moves:  # the rate, once, with its source and date (the pipeline's note when asked there)
         notes.append(rate_note(display, lang))
     return Answer(
@@ -231,24 +210,72 @@ def summarize(
         title=phrase("title", lang, since=since),
         lines=lines,
         notes=notes,
-        sources=sources,
-        extra={
-            "digest": {
-                "headline": _headline(digest, moves, since, lang),
-                "group_lines": group_lines,
-                "moves": [_move_view(c, lang, display) for c in moves],
-                "datasets": _datasets(digest),
-                "changes": len(digest.changed),
-                "added": len(digest.added),
-                "removed": len(digest.removed),
-                "stock": len(digest.stock),
-                "groups": [
-                    {"gpu": k[0], "provider": k[1], "pricing": k[2], **{kind: len(v) for kind, v in items.items()}}
-                    for k, items in ordered
-                ],
-            }
-        },
+        sources=_sources(digest),
+        extra={"digest": _view(digest, ordered, moves, since, lang, display)},
     )
+
+
+def _quiet(digest: Digest, query: Query, lang: str, since: str, one_line: bool) -> Answer | None:
+    """The answer when there is nothing to list: no history, a single snapshot, or no change above the threshold
+    (`one_line`: just that line); None when there are changes."""
+    if not digest.providers:
+        return Answer(query=query, title=phrase("title.no_history", lang), extra={"digest": {"state": "no_history"}})
+    if all(p.old is None for p in digest.providers):
+        state = {"state": "one_snapshot", "datasets": _datasets(digest, all_providers=True)}
+        return Answer(query=query, title=phrase("title.one_snapshot", lang, since=since), extra={"digest": state})
+    if digest:
+        return None
+    title = phrase("no_changes_line" if one_line else "title.none", lang, since=since)
+    notes = _filtered(digest, lang) + ([] if one_line else [_threshold(digest, lang)])
+    empty = {"headline": title, "changes": 0, "added": 0, "removed": 0, "datasets": _datasets(digest)}
+    return Answer(query=query, title=title, notes=notes, extra={"digest": empty})
+
+
+def _filtered(digest: Digest, lang: str) -> list[str]:
+    """The GPU families the digest was narrowed to, if any."""
+    return [phrase("filtered", lang, what=", ".join(digest.gpus))] if digest.gpus else []
+
+
+def _threshold(digest: Digest, lang: str) -> str:
+    """The smallest move listed, and how many smaller ones were left out."""
+    small = sum(p.changes.below_threshold for p in digest.providers)
+    return phrase("threshold", lang, t=digest.threshold_pct, small=small)
+
+
+def _sources(digest: Digest) -> list[Source]:
+    """The newest snapshot's source of each provider with changes."""
+    return [Source(source=p.new.source, as_of=p.new.taken_at.date().isoformat()) for p in digest.providers if p.changes]
+
+
+def _grouped(digest: Digest) -> _Groups:
+    """The changes per (GPU, provider, pricing), by kind (changed, added, removed), the most changes first."""
+    groups: dict[tuple[str, str, str], dict[str, list[Change]]] = defaultdict(
+        lambda: {"changed": [], "added": [], "removed": []}
+    )
+    for kind, changes in (("changed", digest.changed), ("added", digest.added), ("removed", digest.removed)):
+        for change in changes:
+            groups[(change.gpu, change.provider, change.pricing)][kind].append(change)
+    return sorted(groups.items(), key=lambda kv: (-sum(len(v) for v in kv[1].values()), kv[0]))
+
+
+def _view(
+    digest: Digest, ordered: _Groups, moves: list[Change], since: str, lang: str, display: dict | None
+) -> dict[str, Any]:
+    """The digest's JSON (`extra["digest"]`): headline, every group's line and counts, the moves, the datasets."""
+    return {
+        "headline": _headline(digest, moves, since, lang),
+        "group_lines": [_group_line(key, items, lang) for key, items in ordered],
+        "moves": [_move_view(c, lang, display) for c in moves],
+        "datasets": _datasets(digest),
+        "changes": len(digest.changed),
+        "added": len(digest.added),
+        "removed": len(digest.removed),
+        "stock": len(digest.stock),
+        "groups": [
+            {"gpu": k[0], "provider": k[1], "pricing": k[2], **{kind: len(v) for kind, v in items.items()}}
+            for k, items in ordered
+        ],
+    }
 
 
 def _prices_of_now(kb: KB | None):

@@ -171,7 +171,6 @@ def summarize(
     `display`: the display currency every USD figure is also shown in (`handlers.display`)."""
     lang = query.language
     notes, suggestions = name_notes(query)
-    gpu_label = " / ".join(query.gpus) or "GPU"
     if not points:
         return _no_data(query, notes, suggestions, families, since)
     groups = _groups(points)
@@ -182,7 +181,21 @@ def summarize(
     elif single:
         title = phrase("title.one", lang, gpu=" / ".join(gpus), since=max(_date(p) for p in points))
     else:
-        title = phrase("title", lang, gpu=" / ".join(gpus) or gpu_label)
+        title = phrase("title", lang, gpu=" / ".join(gpus) or " / ".join(query.gpus) or "GPU")
+    notes += _notes(points, gpus, single, since, lang) + _source_changes(points, lang)
+    return Answer(
+        query=query,
+        title=title,
+        lines=_series_lines(groups, lang, display),
+        notes=notes,
+        suggestions=suggestions,
+        sources=_sources(points),
+        extra={"history": [p.as_json() for p in points], "headline": headline(points, lang, display=display)},
+    )
+
+
+def _series_lines(groups: dict[tuple[str, str, str], list], lang: str, display: dict | None) -> list[str]:
+    """Per series (GPU, provider, pricing): its line when there are several, then its latest median and offers."""
     lines = []
     for key, items in groups.items():
         if len(groups) > 1:
@@ -207,6 +220,13 @@ def summarize(
                     offers=last.offers,
                 )
             )
+    return lines
+
+
+def _notes(points: Sequence, gpus: list[str], single: bool, since: str | None, lang: str) -> list[str]:
+    """How each GPU's series is made (its variants), spot zones, a single snapshot, GPU-only offers left out, prices
+    kept in another currency, and the start date asked."""
+    notes = []
     for gpu in gpus:
         variants = sorted({a for p in points if p.gpu == gpu for a in p.accelerators})
         shown = phrase("variants", lang, names=", ".join(variants)) if variants != [gpu] else ""
@@ -215,13 +235,37 @@ def summarize(
         notes.append(phrase("zones", lang))
     if single:
         notes.append(phrase("one_snapshot", lang))
-    excluded = max((p.excluded_gpu_only for p in points), default=0)
-    if excluded:
+    if excluded := max((p.excluded_gpu_only for p in points), default=0):
         notes.append(phrase("gpu_only", lang, n=excluded))
     for provider, currency in sorted({(p.provider, p.currency) for p in points if p.currency != "USD"}):
         notes.append(phrase("currency", lang, provider=_provider(provider, lang), currency=currency))
     if since:
         notes.append(phrase("since", lang, since=since))
+    return notes
+
+
+def _source_changes(points: Sequence, lang: str) -> list[str]:
+    """A note per point of a series whose price source changed since the point before."""
+    notes = []
+    for key, items in _groups(points).items():
+        for before, p in zip(items, items[1:], strict=False):
+            if getattr(p, "source_changed", False):
+                notes.append(
+                    phrase(
+                        "source_changed",
+                        lang,
+                        provider=_provider(key[1], lang),
+                        when=_date(p),
+                        before=_date(before),
+                        gpu=key[0],
+                        pricing=pricing_label(key[2], lang),
+                    )
+                )
+    return notes
+
+
+def _sources(points: Sequence) -> list[Source]:
+    """A source per snapshot's source and date; the weekly bundled history one per series, with its span."""
     sources: dict[tuple[str, str], Source] = {}
     bundled: dict[str, list] = defaultdict(list)  # weekly bundled history: one source line per series, not per week
     for p in points:
@@ -237,29 +281,7 @@ def summarize(
             f"{count} snapshots {_date(items[0])} to {_date(items[-1])} (Apache-2.0)",
             as_of=_date(items[-1]),
         )
-    for key, items in _groups(points).items():
-        for before, p in zip(items, items[1:], strict=False):
-            if getattr(p, "source_changed", False):
-                notes.append(
-                    phrase(
-                        "source_changed",
-                        lang,
-                        provider=_provider(key[1], lang),
-                        when=_date(p),
-                        before=_date(before),
-                        gpu=key[0],
-                        pricing=pricing_label(key[2], lang),
-                    )
-                )
-    return Answer(
-        query=query,
-        title=title,
-        lines=lines,
-        notes=notes,
-        suggestions=suggestions,
-        sources=list(sources.values()),
-        extra={"history": [p.as_json() for p in points], "headline": headline(points, lang, display=display)},
-    )
+    return list(sources.values())
 
 
 def _no_data(

@@ -11,6 +11,8 @@ from handlers.tco_model import DEFAULT_HOURS, spot_estimate
 from knowledge.facts import rules as R
 from knowledge.kb.reader import KB
 
+SHOWN_REGIONS = 8  # regions listed; the rest are counted
+
 
 def interruptions(query: Query, kb: KB, facts: dict) -> Answer:
     """How often spot instances of a type are interrupted: the newest bucket per region, with its date."""
@@ -25,23 +27,9 @@ def interruptions(query: Query, kb: KB, facts: dict) -> Answer:
     for row in rows:  # newest first
         newest.setdefault(row["region"], row)
     lines, data = [], []
-    for region, row in list(newest.items())[:8]:
-        lines.append(
-            t(
-                "tco.int.line",
-                lang,
-                region=region,
-                bucket=row["bucket"],
-                source=row["source"],
-                as_of=row["as_of"],
-                savings=row["savings_pct"],
-            )
-        )
+    for region, row in list(newest.items())[:SHOWN_REGIONS]:
         older = [r for r in rows if r["region"] == region and r is not row]
-        for old in older:
-            lines.append(
-                t("tco.int.older", lang, region=region, bucket=old["bucket"], source=old["source"], as_of=old["as_of"])
-            )
+        lines += _region_lines(region, row, older, lang)
         data.append(
             {
                 "region": region,
@@ -52,29 +40,12 @@ def interruptions(query: Query, kb: KB, facts: dict) -> Answer:
                 "older": [{k: o[k] for k in ("bucket", "as_of", "source")} for o in older],
             }
         )
-    if len(newest) > 8:
-        lines.append(t("tco.int.more", lang, n=len(newest) - 8))
+    if len(newest) > SHOWN_REGIONS:
+        lines.append(t("tco.int.more", lang, n=len(newest) - SHOWN_REGIONS))
     if not newest:
         lines.append(t("tco.int.none", lang, instance=instance_type, where=where))
     elif len(newest) == 1:
-        region = next(iter(newest))
-        od, spot = (
-            kb.offers(instance_types=[instance_type], regions=[region], pricing=p, limit=1)
-            for p in ("on_demand", "spot")
-        )
-        facts.update(saving_facts(kb, instance_type, region, lang))
-        if od and spot:
-            facts.update(
-                spot_estimate(
-                    kb,
-                    spot[0],
-                    od[0]["price_per_hour_usd"],
-                    spot[0]["price_per_hour_usd"],
-                    query.duration_hours or DEFAULT_HOURS,
-                    1,
-                    lang,
-                )[1]
-            )
+        facts.update(_job_facts(kb, query, instance_type, next(iter(newest))))
     return Answer(
         query=query,
         title=t("tco.int.title", lang, instance=instance_type, where=where),
@@ -83,3 +54,34 @@ def interruptions(query: Query, kb: KB, facts: dict) -> Answer:
         extra={"spot_risk": data},
         sources=[Source(source=d["source"], as_of=d["as_of"]) for d in data[:1]],
     )
+
+
+def _region_lines(region: str, row: dict, older: list[dict], lang: str) -> list[str]:
+    """A region's newest bucket (its source, date and spot saving), then each older one."""
+    newest = t(
+        "tco.int.line",
+        lang,
+        region=region,
+        bucket=row["bucket"],
+        source=row["source"],
+        as_of=row["as_of"],
+        savings=row["savings_pct"],
+    )
+    return [newest] + [
+        t("tco.int.older", lang, region=region, bucket=old["bucket"], source=old["source"], as_of=old["as_of"])
+        for old in older
+    ]
+
+
+def _job_facts(kb: KB, query: Query, instance_type: str, region: str) -> dict:
+    """For the one region: the rule facts of reserving it, and what interruptions cost a job on its spot offer."""
+    lang = query.language
+    od, spot = (
+        kb.offers(instance_types=[instance_type], regions=[region], pricing=p, limit=1) for p in ("on_demand", "spot")
+    )
+    facts = saving_facts(kb, instance_type, region, lang)
+    if od and spot:
+        od_rate, spot_rate = od[0]["price_per_hour_usd"], spot[0]["price_per_hour_usd"]
+        hours = query.duration_hours or DEFAULT_HOURS
+        facts.update(spot_estimate(kb, spot[0], od_rate, spot_rate, hours, 1, lang)[1])
+    return facts

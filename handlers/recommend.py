@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
-from handlers import brief, run_cost
+from handlers import brief, recommend_options, run_cost
 from handlers.break_even import saving_facts, usage_verdict
 from handlers.common import money, name_notes, offer, pricing_label, sources
 from handlers.i18n import t
@@ -14,12 +14,32 @@ from handlers.offer_notes import excluded_note
 from handlers.spec import errata_json, errata_lines, match_errata
 from handlers.tco_model import spot_estimate
 from knowledge.facts import rules as R
-from knowledge.facts.question_facts import in_mainland_china, query_facts
+from knowledge.facts.question_facts import query_facts
 from knowledge.kb import ranks
 from knowledge.kb.reader import KB, GpuRef
 
-DEFAULT_FAMILIES = ("H100", "A100", "L40S", "L4", "A10G", "T4")
 TOP = 5
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The options weighed and how: their pricing model and scope, GPUs per variant (variant: (family, GB)),
+    whether NVLink is required, the hourly cap, what ranks them, and whether by the cost of the whole run."""
+
+    options: list[dict]
+    counts: dict[tuple[str, float], int]
+    pricing: str
+    providers: list[str]
+    regions: list[str]
+    nvlink: bool
+    cap: tuple[str, float] | None
+    rank_by: str
+    by_run: bool
+
+    @property
+    def top(self) -> dict | None:
+        """The offer of the first option, if it has one."""
+        return self.options[0]["offer"] if self.options and self.options[0]["offer"] else None
 
 
 def handle(query: Query, kb: KB) -> Answer:
@@ -36,13 +56,46 @@ def handle(query: Query, kb: KB) -> Answer:
             notes=notes,
             rules=rule_hits([f for f in fired if f.group == "hardware"]),
         )
+    plan, fired = _plan(kb, query, fired, facts)
+    if plan.cap and query.budget:  # a cap is only read from a budget
+        notes.append(t("rec.budget_cap", lang, cap=brief.budget_label(query.budget, lang)))
+    # offers of these GPUs that cannot be ordered at this pricing model were left out: say how many, and why
+    gpus = [GpuRef(*v) for v in plan.counts]
+    excluded = kb.excluded(gpus=gpus, pricing=plan.pricing, providers=plan.providers, regions=plan.regions)
+    if note := excluded_note(excluded, plan.pricing, lang):
+        notes.append(note)
+    facts.update(_ranking_facts(kb, query, plan.options, plan.pricing, fired, lang))
+    if top := plan.top:
+        facts.update(_top_facts(kb, query, plan, top))
+    errata = match_errata(query, kb)
+    facts["erratum_ids"] = [e["id"] for e in errata]
+    fired = R.evaluate(facts, lang)
+    required = facts.get("required_gb")
+    recs = [_recommendation(o, required, plan.pricing, lang, kb) for o in plan.options[: query.top_n or TOP]]
+    return Answer(
+        query=query,
+        title=_title(kb, query, plan, recs),
+        recommendations=recs,
+        rules=rule_hits(fired),
+        lines=_lines(kb, query, plan, fired, errata) + _serving(kb, query, plan, recs),
+        notes=_notes(kb, query, plan, notes),
+        suggestions=suggestions,
+        sources=sources([r.offer for r in recs if r.offer]),
+        extra={"errata": errata_json(errata, lang)},
+    )
+
+
+def _plan(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> tuple[_Plan, list[R.Fired]]:
+    """The options ranked, and the rules fired once the memory need is known; adds to `facts` the pricing, the
+    memory required and the GPUs needed."""
+    lang = query.language
     facts["pricing"] = pricing = query.pricing or _advised(fired) or "on_demand"
     memory = R.first(fired, "memory", "bytes_per_param")
     if memory and query.model_size_b:
         params = memory.then.params
         facts["required_gb"] = R.memory_required_gb(query.model_size_b, params["bytes_per_param"], params["overhead"])
     fired = R.evaluate(facts, lang)  # the memory need can change the hardware class (large-model inference)
-    variants = _variants(kb, query, fired, facts)
+    variants = recommend_options.variants(kb, query, fired, facts)
     required = facts.get("required_gb")
     counts = {v: max(R.gpus_needed(required, v[1]) if required else 1, int(query.gpu_count or 1)) for v in variants}
     if counts and (required or query.gpu_count):
@@ -51,55 +104,55 @@ def handle(query: Query, kb: KB) -> Answer:
             gpus_needed=min(counts.values()), largest_gpu=f"{largest[0]} {largest[1]:g}GB", largest_gb=largest[1]
         )
     nvlink = any("nvlink" in f.then.require for f in R.evaluate(facts, lang, groups=("hardware", "interconnect")))
-    providers, regions = _scope(kb, query, fired, facts)
-    cap = _hourly_cap(query, kb)
-    options = [_option(kb, v, counts[v], pricing, providers, regions, nvlink, cap) for v in variants]
-    if cap and query.budget:  # a cap is only read from a budget
-        notes.append(t("rec.budget_cap", lang, cap=brief.budget_label(query.budget, lang)))
-    # offers of these GPUs that cannot be ordered at this pricing model were left out: say how many, and why
-    excluded = kb.excluded(gpus=[GpuRef(*v) for v in variants], pricing=pricing, providers=providers, regions=regions)
-    if note := excluded_note(excluded, pricing, lang):
-        notes.append(note)
+    providers, regions = recommend_options.scope(kb, query, fired, facts)
+    cap = recommend_options.hourly_cap(query, kb)
+    options = [recommend_options.option(kb, v, counts[v], pricing, providers, regions, nvlink, cap) for v in variants]
     rank = R.first(fired, "priority", "rank_by") or R.first(fired, "hardware", "rank_by")
     rank_by = (rank.then.rank_by if rank else None) or "price"
-    by = _rank_key(rank_by)
+    by_run = _order(query, options, rank_by, max(counts.values(), default=1))
+    return _Plan(options, counts, pricing, providers, regions, nvlink, cap, rank_by, by_run), fired
+
+
+def _order(query: Query, options: list[dict], rank_by: str, most_gpus: int) -> bool:
+    """Sort `options` best first: by `rank_by`, or (multi-GPU training, then True) by what the run costs, each
+    option given its `run` estimate; what fits on one GPU is never ranked below a split across two."""
+    by = recommend_options.rank_key(rank_by)
     one = any(o["needed"] == 1 and o["offer"] for o in options)  # what fits on one GPU is not split across two
     options.sort(key=lambda o: (one and o["needed"] > 1, *by(o)))
-    by_run = run_cost.applies(query, max(counts.values(), default=1))
-    if by_run:  # multi-GPU training: what the run costs, not the cluster's $/hour
-        for o in options:
-            row = o["offer"]
-            o["run"] = (
-                run_cost.estimate(query, o["tflops"], o["instances"], row["gpu_count"], o["hourly"]) if row else None
-            )
-        options.sort(key=lambda o: (one and o["needed"] > 1, o["run"] is None, o["run"]["cost"] if o["run"] else 0.0))
-    facts.update(_ranking_facts(kb, query, options, pricing, fired, lang))
-    top = options[0]["offer"] if options and options[0]["offer"] else None
-    if top:
-        facts.update(saving_facts(kb, top["instance_type"], top["region"], lang))
-    if top and pricing == "spot":
-        od = kb.offers(instance_types=[top["instance_type"]], regions=[top["region"]], pricing="on_demand", limit=1)
-        if od:
-            hours = query.duration_hours or R.HOURS_PER_MONTH
-            facts.update(
-                spot_estimate(
-                    kb,
-                    top,
-                    od[0]["price_per_hour_usd"],
-                    top["price_per_hour_usd"],
-                    hours,
-                    options[0]["instances"],
-                    lang,
-                )[1]
-            )
-    errata = match_errata(query, kb)
-    facts["erratum_ids"] = [e["id"] for e in errata]
-    fired = R.evaluate(facts, lang)
-    recs = [_recommendation(o, required, pricing, lang, kb) for o in options[: query.top_n or TOP]]
-    lines = _provider_lines(kb, fired, providers, lang) + errata_lines(errata, lang)
+    if not run_cost.applies(query, most_gpus):
+        return False
+    for o in options:  # multi-GPU training: what the run costs, not the cluster's $/hour
+        row = o["offer"]
+        o["run"] = run_cost.estimate(query, o["tflops"], o["instances"], row["gpu_count"], o["hourly"]) if row else None
+    options.sort(key=lambda o: (one and o["needed"] > 1, o["run"] is None, o["run"]["cost"] if o["run"] else 0.0))
+    return True
+
+
+def _top_facts(kb: KB, query: Query, plan: _Plan, top: dict) -> dict:
+    """Facts of the first pick for the rules: what reserving it saves, and on spot what interruptions cost."""
+    lang = query.language
+    facts = saving_facts(kb, top["instance_type"], top["region"], lang)
+    if plan.pricing != "spot":
+        return facts
+    od = kb.offers(instance_types=[top["instance_type"]], regions=[top["region"]], pricing="on_demand", limit=1)
+    if od:
+        hours = query.duration_hours or R.HOURS_PER_MONTH
+        od_price, spot_price, instances = (
+            od[0]["price_per_hour_usd"],
+            top["price_per_hour_usd"],
+            plan.options[0]["instances"],
+        )
+        facts.update(spot_estimate(kb, top, od_price, spot_price, hours, instances, lang)[1])
+    return facts
+
+
+def _lines(kb: KB, query: Query, plan: _Plan, fired: list[R.Fired], errata: list) -> list[str]:
+    """The run's basis (multi-GPU training), the verdict on the usage asked, the providers' notes and the errata."""
+    lang, top = query.language, plan.top
+    lines = _provider_lines(kb, fired, plan.providers, lang) + errata_lines(errata, lang)
     if top and (said := usage_verdict(kb, query, top["instance_type"], top["region"])):
         lines.insert(0, said)  # "200 hours a month": on-demand or reserved for that usage
-    if by_run:
+    if plan.by_run:
         n_tokens, tokens_said = run_cost.tokens(query)
         lines.insert(
             0,
@@ -112,17 +165,34 @@ def handle(query: Query, kb: KB) -> Answer:
                 mfu=run_cost.MFU * 100,
             ),
         )
-    budget_line = _total_budget(query, options, pricing, kb)
-    if budget_line:
+    return lines
+
+
+def _serving(kb: KB, query: Query, plan: _Plan, recs: list[Recommendation]) -> list[str]:
+    """Measured $ per 1M tokens of the GPUs recommended for inference; training: estimated (#15)."""
+    from handlers.work import serving_lines
+
+    return serving_lines(kb, query, gpus=list(dict.fromkeys(r.gpu for r in recs)), pricing=plan.pricing)
+
+
+def _notes(kb: KB, query: Query, plan: _Plan, notes: list[str]) -> list[str]:
+    """`notes` with the total budget's verdict first, NVLink and vGPU advice, and a hint to say the workload."""
+    lang = query.language
+    if budget_line := _total_budget(query, plan.options, plan.pricing, kb):
         notes.insert(0, budget_line)
-    if nvlink and any(c > 1 for c in counts.values()):
+    if plan.nvlink and any(c > 1 for c in plan.counts.values()):
         notes.append(t("rec.nvlink", lang))
     notes.append(t("rec.vgpu", lang))
     if not query.workload and not query.gpus:
         notes.insert(0, t("rec.ask", lang))
-    from handlers.work import serving_lines  # measured $ per 1M tokens for inference; training: estimated (#15)
+    return notes
 
-    lines += serving_lines(kb, query, gpus=list(dict.fromkeys(r.gpu for r in recs)), pricing=pricing)
+
+def _title(kb: KB, query: Query, plan: _Plan, recs: list[Recommendation]) -> str:
+    """The verdict on the first pick; else that nothing fits the budget, or what was asked."""
+    lang = query.language
+    if recs and recs[0].offer:
+        return _verdict(plan.options[0], recs[0], plan.pricing, plan.by_run, plan.rank_by, lang, kb)
     what = " ".join(
         x
         for x in (
@@ -133,23 +203,9 @@ def handle(query: Query, kb: KB) -> Answer:
         if x
     )
     what = what or ", ".join(query.gpus) or "?"
-    if recs and recs[0].offer:
-        title = _verdict(options[0], recs[0], pricing, by_run, rank_by, lang, kb)
-    elif cap and query.budget:
-        title = t("rec.none_within", lang, what=what, cap=brief.budget_label(query.budget, lang))
-    else:
-        title = t("rec.title", lang, what=what)
-    return Answer(
-        query=query,
-        title=title,
-        recommendations=recs,
-        rules=rule_hits(fired),
-        lines=lines,
-        notes=notes,
-        suggestions=suggestions,
-        sources=sources([r.offer for r in recs if r.offer]),
-        extra={"errata": errata_json(errata, lang)},
-    )
+    if plan.cap and query.budget:
+        return t("rec.none_within", lang, what=what, cap=brief.budget_label(query.budget, lang))
+    return t("rec.title", lang, what=what)
 
 
 def _verdict(option: dict, rec: Recommendation, pricing: str, by_run: bool, rank_by: str, lang: str, kb: KB) -> str:
@@ -197,148 +253,6 @@ def _advised(fired: list[R.Fired]) -> str | None:
     """The pricing a priority rule advises (budget first: spot), when the question named none."""
     rule = R.first(fired, "priority", "pricing")
     return rule.then.pricing if rule else None
-
-
-def _variants(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> list[tuple[str, float]]:
-    """(family, memory GB) candidates: the GPUs asked, else the hardware rule's families, minus excluded ones."""
-    hardware = R.first(fired, "hardware", "families") or R.first(fired, "hardware", "min_fp64_tflops")
-    refs = [GpuRef.parse(g) for g in query.gpus]
-    if not refs and hardware and hardware.then.params.get("min_fp64_tflops"):
-        threshold = hardware.then.params["min_fp64_tflops"]
-        names = [
-            r["family"]
-            for r in kb.rows(
-                "SELECT family, MAX(fp64_tflops) f FROM gpu_specs WHERE fp64_tflops >= ? "
-                "AND family IS NOT NULL GROUP BY family ORDER BY f DESC",
-                [threshold],
-            )
-        ]
-        facts["fp64_families"] = ", ".join(names)
-        refs = [GpuRef(n) for n in names]
-    refs = refs or [GpuRef(f) for f in (hardware.then.families if hardware else DEFAULT_FAMILIES)]
-    excluded = {f for item in fired for f in item.then.exclude_families}
-    variants = []
-    for ref in refs:
-        if ref.family in excluded and not query.gpus:
-            continue
-        sizes = (
-            [ref.memory_gb]
-            if ref.memory_gb
-            else [
-                r["m"]
-                for r in kb.rows(
-                    "SELECT DISTINCT gpu_memory_gb m FROM offers WHERE gpu = ? AND vgpu = 0 AND gpu_count >= 1 "
-                    "AND kind != 'article' AND gpu_memory_gb IS NOT NULL ORDER BY m",
-                    [ref.family],
-                )
-            ]
-        )
-        sizes = sizes or [
-            r["memory_gb"]
-            for r in kb.rows("SELECT DISTINCT memory_gb FROM gpu_specs WHERE family = ?", [ref.family])
-            if r["memory_gb"]
-        ]
-        variants += [(ref.family, float(m)) for m in sizes if m >= (query.min_gpu_memory_gb or 0)]
-    return list(dict.fromkeys(variants))
-
-
-def _scope(kb: KB, query: Query, fired: list[R.Fired], facts: dict) -> tuple[list[str], list[str]]:
-    """Providers and regions to search: those asked, else a compliance rule's providers in mainland regions."""
-    rule = R.first(fired, "priority", "providers")
-    if query.providers or not rule:
-        return list(query.providers), list(query.regions)
-    providers = [p for p in rule.then.providers if p in kb.providers]
-    regions = query.regions or [
-        r for r, owners in kb.regions.items() if in_mainland_china(r) and owners & set(providers)
-    ]
-    names = [provider_name(kb, p, query.language) for p in providers]
-    facts["compliance_providers"] = ", ".join(names)
-    return providers, regions
-
-
-def _form_factors(kb: KB) -> dict[str, str]:
-    """Datasheet model -> form factor, read once per knowledge base (asked for every candidate offer)."""
-    return kb.memo(
-        "recommend.form_factors",
-        lambda: {r["model"]: r["form_factor"] or "" for r in kb.rows("SELECT model, form_factor FROM gpu_specs")},
-    )
-
-
-def _hourly_cap(query: Query, kb: KB) -> tuple[str, float] | None:
-    """(what it caps, USD) for an hourly budget in the question: per GPU-hour, or the cluster's hour."""
-    budget = query.budget
-    if not budget or budget.per == "total":
-        return None
-    return budget.per, budget.usd(kb.fx()) + 1e-9
-
-
-def _option(
-    kb: KB,
-    variant: tuple[str, float],
-    needed: int,
-    pricing: str,
-    providers: list[str],
-    regions: list[str],
-    nvlink: bool,
-    cap: tuple[str, float] | None = None,
-) -> dict:
-    """The cheapest way to rent `needed` GPUs of one variant: instances x hourly price (USD), within `cap`."""
-    family, memory = variant
-    fabric = nvlink and needed > 1  # NVL/PCIe cards are bridged in pairs at most: no 8-GPU NVLink fabric
-    rows = ranks.cluster_candidates(  # `spec.whole` offers, within the cap, that can be the cheapest (in SQL)
-        kb,
-        {"gpus": [GpuRef(family, memory)], "pricing": pricing, "providers": providers, "regions": regions},
-        needed,
-        gpu_cap=cap[1] if cap and cap[0] == "gpu_hour" else None,
-        hour_cap=cap[1] if cap and cap[0] == "instance_hour" else None,
-        min_gpus=min(needed, 8) if fabric else None,
-        models=[m for m, form in _form_factors(kb).items() if "SXM" in form.upper()] if fabric else None,
-    )
-    best, hourly, instances = None, math.inf, 0
-    for row in rows:
-        count = math.ceil(needed / row["gpu_count"])
-        cost = count * row["price_per_hour_usd"]
-        if cap and cap[0] == "instance_hour" and cost > cap[1]:  # "budget $10/hour": the whole cluster's hour
-            continue
-        if cost < hourly - 1e-9:
-            best, hourly, instances = row, cost, count
-    peak = kb.rows(
-        "SELECT MAX(COALESCE(bf16_tflops_dense, fp16_tflops_dense)) t, MAX(fp64_tflops) f FROM gpu_specs "
-        "WHERE family = ?",
-        [family],
-    )[0]
-    fp64 = peak["f"] or 0.0
-    if best and best["gpu_model"]:  # the offer's own model: a PCIe P100 has less FP64 than the SXM2 one
-        own = kb.rows("SELECT fp64_tflops f FROM gpu_specs WHERE model = ?", [best["gpu_model"]])
-        fp64 = (own[0]["f"] or 0.0) if own else fp64
-    elif best:  # the catalog does not say which model (V100 16GB: SXM2 or PCIe): the lowest figure of that size
-        low = kb.rows(
-            "SELECT MIN(fp64_tflops) f FROM gpu_specs WHERE family = ? AND ABS(memory_gb - ?) < 0.6", [family, memory]
-        )[0]["f"]
-        fp64 = low if low is not None else fp64
-    return {
-        "family": family,
-        "memory": memory,
-        "needed": needed,
-        "offer": best,
-        "hourly": hourly,
-        "instances": instances,
-        "tflops": peak["t"] or 0.0,
-        "fp64": fp64,
-    }
-
-
-def _rank_key(rank_by: str):
-    """Options with an offer first; then by throughput, price per FP64 TFLOPS or price (the rule's rank_by)."""
-
-    def key(o: dict) -> tuple:
-        if rank_by == "throughput":
-            return (o["offer"] is None, -o["tflops"], o["hourly"])
-        if rank_by == "fp64_price":
-            return (o["offer"] is None, o["hourly"] / o["fp64"] if o["fp64"] else float("inf"), o["hourly"])
-        return (o["offer"] is None, o["hourly"], -o["tflops"])
-
-    return key
 
 
 def _recommendation(option: dict, required: float | None, pricing: str, lang: str, kb: KB) -> Recommendation:

@@ -105,6 +105,34 @@ def handle(query: Query, kb) -> Answer:
     api = roa.api_rows(kb, model, mix, rentals[0]["usd_per_million_tokens"] if rentals else None)
     verdict = roa.verdict(api, rentals)
     tuned = mlperf_serving.rank(kb, work_model=model, pricing=pricing, providers=query.providers, regions=query.regions)
+    usage = roa.monthly(query.tokens_per_day, verdict["cheapest_api"], rentals) if query.tokens_per_day else None
+    notes += [phrase("formula", lang, mix=mix, workload=workload), phrase("unknowns", lang)]
+    notes += [phrase("attribution", lang, url=API_URL), ATTRIBUTION]
+    return Answer(
+        query=query,
+        title=_title(entry.name, verdict, pricing, lang),
+        lines=_lines(query, kb, api, tuned, usage),
+        notes=notes,
+        sources=_sources(rentals, tuned),
+        extra={
+            "rent_or_api": {
+                "model": model,
+                "workload": workload,
+                "input_per_output": mix,
+                "pricing": pricing,
+                "api": api,
+                "rentals": rentals,
+                "mlperf": tuned,
+                "verdict": verdict,
+                "usage": usage,
+            },
+        },  # fmt: skip
+    )
+
+
+def _lines(query: Query, kb, api: list[dict], tuned: list[dict], usage: dict | None) -> list[str]:
+    """The API prices flagged (never the verdict's), MLPerf's tuned serving figure, and the monthly usage asked."""
+    lang = query.language
     lines = []
     if flagged := [a for a in api if not a["usable"]]:
         lines.append(
@@ -121,34 +149,17 @@ def handle(query: Query, kb) -> Answer:
                                      said=f"${best['usd_per_million_tokens']:.4f}"),
                             scenario=best["scenario"], precision=best["precision"],
                             id=best["result_id"], label=t("mlperf.label_inference", lang)))  # fmt: skip
-    usage = roa.monthly(query.tokens_per_day, verdict["cheapest_api"], rentals) if query.tokens_per_day else None
     if usage:
         lines.append(_usage_line(usage, lang))
-    notes += [phrase("formula", lang, mix=mix, workload=workload), phrase("unknowns", lang)]
-    notes += [phrase("attribution", lang, url=API_URL), ATTRIBUTION]
+    return lines
+
+
+def _sources(rentals: list[dict], tuned: list[dict]) -> list[Source]:
+    """The API price list's and the benchmark's sources, MLPerf's when its figures are shown, each row's price."""
     sources = [Source(source=API_SOURCE, as_of=API_DATE), Source(source=SOURCE, as_of=SOURCE_DATE)]
     if tuned:
         sources.append(Source(source=INFERENCE_SOURCE, as_of=INFERENCE_DATE))
     for row in rentals + tuned:
         if (source := Source(source=row["source"], as_of=row["as_of"])) not in sources:
             sources.append(source)
-    return Answer(
-        query=query,
-        title=_title(entry.name, verdict, pricing, lang),
-        lines=lines,
-        notes=notes,
-        sources=sources,
-        extra={
-            "rent_or_api": {
-                "model": model,
-                "workload": workload,
-                "input_per_output": mix,
-                "pricing": pricing,
-                "api": api,
-                "rentals": rentals,
-                "mlperf": tuned,
-                "verdict": verdict,
-                "usage": usage,
-            },
-        },  # fmt: skip
-    )
+    return sources

@@ -7,6 +7,7 @@ egress, currency), and the cheapest option of each pricing model over the offers
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from handlers import brief
 from handlers.common import as_of_text, money, offer, place, pricing_label
@@ -135,9 +136,22 @@ def _rate(row: dict, currency: str, fx: dict) -> float:
     return convert(row["price_per_hour_usd"], "USD", currency, fx)
 
 
+@dataclass(frozen=True)
+class _Priced:
+    """An option's offer (`src`) and its hourly rate in `currency`, for `instances` instances over `hours`."""
+
+    src: dict
+    rate: float
+    instances: int
+    hours: float
+    currency: str
+
+
 def _option(
     kb: KB, query: Query, rows: dict, pricing: str, instances: int, hours: float, currency: str, fx: dict, facts: dict
 ) -> Tco | None:
+    """What `pricing` at one place (`rows`: its offers by pricing model) costs for the job; a reserved term the
+    place has no rate for is seeded from on demand (asked for, or a long project); None when there is no price."""
     lang = query.language
     row = rows.get(pricing)
     od = rows.get("on_demand")
@@ -158,75 +172,21 @@ def _option(
             seed_discount_subject=src["instance_type"],
             seed_discount_pct=SEED_RESERVED_DISCOUNT * 100,
         )
-    converted = currency != src["currency"]
+    priced = _Priced(src, rate, instances, hours, currency)
     assumptions = [
-        t(
-            "tco.a.instance",
-            lang,
-            instance=src["instance_type"],
-            provider=provider_name(kb, src["provider"], lang),
-            region=src["region"],
-            instances=instances,
-            count=src["gpu_count"],
-            gpu=model_name(src["gpu_model"]) if src["gpu_model"] else src["gpu"],
-            pricing=pricing_label(pricing, lang),
-            rate=money(rate, currency),
-            source=src["source"],
-            as_of=as_of_text(src, lang),
-        ),
+        _instance_line(kb, query, priced, pricing),
         t("tco.a.hours", lang, hours=hours, default="" if query.duration_hours else t("tco.a.default", lang)),
     ]
-    billed = hours
     if seed:
         assumptions.append(t("tco.a.seed", lang))
-    if pricing in TERMS:
-        years = TERMS[pricing][1]
-        term = years * R.HOURS_PER_YEAR
-        if query.duration_hours:
-            billed = math.ceil(hours / term - 1e-9) * term
-            assumptions.append(
-                t(
-                    "tco.a.term",
-                    lang,
-                    years=years,
-                    billed=billed,
-                    monthly=money(rate * instances * R.HOURS_PER_MONTH, currency),
-                )
-            )
-        else:
-            assumptions.append(t("tco.a.month", lang, years=years, term=term))
-    compute = rate * instances * billed
-    if pricing == "spot" and od:
-        od_rate = _rate(od, currency, fx)
-        estimate, spot = spot_estimate(kb, src, od_rate, rate, hours, instances, lang)
-        if estimate:
-            compute = estimate.spot_cost
-            assumptions.append(
-                t(
-                    "tco.a.spot",
-                    lang,
-                    interruptions=estimate.interruptions,
-                    lost=estimate.lost_hours,
-                    ckpt=estimate.checkpoint_hours,
-                    wall=estimate.wall_hours,
-                )
-            )
-            if facts is not None and "spot_bucket" not in facts:
-                facts.update(spot)
-        else:
-            assumptions.append(t("tco.a.spot_list", lang))
+    compute = rate * instances * _billed_hours(query, priced, pricing, assumptions)
+    expected = (
+        _spot_cost(kb, query, priced, _rate(od, currency, fx), assumptions, facts) if pricing == "spot" and od else None
+    )
+    compute = compute if expected is None else expected  # spot: with the interruptions expected, where known
     storage, egress = _hidden(kb, query, src["provider"], hours, currency, fx, assumptions, facts)
-    if converted or storage[1] or egress[1]:
-        facts.update(
-            currency_converted=True,
-            fx_rate_text=f"1 USD = {fx['cny_per_usd']} CNY",
-            fx_source=fx["source"],
-            fx_as_of=fx["as_of"],
-        )
-        if not display_of(query, fx):  # with a display currency its one rate note says this (handlers.display)
-            assumptions.append(
-                t("tco.a.fx", lang, rate=f"1 USD = {fx['cny_per_usd']} CNY", source=fx["source"], as_of=fx["as_of"])
-            )
+    if currency != src["currency"] or storage[1] or egress[1]:
+        _converted(query, fx, assumptions, facts)
     return Tco(
         hours=hours,
         pricing=pricing,
@@ -239,6 +199,74 @@ def _option(
     )
 
 
+def _instance_line(kb: KB, query: Query, priced: _Priced, pricing: str) -> str:
+    """The assumption naming the offer priced: instance, place, size, pricing model, rate and its source."""
+    lang, src = query.language, priced.src
+    return t(
+        "tco.a.instance",
+        lang,
+        instance=src["instance_type"],
+        provider=provider_name(kb, src["provider"], lang),
+        region=src["region"],
+        instances=priced.instances,
+        count=src["gpu_count"],
+        gpu=model_name(src["gpu_model"]) if src["gpu_model"] else src["gpu"],
+        pricing=pricing_label(pricing, lang),
+        rate=money(priced.rate, priced.currency),
+        source=src["source"],
+        as_of=as_of_text(src, lang),
+    )
+
+
+def _billed_hours(query: Query, priced: _Priced, pricing: str, assumptions: list[str]) -> float:
+    """The hours billed: a reserved term bills whole terms for a job of a stated length (the assumption says so)."""
+    if pricing not in TERMS:
+        return priced.hours
+    lang, years = query.language, TERMS[pricing][1]
+    term = years * R.HOURS_PER_YEAR
+    if not query.duration_hours:
+        assumptions.append(t("tco.a.month", lang, years=years, term=term))
+        return priced.hours
+    billed = math.ceil(priced.hours / term - 1e-9) * term
+    monthly = money(priced.rate * priced.instances * R.HOURS_PER_MONTH, priced.currency)
+    assumptions.append(t("tco.a.term", lang, years=years, billed=billed, monthly=monthly))
+    return billed
+
+
+def _spot_cost(
+    kb: KB, query: Query, priced: _Priced, od_rate: float, assumptions: list[str], facts: dict
+) -> float | None:
+    """The expected spot cost with interruptions (None: no interruption data, the list price stands); the spot
+    rule facts are added once."""
+    lang = query.language
+    estimate, spot = spot_estimate(kb, priced.src, od_rate, priced.rate, priced.hours, priced.instances, lang)
+    if not estimate:
+        assumptions.append(t("tco.a.spot_list", lang))
+        return None
+    assumptions.append(
+        t(
+            "tco.a.spot",
+            lang,
+            interruptions=estimate.interruptions,
+            lost=estimate.lost_hours,
+            ckpt=estimate.checkpoint_hours,
+            wall=estimate.wall_hours,
+        )
+    )
+    if facts is not None and "spot_bucket" not in facts:
+        facts.update(spot)
+    return estimate.spot_cost
+
+
+def _converted(query: Query, fx: dict, assumptions: list[str], facts: dict) -> None:
+    """A figure was converted between currencies: the rule facts, and (without a display currency, whose own
+    note says it) the rate used with its source."""
+    rate = f"1 USD = {fx['cny_per_usd']} CNY"
+    facts.update(currency_converted=True, fx_rate_text=rate, fx_source=fx["source"], fx_as_of=fx["as_of"])
+    if not display_of(query, fx):  # with a display currency its one rate note says this (handlers.display)
+        assumptions.append(t("tco.a.fx", query.language, rate=rate, source=fx["source"], as_of=fx["as_of"]))
+
+
 def _hidden(
     kb: KB, query: Query, provider: str, hours: float, currency: str, fx: dict, assumptions: list[str], facts: dict
 ) -> tuple[tuple[float, bool], tuple[float, bool]]:
@@ -249,61 +277,74 @@ def _hidden(
     months = hours / R.HOURS_PER_MONTH
     storage = egress = (0.0, False)
     if query.storage_gb:
-        item = costs.get("storage_per_gb_month")
-        if item:
-            rate = convert(item["value"], item["currency"], currency, fx)
-            status = t(f"tco.status.{item['status']}", lang)
-            storage = (
-                R.tco(0, 0, storage_gb=query.storage_gb, storage_per_gb_month=rate, months=months).storage,
-                item["currency"] != currency,
-            )
-            assumptions.append(
-                t(
-                    "tco.a.storage",
-                    lang,
-                    gb=query.storage_gb,
-                    rate=money(rate, currency),
-                    months=months,
-                    service=item["service"],
-                    status=status,
-                    source=item["source"],
-                )
-            )
-            facts.update(
-                months=months,
-                storage_rate_text=f"{money(rate, currency)}/GB-month",
-                storage_cost_text=money(storage[0], currency),
-                storage_rate_status=status,
-            )
+        if item := costs.get("storage_per_gb_month"):
+            storage, line, said = _storage(lang, query.storage_gb, item, months, currency, fx)
+            assumptions.append(line)
+            facts.update(said)
         else:
             assumptions.append(t("tco.a.storage_none", lang, gb=query.storage_gb, provider=name))
     if query.egress_gb:
-        item = costs.get("egress_per_gb") or costs.get("cross_region_per_gb")
-        if item:
-            rate = convert(item["value"], item["currency"], currency, fx)
-            status = t(f"tco.status.{item['status']}", lang)
-            if item["item"] == "cross_region_per_gb":
-                status += "; " + t("tco.a.egress_proxy", lang, provider=name)
-            egress = (R.tco(0, 0, egress_gb=query.egress_gb, egress_per_gb=rate).egress, item["currency"] != currency)
-            assumptions.append(
-                t(
-                    "tco.a.egress",
-                    lang,
-                    gb=query.egress_gb,
-                    rate=money(rate, currency),
-                    service=item["service"],
-                    status=status,
-                    source=item["source"],
-                )
-            )
-            facts.update(
-                egress_rate_text=f"{money(rate, currency)}/GB",
-                egress_cost_text=money(egress[0], currency),
-                egress_rate_status=status,
-            )
+        if item := costs.get("egress_per_gb") or costs.get("cross_region_per_gb"):
+            egress, line, said = _egress(lang, query.egress_gb, item, name, currency, fx)
+            assumptions.append(line)
+            facts.update(said)
         else:
             assumptions.append(t("tco.a.egress_none", lang, gb=query.egress_gb, provider=name))
     return storage, egress
+
+
+def _storage(
+    lang: str, gb: float, item: dict, months: float, currency: str, fx: dict
+) -> tuple[tuple[float, bool], str, dict]:
+    """(cost, converted?), the assumption and the rule facts of storing `gb` for `months` at the provider's rate
+    `item`."""
+    rate = convert(item["value"], item["currency"], currency, fx)
+    status = t(f"tco.status.{item['status']}", lang)
+    cost = R.tco(0, 0, storage_gb=gb, storage_per_gb_month=rate, months=months).storage
+    line = t(
+        "tco.a.storage",
+        lang,
+        gb=gb,
+        rate=money(rate, currency),
+        months=months,
+        service=item["service"],
+        status=status,
+        source=item["source"],
+    )
+    facts = {
+        "months": months,
+        "storage_rate_text": f"{money(rate, currency)}/GB-month",
+        "storage_cost_text": money(cost, currency),
+        "storage_rate_status": status,
+    }
+    return (cost, item["currency"] != currency), line, facts
+
+
+def _egress(
+    lang: str, gb: float, item: dict, name: str, currency: str, fx: dict
+) -> tuple[tuple[float, bool], str, dict]:
+    """(cost, converted?), the assumption and the rule facts of sending `gb` out at the provider's rate `item` (a
+    cross-region rate stands in for egress, and says so, naming provider `name`)."""
+    rate = convert(item["value"], item["currency"], currency, fx)
+    status = t(f"tco.status.{item['status']}", lang)
+    if item["item"] == "cross_region_per_gb":
+        status += "; " + t("tco.a.egress_proxy", lang, provider=name)
+    cost = R.tco(0, 0, egress_gb=gb, egress_per_gb=rate).egress
+    line = t(
+        "tco.a.egress",
+        lang,
+        gb=gb,
+        rate=money(rate, currency),
+        service=item["service"],
+        status=status,
+        source=item["source"],
+    )
+    facts = {
+        "egress_rate_text": f"{money(rate, currency)}/GB",
+        "egress_cost_text": money(cost, currency),
+        "egress_rate_status": status,
+    }
+    return (cost, item["currency"] != currency), line, facts
 
 
 def spot_estimate(

@@ -7,13 +7,14 @@ order); `bot/render_work.py` renders both as text and as a Slack table.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import cast
 
 from handlers import work_mlperf
 from handlers.display import both, for_query
 from handlers.i18n import t
 from handlers.models import Answer, Query, Source
-from knowledge.facts import work
+from knowledge.facts import work, work_datasheet
 from knowledge.facts.benchmarks import ATTRIBUTION, SOURCE, SOURCE_DATE, ModelEntry, models
 
 
@@ -21,16 +22,57 @@ def _t(key: str, lang: str, **values: object) -> str:
     return t(f"work.{key}", lang, **values)
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """What the question is read as: the model measured (None: estimated from `size`), the benchmark's workload,
+    step and pricing, and the notes and suggestions saying how the question was read."""
+
+    model: ModelEntry | None
+    size: float | None
+    workload: str
+    step: str
+    pricing: str
+    notes: list[str]
+    suggestions: list[str]
+
+    @property
+    def name(self) -> str:
+        return self.model.name if self.model else f"{self.size:g}B"
+
+    def labels(self, lang: str) -> dict[str, str]:
+        """The workload, step and pricing as the reply names them."""
+        shown = self.workload if self.step != "single_stream" else work.SINGLE_STREAM_WORKLOAD
+        return {
+            "workload": shown,
+            "step": t(f"work.step.{self.step}", lang),
+            "pricing": t(f"pricing.{self.pricing}", lang),
+        }
+
+
 def handle(query: Query, kb) -> Answer:
     """work <model> [rag|long context] [batch|interactive] [spot]: $ per 1M output tokens, measured benchmarks
 
     e.g. `cost per million tokens for Llama 3.1 8B`, `$/token for a 70B model`, `Llama 3.1 8B 每百万token成本`."""
-    lang = query.language
     if (tuned_only := work_mlperf.only(query, kb)) is not None:  # a model only MLPerf Inference measured (issue 27)
         return tuned_only
-    workload = query.bench_workload or "chat-256-128"
+    asked = _asked(query)
+    if isinstance(asked, Answer):
+        return asked
+    found, by_datasheet, skipped = _ranked(query, kb, asked)
+    notes = list(asked.notes)
+    if budget_note := _within_budget(found, query, kb):  # measured or estimated rows, like cheapest
+        notes.insert(0, budget_note)
+    if not found.rows:
+        return _none_found(query, kb, asked, found, skipped, notes)
+    title = _title(query, asked, found, notes, skipped if by_datasheet else None)
+    return _ranking_answer(query, kb, asked, found, title, notes)
+
+
+def _asked(query: Query) -> _Asked | Answer:
+    """The model, size and benchmark step the question asks about; an `Answer` naming the measured models when the
+    model asked is unknown (or its size far outside anything measured)."""
+    lang = query.language
     step = query.bench_step or "max_throughput"
-    pricing = query.pricing or "on_demand"
     notes: list[str] = []
     suggestions: list[str] = []
     for issue in query.issues:
@@ -71,10 +113,18 @@ def handle(query: Query, kb) -> Answer:
             if model.benchmark != wanted:
                 notes.append(_t("not_single", lang, model=model.name))
                 step = "max_throughput"
+    workload, pricing = query.bench_workload or "chat-256-128", query.pricing or "on_demand"
+    return _Asked(model, size, workload, step, pricing, notes, suggestions)
+
+
+def _ranked(query: Query, kb, asked: _Asked) -> tuple[work.Ranking, bool, list[str]]:
+    """The measured ranking; when nothing measured matches the GPUs asked, their datasheet estimates instead (then
+    True), with a line per reason some of the GPU's machines got none."""
+    model, step, workload, pricing = asked.model, asked.step, asked.workload, asked.pricing
     found = work.rank(
         kb,
         model=model,
-        size_b=size,
+        size_b=asked.size,
         workload=workload,
         step=step,
         pricing=pricing,
@@ -84,100 +134,118 @@ def handle(query: Query, kb) -> Answer:
         instance_types=query.instance_types,
     )
     _honour_exclusions(found, query)
-    shown = workload if step != "single_stream" else work.SINGLE_STREAM_WORKLOAD
-    labels = {"workload": shown, "step": t(f"work.step.{step}", lang), "pricing": t(f"pricing.{pricing}", lang)}
-    name = model.name if model else f"{size:g}B"
-    by_datasheet = False
-    if not found.rows and query.gpus and model is not None and not query.instance_types:
-        estimated = work.rank_by_datasheet(
-            kb,
-            model=model,
-            gpus=query.gpus,
-            workload=workload,
-            step=step,
-            pricing=pricing,
-            providers=query.providers,
-            regions=query.regions,
-        )
-        _honour_exclusions(estimated, query)
-        skipped = _skipped_lines(estimated.skipped, model, query, lang)
-        if estimated.rows:
-            found.rows, found.details, by_datasheet = estimated.rows, estimated.details, True
-    else:
-        skipped = []
-    if budget_note := _within_budget(found, query, kb):  # measured or estimated rows, like cheapest
-        notes.insert(0, budget_note)
-    if not found.rows:
-        lines = [_t("measured_on", lang, model=name, where=", ".join(found.measured_on) or "—")]
-        if query.gpus and model is not None:
-            priced = work.rank(kb, model=model, workload=workload, step=step, pricing=pricing)
-            lines.append(
-                _t("measured_gpus", lang, model=name, gpus=", ".join(sorted({r["gpu"] for r in priced.rows})) or "—")
-            )
-        lines += skipped  # the GPU's priced machines, and why none has an estimate
-        if excluded_note := _not_orderable(found.excluded, labels["pricing"], lang):
-            notes.append(excluded_note)
-        return Answer(
-            query=query,
-            title=_t("none", lang, model=name, **labels),
-            lines=lines,
-            notes=[*notes, ATTRIBUTION],
-            suggestions=suggestions,
-            sources=[Source(source=SOURCE, as_of=SOURCE_DATE)],
-            extra={"work": [], "work_details": [], "excluded": found.excluded},
-        )
-    best = found.rows[0]
+    if found.rows or not query.gpus or model is None or query.instance_types:
+        return found, False, []
+    estimated = work_datasheet.rank_by_datasheet(
+        kb,
+        model=model,
+        gpus=query.gpus,
+        workload=workload,
+        step=step,
+        pricing=pricing,
+        providers=query.providers,
+        regions=query.regions,
+    )
+    _honour_exclusions(estimated, query)
+    skipped = _skipped_lines(estimated.skipped, model, query, query.language)
+    if not estimated.rows:
+        return found, False, skipped
+    found.rows, found.details = estimated.rows, estimated.details
+    return found, True, skipped
+
+
+def _none_found(query: Query, kb, asked: _Asked, found: work.Ranking, skipped: list[str], notes: list[str]) -> Answer:
+    """Nothing priced: where the model was measured, the GPUs it was measured on, and why the GPU asked has no
+    estimate."""
+    lang, labels = query.language, asked.labels(query.language)
+    lines = [_t("measured_on", lang, model=asked.name, where=", ".join(found.measured_on) or "—")]
+    if query.gpus and asked.model is not None:
+        priced = work.rank(kb, model=asked.model, workload=asked.workload, step=asked.step, pricing=asked.pricing)
+        gpus = ", ".join(sorted({r["gpu"] for r in priced.rows})) or "—"
+        lines.append(_t("measured_gpus", lang, model=asked.name, gpus=gpus))
+    lines += skipped  # the GPU's priced machines, and why none has an estimate
+    if excluded_note := _not_orderable(found.excluded, labels["pricing"], lang):
+        notes.append(excluded_note)
+    return Answer(
+        query=query,
+        title=_t("none", lang, model=asked.name, **labels),
+        lines=lines,
+        notes=[*notes, ATTRIBUTION],
+        suggestions=asked.suggestions,
+        sources=[Source(source=SOURCE, as_of=SOURCE_DATE)],
+        extra={"work": [], "work_details": [], "excluded": found.excluded},
+    )
+
+
+def _title(query: Query, asked: _Asked, found: work.Ranking, notes: list[str], skipped: list[str] | None) -> str:
+    """The title naming the cheapest row; appends to `notes` what kind of figure it is (`skipped`: the rows are
+    datasheet estimates for the GPUs asked, and these lines say which machines got none)."""
+    lang, best = query.language, found.rows[0]
     values = {
         "provider": best["provider"],
         "instance": best["instance_type"],
         "usd": best["usd_per_million_tokens"],
         "tps": best["tokens_per_s"],
         "price": best["price_per_hour_usd"],
-        **labels,
+        **asked.labels(lang),
     }
-    if by_datasheet and model is not None:  # by_datasheet: only ever set with a model
-        title = _t("gpu_estimate_title", lang, model=model.name, gpus=", ".join(query.gpus), **values)
+    model = asked.model
+    if skipped is not None and model is not None:  # estimates by datasheet: only ever made with a model
         notes.append(_t("gpu_estimate", lang, model=model.name, where=", ".join(found.measured_on)))
         notes += skipped
-    elif model is None:
-        title = _t("estimate_title", lang, size=size, **values)
+        return _t("gpu_estimate_title", lang, model=model.name, gpus=", ".join(query.gpus), **values)
+    if model is None:
         notes.append(_t("estimate", lang))
-    else:
-        title = _t("title", lang, model=model.name, **values)
-        if model.note:
-            notes.append(f"{model.name}: {model.note}.")
-    notes.append(_t("formula", lang))
-    under = sum(1 for r in found.rows if (r["gpus_used"] or 0) < r["gpu_count"] - 1e-6)
-    if under:
+        return _t("estimate_title", lang, size=asked.size, **values)
+    if model.note:
+        notes.append(f"{model.name}: {model.note}.")
+    return _t("title", lang, model=model.name, **values)
+
+
+def _row_notes(found: work.Ranking, asked: _Asked, lang: str) -> list[str]:
+    """The notes under a ranking: the formula, GPUs left idle, the benchmark's configuration, prices from two
+    sources, what cannot be ordered or priced, and the benchmark's attribution."""
+    notes = [_t("formula", lang)]
+    if under := sum(1 for r in found.rows if (r["gpus_used"] or 0) < r["gpu_count"] - 1e-6):
         notes.append(_t("under_used", lang, n=under))
-    notes.append(_t("single", lang) if step == "single_stream" else _t("config", lang))
+    notes.append(_t("single", lang) if asked.step == "single_stream" else _t("config", lang))
     if two := [r for r in found.rows if r.get("other_prices")]:
+        first = two[0]
         notes.append(
             _t(
                 "two_sources",
                 lang,
                 n=len(two),
-                instance=two[0]["instance_type"],
-                region=two[0]["region"],
-                reason=two[0]["price_trust_reason"],
+                instance=first["instance_type"],
+                region=first["region"],
+                reason=first["price_trust_reason"],
             )
         )
-    if excluded_note := _not_orderable(found.excluded, labels["pricing"], lang):
+    pricing = asked.labels(lang)["pricing"]
+    if excluded_note := _not_orderable(found.excluded, pricing, lang):
         notes.append(excluded_note)
     if found.unpriced:
-        notes.append(_t("unpriced", lang, pricing=labels["pricing"], where=", ".join(found.unpriced)))
-    notes.append(ATTRIBUTION)
+        notes.append(_t("unpriced", lang, pricing=pricing, where=", ".join(found.unpriced)))
+    return [*notes, ATTRIBUTION]
+
+
+def _ranking_answer(query: Query, kb, asked: _Asked, found: work.Ranking, title: str, notes: list[str]) -> Answer:
+    """The ranking as an `Answer`, its sources (the benchmark's, then each row's price source) and MLPerf's tuned
+    figures for the model beside it."""
     sources = [Source(source=SOURCE, as_of=SOURCE_DATE)]
     for row in found.rows:
         source = Source(source=row["source"], as_of=row["as_of"])
         if source not in sources:
             sources.append(source)
-    tuned, tuned_notes, tuned_sources = work_mlperf.beside(kb, query, model.name, pricing) if model else ([], [], [])
+    model = asked.model
+    tuned, tuned_notes, tuned_sources = (
+        work_mlperf.beside(kb, query, model.name, asked.pricing) if model else ([], [], [])
+    )
     return Answer(
         query=query,
         title=title,
-        notes=notes + tuned_notes,
-        suggestions=suggestions,
+        notes=notes + _row_notes(found, asked, query.language) + tuned_notes,
+        suggestions=asked.suggestions,
         sources=sources + [s for s in tuned_sources if s not in sources],
         extra={"work": found.rows, "work_details": found.details, "excluded": found.excluded, "mlperf_serving": tuned},
     )

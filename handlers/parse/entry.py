@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from typing import Any
 
 from handlers.language import has_chinese
-from handlers.models import Intent, NumberIssue, Query
+from handlers.models import Budget, Intent, NumberIssue, Query, Usage
 from handlers.parse.budget import find as find_budget
 from handlers.parse.cluster import find as find_machines
 from handlers.parse.cluster import machines_of_instance
@@ -48,23 +49,9 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         vocab: `Vocabulary.from_kb(kb)`.
     """
     typed = text or ""
-    text = unicodedata.normalize("NFKC", typed)  # full-width "Ａ１００" is "A100"
-    body = _MENTION.sub("", text, count=1).strip()
-    body = _MENTION.sub("", body, count=1).strip()[:MAX_CHARS]  # "@gpubot /gpu ..."
+    body = _body(typed)
     st = State(text=body, low=_lower(body))
-    budget, budget_span, too_big = find_budget(st.low)  # "under $2/GPU-h": read first, so "$2" is no count or size
-    if budget_span:
-        st.take(*budget_span)
-    if budget is not None:
-        st.currency = budget.currency  # "$2/GPU-h" still says the question is in dollars
-    if too_big is not None and budget_span:  # "under $1e999/h": refused, never read as $1
-        st.out_of_range.append(("budget", body[budget_span[0] : budget_span[1]].strip()))
-    machines, machines_span = find_machines(st.low)  # "2 nodes of 8 H100": 2 machines, 8 GPUs each
-    if machines_span:
-        st.take(*machines_span)
-    usage, usage_spans = find_usage(st.low)  # "12 hours a day": how much it runs, never a 12-hour job
-    for span in usage_spans:
-        st.take(*span)
+    budget, machines, usage = _read_first(st, body)
     for extract in _EXTRACTORS:
         extract(st, vocab)
     chinese = has_chinese(body)
@@ -84,43 +71,77 @@ def parse(text: str, vocab: Vocabulary) -> Query:
         precisions=precisions,
         train_tokens=tokens,
         intent=chosen,
-        gpus=st.ordered("gpus"),
-        gpu_count=st.gpu_count,
-        min_gpu_memory_gb=st.min_gpu_memory_gb,
         pricing=pricing,
-        providers=st.ordered("providers"),
-        regions=st.ordered("regions"),
-        instance_types=st.ordered("instance_types"),
-        workload=st.workload,
-        model_size_b=st.model_size_b,
-        priority=st.priority,
         duration_hours=duration,
-        storage_gb=st.storage_gb,
-        egress_gb=st.egress_gb,
-        currency=st.currency,
-        top_n=st.top_n,
         language="zh" if chinese else "en",
         topic=topic or (topic_of(st) if chosen in {"pitfalls", "checklist"} else None),
-        issues=st.issues,
-        out_of_range=[NumberIssue(kind=kind, text=text) for kind, text in st.out_of_range],
-        gpu_variants=st.gpu_variants,
         budget=budget,
         machines=machines,
         usage=usage,
-        any_gpu=not st.gpus and not st.instance_types and bool(_ANY_GPU.search(body.lower())),
-        exclude_providers=st.excluded.get("providers", []),
-        exclude_pricing=st.excluded.get("pricing", []),
-        exclude_regions=st.excluded.get("regions", []),
-        exclude_gpus=st.excluded.get("gpus", []),
-        exclude_region_names=st.excluded.get("region_names", []),
-        region_names=[st.said[pos] for pos in sorted(st.said)],
-        unapplied=st.excluded.get("unapplied", []),
+        **_fields_read(st, body),
     )
     from handlers.parse.train import refine as refine_27  # train_cost and rent_or_api fields (issue 27)
     from handlers.parse.work import refine  # the "work" intent: $ per 1M tokens of a benchmarked model
 
     query = machines_of_instance(query, _lower(body))  # "3 x p4d.24xlarge": three instances
     return reroute(refine_27(refine(query, body), body))  # break-even, spot-or-on-demand, off-topic questions
+
+
+def _body(typed: str) -> str:
+    """The question without "/gpu" or an @-mention in front (both: "@gpubot /gpu ..."), NFKC-normalised (full-width
+    "Ａ１００" is "A100") and cut at MAX_CHARS."""
+    text = unicodedata.normalize("NFKC", typed)
+    body = _MENTION.sub("", text, count=1).strip()
+    return _MENTION.sub("", body, count=1).strip()[:MAX_CHARS]
+
+
+def _read_first(st: State, body: str) -> tuple[Budget | None, int | None, Usage | None]:
+    """The budget, the cluster shape and the usage, read before the extractors and blanked in `st`, so that their
+    numbers are never read again as a count, a size or a duration."""
+    budget, budget_span, too_big = find_budget(st.low)  # "under $2/GPU-h": read first, so "$2" is no count or size
+    if budget_span:
+        st.take(*budget_span)
+    if budget is not None:
+        st.currency = budget.currency  # "$2/GPU-h" still says the question is in dollars
+    if too_big is not None and budget_span:  # "under $1e999/h": refused, never read as $1
+        st.out_of_range.append(("budget", body[budget_span[0] : budget_span[1]].strip()))
+    machines, machines_span = find_machines(st.low)  # "2 nodes of 8 H100": 2 machines, 8 GPUs each
+    if machines_span:
+        st.take(*machines_span)
+    usage, usage_spans = find_usage(st.low)  # "12 hours a day": how much it runs, never a 12-hour job
+    for span in usage_spans:
+        st.take(*span)
+    return budget, machines, usage
+
+
+def _fields_read(st: State, body: str) -> dict[str, Any]:
+    """The `Query` fields as the extractors left them in `st`: names, numbers, words, exclusions, region names."""
+    return {
+        "gpus": st.ordered("gpus"),
+        "gpu_count": st.gpu_count,
+        "min_gpu_memory_gb": st.min_gpu_memory_gb,
+        "providers": st.ordered("providers"),
+        "regions": st.ordered("regions"),
+        "instance_types": st.ordered("instance_types"),
+        "workload": st.workload,
+        "model_size_b": st.model_size_b,
+        "priority": st.priority,
+        "storage_gb": st.storage_gb,
+        "egress_gb": st.egress_gb,
+        "currency": st.currency,
+        "top_n": st.top_n,
+        "issues": st.issues,
+        "out_of_range": [NumberIssue(kind=kind, text=text) for kind, text in st.out_of_range],
+        "gpu_variants": st.gpu_variants,
+        "any_gpu": not st.gpus and not st.instance_types and bool(_ANY_GPU.search(body.lower())),
+        "exclude_providers": st.excluded.get("providers", []),
+        "exclude_pricing": st.excluded.get("pricing", []),
+        "exclude_regions": st.excluded.get("regions", []),
+        "exclude_gpus": st.excluded.get("gpus", []),
+        "exclude_region_names": st.excluded.get("region_names", []),
+        "region_names": [st.said[pos] for pos in sorted(st.said)],
+        "unapplied": st.excluded.get("unapplied", []),
+    }
 
 
 def _usage_intent(chosen: Intent, usage: object, pricing: str | None, st: State) -> tuple[Intent, str | None]:

@@ -22,21 +22,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from knowledge.catalog import availability, crosscheck
-from knowledge.catalog.current import GPU_ONLY
 from knowledge.facts.benchmarks import SOURCE, ModelEntry, models
 from knowledge.facts.reference import host_rules
 
 __all__ = [
     "STEPS",
     "WORKLOADS",
+    "USABLE_MEMORY",
     "Ranking",
     "cheapest_offers",
     "cost_per_token",
     "entry",
     "measured",
     "nearest_model",
+    "priced_row",
     "rank",
-    "rank_by_datasheet",
     "sibling",
     "usd_per_million",
     "weights_gb",
@@ -50,8 +50,7 @@ _ROLES = {
     "synchronous": ("synchronous", "synchronous+max_throughput"),
 }
 _SAME_SIZE = 0.05  # a size within 5% of a measured model's is that model ("a 70B model" = Llama-3.3-70B)
-_USABLE_MEMORY = 0.9  # share of GPU memory an estimate may assume the weights can use
-_MAX_BANDWIDTH_RATIO = 2.0  # an estimate scales a measurement by at most this memory-bandwidth ratio, either way
+USABLE_MEMORY = 0.9  # share of GPU memory an estimate may assume the weights can use
 
 
 @dataclass(slots=True)
@@ -224,7 +223,7 @@ def _prices(
 cheapest_offers = _prices  # the same pricing for other measured sources (MLPerf: knowledge.facts.train_cost, ...)
 
 
-def _row(bench: dict, offer: dict, basis: str, tokens_per_s: float, step: str) -> tuple[dict, dict]:
+def priced_row(bench: dict, offer: dict, basis: str, tokens_per_s: float, step: str) -> tuple[dict, dict]:
     price = offer["price_per_hour_usd"]
     strategy = bench["strategy"] if step == "single_stream" else step
     row = {
@@ -288,7 +287,7 @@ def weights_gb(model: ModelEntry) -> float:
 
 def _fits(size_b: float, ref: dict) -> bool:
     need = size_b * _bytes_per_param(ref["quantization"], ref["benchmark"])
-    return need <= _USABLE_MEMORY * (ref["gpu_memory_gb"] or 0) * (ref["gpus_used"] or 1)
+    return need <= USABLE_MEMORY * (ref["gpu_memory_gb"] or 0) * (ref["gpus_used"] or 1)
 
 
 def rank(
@@ -311,23 +310,9 @@ def rank(
     """
     providers, regions, instance_types = list(providers), list(regions), {i.lower() for i in instance_types}
     gpu_families = {g.split()[0].lower() for g in gpus}
-    benchmark = "llama_bench" if step == "single_stream" else "vllm_serving"
     if model is None and not size_b:
         return Ranking()
-    if model is not None:
-        pairs = [(b, b) for b in measured(kb, model.model, workload, step)]
-    else:
-        pool = [m for m in models() if m.benchmark == benchmark]
-        by_instance: dict[tuple[str, str], list[dict]] = {}
-        for m in pool:
-            for b in measured(kb, m.model, workload, step):
-                by_instance.setdefault((b["vendor"], b["instance_type"]), []).append(b | {"_params": m.params_b})
-        pairs = []
-        for found in by_instance.values():
-            fitting = [b for b in found if _fits(size_b or 1.0, b)]
-            if fitting:
-                ref = min(fitting, key=lambda b: abs(math.log(b["_params"] / (size_b or 1.0))))
-                pairs.append((ref, ref))
+    pairs = _measurements(kb, model, size_b or 1.0, workload, step)
     result = Ranking(measured_on=sorted({f"{b['vendor']} {b['instance_type']}" for b, _ in pairs}))
     pairs = [
         (b, r)
@@ -349,16 +334,48 @@ def rank(
         if gpu_families and offer["gpu"].split()[0].lower() not in gpu_families:
             continue
         tokens, basis = bench["tokens_per_s"], "measured"
-        if model is None:
-            tokens = tokens * ref["_params"] / size_b
-            basis = (
-                f"estimate: {ref['model']} ({ref['_params']:g}B) measured {ref['tokens_per_s']:g} tok/s on "
-                f"this instance, scaled by the parameter ratio {ref['_params']:g}/{size_b:g}"
-            )
-        row, detail = _row(bench, offer, basis, tokens, step)
+        if model is None and size_b:
+            tokens, basis = _scaled_by_size(ref, size_b)
+        row, detail = priced_row(bench, offer, basis, tokens, step)
         result.rows.append(row)
         result.details.append(detail)
-    result.excluded = [
+    result.excluded = _excluded(left_out)
+    return result.sort()
+
+
+def _measurements(kb, model: ModelEntry | None, size_b: float, workload: str, step: str) -> list[tuple[dict, dict]]:
+    """(benchmark row, reference row) pairs: the model's measurements (each its own reference), or without a
+    model, per instance type the measured model nearest in size among those whose weights fit (with `_params`)."""
+    if model is not None:
+        return [(b, b) for b in measured(kb, model.model, workload, step)]
+    benchmark = "llama_bench" if step == "single_stream" else "vllm_serving"
+    by_instance: dict[tuple[str, str], list[dict]] = {}
+    for m in models():
+        if m.benchmark != benchmark:
+            continue
+        for b in measured(kb, m.model, workload, step):
+            by_instance.setdefault((b["vendor"], b["instance_type"]), []).append(b | {"_params": m.params_b})
+    pairs = []
+    for found in by_instance.values():
+        if fitting := [b for b in found if _fits(size_b, b)]:
+            ref = min(fitting, key=lambda b: abs(math.log(b["_params"] / size_b)))
+            pairs.append((ref, ref))
+    return pairs
+
+
+def _scaled_by_size(ref: dict, size_b: float) -> tuple[float, str]:
+    """Tokens/s of a `size_b` model estimated from the reference measurement by the parameter ratio, and its basis."""
+    tokens = ref["tokens_per_s"] * ref["_params"] / size_b
+    basis = (
+        f"estimate: {ref['model']} ({ref['_params']:g}B) measured {ref['tokens_per_s']:g} tok/s on "
+        f"this instance, scaled by the parameter ratio {ref['_params']:g}/{size_b:g}"
+    )
+    return tokens, basis
+
+
+def _excluded(left_out: list[dict]) -> list[dict]:
+    """`availability.excluded_counts` of the offers left out, each reason with the instance types it left out."""
+    return [
         e
         | {
             "instance_types": sorted(
@@ -369,103 +386,6 @@ def rank(
         }
         for e in availability.excluded_counts(left_out)
     ]
-    return result.sort()
-
-
-def _spec_model(bench: dict, spec_of: dict[str, str]) -> str | None:
-    """The datasheet model of the GPU a benchmark ran on: its instance type's catalog model, else the reviewed
-    mapping of its cloud (`accelerators.csv`: GCP's H100 is the SXM5 80GB), else the name the benchmark reported."""
-    from knowledge.catalog.identity import identify
-
-    if model := spec_of.get(bench["instance_type"]):
-        return model
-    family = identify("", bench["gpu_model"] or "").family
-    return identify(bench["vendor"], family, bench["instance_type"]).model if family else None
-
-
-def _skip(result: Ranking, why: str, name: str) -> None:
-    if name not in result.skipped.setdefault(why, []):
-        result.skipped[why].append(name)
-
-
-def rank_by_datasheet(
-    kb,
-    *,
-    model: ModelEntry,
-    gpus: Iterable[str],
-    workload: str = "chat-256-128",
-    step: str = "max_throughput",
-    pricing: str = "on_demand",
-    providers: Iterable[str] = (),
-    regions: Iterable[str] = (),
-    limit: int = 10,
-) -> Ranking:
-    """Machines of a GPU with no priced measurement of the model: labelled estimates. LLM decode streams every
-    weight from GPU memory per token, so throughput is bandwidth-bound: tokens/s = the model's measured
-    whole-machine row with as many GPUs (same layout) on the GPU of nearest datasheet bandwidth (the same GPU when
-    measured), x this GPU's bandwidth / that one's, a ratio of at most `_MAX_BANDWIDTH_RATIO` either way; only where
-    the weights fit. `skipped`: machines left out, by why: "too_small" (weights do not fit), "other_count" (no
-    measurement with that many GPUs), "far" (none within the ratio), "no_variant" (no datasheet bandwidth)."""
-    from knowledge.kb.reader import GpuRef
-
-    bandwidth = {
-        r["model"]: r["memory_bandwidth_gbps"]
-        for r in kb.rows("SELECT model, memory_bandwidth_gbps FROM gpu_specs WHERE memory_bandwidth_gbps > 0")
-    }
-    whole = [b for b in measured(kb, model.model, workload, step) if b["gpus_used"] == b["gpu_count"]]
-    types = sorted({b["instance_type"] for b in whole})
-    spec_of = (
-        {
-            r["instance_type"]: r["gpu_model"]
-            for r in kb.rows(
-                f"SELECT DISTINCT instance_type, gpu_model FROM offers WHERE instance_type IN ({','.join('?' * len(types))}) "  # noqa: E501
-                "AND gpu_model IS NOT NULL",
-                types,
-            )
-        }
-        if types
-        else {}
-    )
-    refs = [(b, spec) for b in whole if (spec := _spec_model(b, spec_of)) and bandwidth.get(spec)]
-    result = Ranking()
-    if not refs:
-        return result
-    need_gb = weights_gb(model) / _USABLE_MEMORY
-    seen: set[str] = set()
-    for offer in kb.offers(
-        gpus=[GpuRef.parse(g) for g in gpus],
-        pricing=pricing,
-        providers=providers,
-        regions=regions,
-        kinds=("catalog", "pricing"),
-        orderable=True,
-    ):
-        target = bandwidth.get(offer["gpu_model"])
-        if offer["instance_type"] in seen or offer["vgpu"] or GPU_ONLY in offer["instance_type"]:
-            continue  # a GPU-only figure (no host VM) is not what a user pays
-        name = f"{offer['provider']} {offer['instance_type']}"
-        if target is None:  # the catalog does not say which variant (no datasheet bandwidth)
-            _skip(result, "no_variant", name)
-            continue
-        same_count = [r for r in refs if abs(r[0]["gpu_count"] - offer["gpu_count"]) < 1e-6]
-        close = [r for r in same_count if abs(math.log(bandwidth[r[1]] / target)) <= math.log(_MAX_BANDWIDTH_RATIO)]
-        if (offer["gpu_memory_gb"] or 0) * offer["gpu_count"] < need_gb or not close:
-            _skip(result, "too_small" if same_count and close else "other_count" if not same_count else "far", name)
-            continue
-        if len(seen) >= limit:
-            continue  # every machine is still classified above, so the counts of those skipped are whole
-        seen.add(offer["instance_type"])
-        ref, ref_gpu = min(close, key=lambda r: (abs(math.log(bandwidth[r[1]] / target)), r[1] != offer["gpu_model"]))
-        tokens = ref["tokens_per_s"] * target / bandwidth[ref_gpu]
-        basis = (
-            f"estimate: {ref['model']} measured {ref['tokens_per_s']:g} tok/s on {ref_gpu} ({ref['vendor']} "
-            f"{ref['instance_type']}), scaled by datasheet memory bandwidth "
-            f"{target:g}/{bandwidth[ref_gpu]:g} GB/s"
-        )
-        row, detail = _row({**ref, "instance_type": offer["instance_type"]}, offer, basis, tokens, step)
-        result.rows.append(row)
-        result.details.append(detail)
-    return result.sort()
 
 
 def cost_per_token(

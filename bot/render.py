@@ -192,9 +192,17 @@ TEXT_OFFER_ROWS = MAX_TOP  # longer lists (every region of an instance type) are
 def render_text(answer: Answer, verbose: bool = False) -> str:
     """The answer as plain text, in the question's language: the verdict, the options, at most one caveat, the
     pricing pages and the sources; `verbose` adds every pitfall, rule and detail (the JSON always has them)."""
+    answer = _shown(answer, verbose)
+    found = answer_sources(answer, verbose)
+    text = _environment().get_template("answer.txt.j2").render(**_template_values(answer, verbose, found))
+    return _laid_out(text, answer)
+
+
+def _shown(answer: Answer, verbose: bool) -> Answer:
+    """What the text shows: the short answer's rows (unless `verbose`), sources in words, at most
+    `TEXT_OFFER_ROWS` offers (the rest counted in `more`)."""
     from handlers import brief
 
-    lang = answer.query.language
     if not verbose:
         listed = brief.brief_offers(answer)
         if len(answer.recommendations) > brief.BRIEF_RECOMMENDATIONS:
@@ -214,63 +222,68 @@ def render_text(answer: Answer, verbose: bool = False) -> str:
                 "more": answer.more + len(answer.offers) - TEXT_OFFER_ROWS,
             }
         )
-    found = answer_sources(answer, verbose)
+    return answer
+
+
+def _template_values(answer: Answer, verbose: bool, found: list) -> dict[str, Any]:
+    """What `answer.txt.j2` reads: the answer, its labels in the question's language and the line formatters."""
+    from handlers import brief
+
+    lang = answer.query.language
     index = {(s.source, s.as_of): n for n, s in enumerate(found, start=1)}
     shown = brief.view(answer)
     display = answer.extra.get("display_currency")  # "in CNY": both currencies (handlers.display)
     cite = (lambda source: source) if verbose else _once_per_link(lang)  # ids: --verbose
     cite_pitfall = (lambda p: p.source) if verbose else (lambda p: citations.cite_pitfall(p.id, p.source, lang))
-    text = (
-        _environment()
-        .get_template("answer.txt.j2")
-        .render(
-            a=answer,
-            verbose=verbose,
-            caveat=shown["caveat"],
-            pages=shown["pages"],
-            hidden=_hidden(shown["hidden"] + int(answer.extra.get("work_hidden") or 0), lang) if not verbose else "",
-            work_more=t("work.more_rows", lang, n=answer.extra.get("work_more") or 0),
-            details=answer.extra.get("details") or [],
-            caveat_label=t("brief.caveat", lang),
-            caveat_source=_cut(cite_pitfall(shown["caveat"]), 130) if shown["caveat"] else "",
-            cite=cite,
-            cite_pitfall=cite_pitfall,
-            severity=lambda s: brief.severity_label(s, lang),
-            colon=t("colon", lang),
-            provider=lambda p: brief.provider_label(p, lang),
-            pages_label=t("brief.pages", lang),
-            details_label=t("brief.details", lang),
-            sources=found,
-            offer_line=lambda o: offer_line(o, lang, display),
-            source_no=lambda o: index.get((o.source, o.as_of), "?"),
-            tcos=tco_order(answer),
-            tco_block=lambda x, full=True: tco_block(
-                x, lang, full, (answer.extra.get("tco_labels") or {}).get(x.pricing), display
-            ),
-            rules_label=_label("rules", lang),
-            suggestions_label=_label("suggestions", lang),
-            sources_label=t("sources", lang),
-            more_label=t("render.more_capped", lang, cap=MAX_TOP)
-            if len(answer.offers) >= MAX_TOP
-            else _label("more", lang),  # "top 20" says how to see more, unless the list is at the cap
-            as_of_label=_label("as_of", lang),
-            dated=lambda s: dated(s, lang),
-            work_line=lambda r, d: work_line(
-                r, d, lang, lambda s, a: index.get((s, a), "?"), full=verbose, mark=_mixed(answer), display=display
-            ),
-            table_lines=table_lines(
-                answer, lambda s, a: index.get((s, a), "?"), short=not verbose
-            ),  # bot/render_train.py (issue 27)
-        )
+    return dict(
+        a=answer,
+        verbose=verbose,
+        caveat=shown["caveat"],
+        pages=shown["pages"],
+        hidden=_hidden(shown["hidden"] + int(answer.extra.get("work_hidden") or 0), lang) if not verbose else "",
+        work_more=t("work.more_rows", lang, n=answer.extra.get("work_more") or 0),
+        details=answer.extra.get("details") or [],
+        caveat_label=t("brief.caveat", lang),
+        caveat_source=_cut(cite_pitfall(shown["caveat"]), 130) if shown["caveat"] else "",
+        cite=cite,
+        cite_pitfall=cite_pitfall,
+        severity=lambda s: brief.severity_label(s, lang),
+        colon=t("colon", lang),
+        provider=lambda p: brief.provider_label(p, lang),
+        pages_label=t("brief.pages", lang),
+        details_label=t("brief.details", lang),
+        sources=found,
+        offer_line=lambda o: offer_line(o, lang, display),
+        source_no=lambda o: index.get((o.source, o.as_of), "?"),
+        tcos=tco_order(answer),
+        tco_block=lambda x, full=True: tco_block(
+            x, lang, full, (answer.extra.get("tco_labels") or {}).get(x.pricing), display
+        ),
+        rules_label=_label("rules", lang),
+        suggestions_label=_label("suggestions", lang),
+        sources_label=t("sources", lang),
+        more_label=t("render.more_capped", lang, cap=MAX_TOP)
+        if len(answer.offers) >= MAX_TOP
+        else _label("more", lang),  # "top 20" says how to see more, unless the list is at the cap
+        as_of_label=_label("as_of", lang),
+        dated=lambda s: dated(s, lang),
+        work_line=lambda r, d: work_line(
+            r, d, lang, lambda s, a: index.get((s, a), "?"), full=verbose, mark=_mixed(answer), display=display
+        ),
+        table_lines=table_lines(answer, lambda s, a: index.get((s, a), "?"), short=not verbose),  # bot/render_train.py
     )
-    lines = [line.rstrip() for line in text.splitlines()]
+
+
+def _laid_out(text: str, answer: Answer) -> str:
+    """The rendered lines without runs of blank lines, with what preferences filtered and the title's figures in
+    the other currency right under the title."""
     out: list[str] = []
-    for line in lines:  # collapse runs of blank lines left by empty sections
+    for line in (line.rstrip() for line in text.splitlines()):  # collapse runs of blank lines left by empty sections
         if line or (out and out[-1]):
             out.append(line)
     if notes := answer.extra.get("settings_notes"):  # what preferences (flags, channel settings) filtered
         out.insert(1 if out else 0, "(" + "; ".join(notes) + ")")
-    if converted := title_line(answer, display):  # the title's figures in the other currency, right under it
+    if converted := title_line(answer, answer.extra.get("display_currency")):  # the title's figures, other currency
         out.insert(1 if out else 0, converted)
     return "\n".join(out).strip() + "\n"
 

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bot", "handlers", "knowledge")
 LIMIT = 60  # lines per function
-MAX_LONG = 3  # functions over LIMIT today; lower it, never raise it
+MAX_LONG = 0  # functions over LIMIT today; lower it, never raise it
 
 
 def long_functions(source: str, name: str = "<source>") -> list[tuple[str, int]]:

@@ -24,7 +24,7 @@ from knowledge.facts.reference import gpu_families
 from knowledge.history import bundled as history_bundled
 from knowledge.kb import bulk, groups, segments
 from knowledge.kb.loading import Parsed, aws_part, gcp_part, load, settle
-from knowledge.kb.parts import SEGMENTED, Label, Part, Tables
+from knowledge.kb.parts import SEGMENTED, Label, Loaded, Part, Tables
 from knowledge.kb.schema import (
     INDEXES,
     NAME_TABLES,
@@ -79,6 +79,24 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _parts(
+    loaded: list[Loaded], catalog_segments: list[tuple[Label, list[dict]]], unpriced_rows: list[dict]
+) -> dict[str, Part]:
+    """Each loaded provider's part of the report: its skipped rows, notes, unpriced rows and whether it has offers."""
+    unpriced: dict[str, list[dict]] = {}
+    for row in unpriced_rows:
+        unpriced.setdefault(row["provider"], []).append(row)
+    return {
+        p.provider: Part(
+            tuple(p.skipped),
+            tuple(p.notes),
+            tuple(unpriced.get(p.provider, ())),
+            any(o["kind"] == "catalog" for o in segment),
+        )
+        for p, (_label, segment) in zip(loaded, catalog_segments, strict=True)
+    }
+
+
 def full(sources: list[CatalogSource], parsed: Parsed | None, pricing_dir: Path, meta: list[dict]) -> Tables:
     """Every table computed from the sources and the bundled files (`Tables.counts` holds the report's counts)."""
     from knowledge.catalog import offer_checks
@@ -104,18 +122,7 @@ def full(sources: list[CatalogSource], parsed: Parsed | None, pricing_dir: Path,
     for offer in all_offers:  # the checks keep the order (and drop some spot offers)
         by_label.setdefault(label[id(offer)], []).append(offer)
     catalog_segments = [(("catalog", p.provider), by_label.get(("catalog", p.provider), [])) for p in loaded]
-    unpriced: dict[str, list[dict]] = {}
-    for row in extra.get("unpriced", []):
-        unpriced.setdefault(row["provider"], []).append(row)
-    parts = {
-        p.provider: Part(
-            tuple(p.skipped),
-            tuple(p.notes),
-            tuple(unpriced.get(p.provider, ())),
-            any(o["kind"] == "catalog" for o in segment),
-        )
-        for p, (_label, segment) in zip(loaded, catalog_segments, strict=True)
-    }
+    parts = _parts(loaded, catalog_segments, extra.get("unpriced", []))
     segmented: dict[str, list[tuple[Label, Segment]]] = {
         "catalog_rows": [(("raw", p.provider), p.raw) for p in loaded],
         "offers": [

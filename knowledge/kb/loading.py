@@ -108,29 +108,36 @@ def load_catalogs(
         if notes is not None:
             notes += catalog_notes(src.provider, catalog, result)
         skipped += [f"{src.provider} {src.path.name} {s}" for s in result.skipped]
-        for cat in (catalog, hosts) if hosts else (catalog,):
-            file = Path(cat.path).name
-            for row in (*cat.rows, *cat.hosts):
-                raw.append(
-                    {
-                        "provider": src.provider,
-                        "file": file,
-                        "line": row.line,
-                        "instance_type": row.instance_type,
-                        "accelerator": row.accelerator,
-                        "accelerator_count": row.accelerator_count,
-                        "vcpus": row.vcpus,
-                        "memory_gib": row.memory_gib,
-                        "gpu_info": row.gpu_info,
-                        "price": row.price,
-                        "spot_price": row.spot_price,
-                        "region": row.region,
-                        "zone": row.zone,
-                        "generation": row.generation,
-                        "arch": row.arch,
-                    }
-                )
+        raw += _raw_rows(src.provider, (catalog, hosts) if hosts else (catalog,))
     return offers, raw, skipped
+
+
+def _raw_rows(provider: str, files: tuple[Catalog, ...]) -> list[dict]:
+    """The rows of a catalog (and its hosts file) as read, for the `catalog_rows` table."""
+    raw: list[dict] = []
+    for cat in files:
+        file = Path(cat.path).name
+        for row in (*cat.rows, *cat.hosts):
+            raw.append(
+                {
+                    "provider": provider,
+                    "file": file,
+                    "line": row.line,
+                    "instance_type": row.instance_type,
+                    "accelerator": row.accelerator,
+                    "accelerator_count": row.accelerator_count,
+                    "vcpus": row.vcpus,
+                    "memory_gib": row.memory_gib,
+                    "gpu_info": row.gpu_info,
+                    "price": row.price,
+                    "spot_price": row.spot_price,
+                    "region": row.region,
+                    "zone": row.zone,
+                    "generation": row.generation,
+                    "arch": row.arch,
+                }
+            )
+    return raw
 
 
 def live_aws_terms(catalog: Catalog | None) -> dict[tuple[str, str], pricing.LiveTerms]:

@@ -191,3 +191,22 @@ def test_the_imported_cloud_adds_its_lines_to_the_count(kb, imported_kb, monkeyp
     assert bundled is not None
     got = pipeline.answer(text, imported_kb)
     assert got.more == bundled[2] + _imported_lines(gpu) - 5, got.title
+
+
+def test_a_kb_whose_offers_fill_no_form_factor_builds_and_ranks(tmp_path):
+    """No catalog at all (a bundled part of no clouds, a live home of clouds that leave columns empty): the seed
+    articles' offers lack `gpu_form_factor`; the summaries and the ranking index still read it, as NULL."""
+    from tests.conftest import SMALL_KB_DATA
+
+    catalogs = tmp_path / "catalogs"
+    catalogs.mkdir()
+    header = (SMALL_KB_DATA / "catalogs" / "manifest.csv").read_text(encoding="utf-8").splitlines()[0]
+    (catalogs / "manifest.csv").write_text(header + "\n", encoding="utf-8")
+    build(tmp_path / "kb.db", catalog_dir=catalogs, pricing_dir=SMALL_KB_DATA / "pricing")
+    kb = KB(tmp_path / "kb.db")
+    try:
+        articles = kb.conn.execute("SELECT COUNT(*) FROM offers WHERE gpu = 'A100' AND kind = 'article'").fetchone()[0]
+        answer = pipeline.answer("cheapest A100", kb)
+        assert articles and answer.offers and all(o.kind == "article" for o in answer.offers)
+    finally:
+        kb.close()

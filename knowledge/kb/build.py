@@ -29,6 +29,7 @@ from knowledge.kb.schema import (
     INDEXES,
     NAME_TABLES,
     PARTIAL_INDEXES,
+    RANKING_COLUMNS,
     SCHEMA_VERSION,
     fingerprint,
     number_ranks,
@@ -188,6 +189,8 @@ def write(path: Path, tables: Tables, base: Path | None = None) -> None:
                 _copy(db, name)
         if not tables.ranked and db["offers"].exists():  # copied ranks are the bundled part's: over all offers
             renumber_ranks(db.conn)
+        if db["offers"].exists():  # before the indexes: an index on a column no row has would index a literal
+            groups.add_missing_columns(db.conn, (*RANKING_COLUMNS, *groups.COLUMNS))
         for name, columns in INDEXES:
             if db[name].exists():  # a table without rows is not created (a bundled part of no catalogs)
                 db.table(name).create_index(list(columns))

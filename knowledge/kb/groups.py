@@ -88,6 +88,22 @@ TABLES = (  # (table, query, indexes), created in this order once `offers.rank` 
 )
 
 
+# Every offers column the tables and the ranking index read: a catalog may fill none of a column's cells (a KB of
+# Lambda and Azure alone has no form factor), and SQLite reads an unknown double-quoted name as a string literal
+COLUMNS = (
+    "gpu", "pricing", "kind", "provider", "instance_type", "gpu_memory_gb", "gpu_form_factor", "gpu_count",
+    "availability", "availability_reason", "region", "stock", "rank", "zone", "zone_label", "term", "gpu_variant",
+    "price_per_gpu_hour_usd",
+)  # fmt: skip
+
+
+def add_missing_columns(conn, columns: tuple[str, ...]) -> None:
+    """Add each of `columns` the offers table lacks, as an empty column (NULL in every row)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(offers)")}
+    for column in dict.fromkeys(c for c in columns if c not in have):
+        conn.execute(f'ALTER TABLE offers ADD COLUMN "{column}"')  # names of the code, never user text
+
+
 def create(conn) -> None:
     """Make the summary tables of the offers as stored (`TABLES`), with their indexes."""
     conn.create_function("line_key", 10, _line_text, deterministic=True)

@@ -33,6 +33,7 @@ from knowledge.paths import CATALOG_DIR
 from knowledge.state import alerts
 from tests.conftest import SMALL_KB_DATA
 from tests.slack_standin import SlackStandIn, validate_blocks
+from tests.yaml_text import yaml_load
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "xoxb-T0001-alerts"
@@ -368,9 +369,8 @@ def test_a_cny_threshold_is_converted(slack, kbs):
 
 def _usd_per_cny() -> float:
     """The exchange rate as bundled (read from providers.yaml here, not through the code under test)."""
-    import yaml
 
-    data = yaml.safe_load((Path(__file__).resolve().parents[1] / "knowledge/data/providers.yaml").read_text())
+    data = yaml_load((Path(__file__).resolve().parents[1] / "knowledge/data/providers.yaml").read_text())
     return float(data["fx"]["usd_per_cny"])
 
 

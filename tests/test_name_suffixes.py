@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
 
 import pytest
 
 from bot.cli import main
 from knowledge.catalog.identity import identify
 from knowledge.catalog.suffixes import suffixes
+from tests.conftest import copy_kb
 from tests.reference_calc import CATALOGS, rows
 
 
@@ -66,7 +66,7 @@ SPHERON = [  # (accelerator, instance type, count, price per hour, region)
 def spheron_home(tmp_path, monkeypatch, kb):
     home = tmp_path / "home"
     home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     path = tmp_path / "spheron.csv"
     with path.open("w", encoding="utf-8", newline="") as handle:
@@ -101,7 +101,7 @@ def test_no_bundled_catalog_uses_these_spellings():
 def test_an_import_without_a_date_says_its_date_is_unknown(tmp_path, monkeypatch, kb, capsys):
     home = tmp_path / "home"
     home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     path = tmp_path / "undated.csv"
     path.write_text("InstanceType,AcceleratorName,AcceleratorCount,Price,Region\nbox-h100,H100_SXM5,1,2.10,x-1\n")

@@ -124,13 +124,43 @@ def postgres():
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite state database migrated to the newest schema once per worker: fresh states are copies of it
+    (migrating each one cost ~40 ms of CPU). Copy it, never write to it."""
+    import sqlalchemy as sa
+
+    from knowledge.state.db import upgrade
+
+    path = tmp_path_factory.mktemp("migrated_state") / "state.db"
+    engine = sa.create_engine(f"sqlite:///{path}", poolclass=sa.pool.NullPool)
+    upgrade(engine)
+    engine.dispose()
+    return path
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def state_url(request, tmp_path, monkeypatch) -> str:
-    """A fresh, empty persistent-state database, on SQLite and on PostgreSQL (each test runs on both)."""
+    """A fresh persistent-state database with no rows, at the newest schema, on SQLite and on PostgreSQL (each test
+    runs on both): a copy of a database migrated once (tests of migrating itself use `empty_state_url`)."""
+    if request.param == "sqlite":
+        path = tmp_path / "state.db"
+        shutil.copyfile(request.getfixturevalue("migrated_sqlite_state"), path)
+        path.chmod(0o600)  # as gpubot creates it (knowledge.state.private_files)
+        url = f"sqlite:///{path}"
+    else:
+        url = request.getfixturevalue("postgres").new_database()
+    monkeypatch.setenv("DATABASE_URL", url)
+    return url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_state_url(request, tmp_path, monkeypatch) -> str:
+    """A fresh, empty persistent-state database that was never migrated, on SQLite and on PostgreSQL."""
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'state.db'}"
     else:
-        url = request.getfixturevalue("postgres").new_database()
+        url = request.getfixturevalue("postgres").new_database(migrated=False)
     monkeypatch.setenv("DATABASE_URL", url)
     return url
 
@@ -181,7 +211,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="fetches real endpoints: set GPUBOT_LIVE_TESTS=1 and run -m live"))
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         callspec = getattr(item, "callspec", None)
-        on_postgres = "postgres" in item.fixturenames or (callspec and callspec.params.get("state_url") == "postgresql")
+        on_postgres = "postgres" in item.fixturenames or (
+            callspec and "postgresql" in (callspec.params.get("state_url"), callspec.params.get("empty_state_url"))
+        )
         if module in SLOW_MODULES or on_postgres:
             item.add_marker(pytest.mark.slow)
     # The long tests first (servers, subprocesses, PostgreSQL): the quick ones fill the workers' gaps at the end

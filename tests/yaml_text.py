@@ -7,9 +7,7 @@ from typing import Any
 
 import yaml
 
-from tests.yaml_text import yaml_load
-
 
 def yaml_load(text: str) -> Any:
-    """What `yaml_load(text)` returns, parsed by libyaml."""
+    """What `yaml.safe_load(text)` returns, parsed by libyaml."""
     return yaml.load(text, Loader=yaml.CSafeLoader)

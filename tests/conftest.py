@@ -198,6 +198,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and getattr(config, "cache", None) is not None:  # xdist's controller
+        config.pluginmanager.register(ModuleSeconds(config), "gpubot-module-seconds")
     config.addinivalue_line("markers", "slow: starts servers, subprocesses or PostgreSQL (left out by -m 'not slow')")
     config.addinivalue_line(
         "markers", "live: fetches the real vendor endpoints (internet); runs only with GPUBOT_LIVE_TESTS=1 -m live"
@@ -216,6 +218,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         if module in SLOW_MODULES or on_postgres:
             item.add_marker(pytest.mark.slow)
-    # The long tests first (servers, subprocesses, PostgreSQL): the quick ones fill the workers' gaps at the end
-    # instead of one worker finishing a 20-second test alone. A stable sort: each module's order is kept.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # The long tests first (servers, subprocesses, PostgreSQL), then the modules that took longest in the last run
+    # (a module never timed counts as the longest): the quick ones fill the workers' gaps at the end instead of one
+    # worker finishing a 20-second test alone. A stable sort: each module's tests stay together and in order.
+    last = config.cache.get(MODULE_SECONDS, {}) if getattr(config, "cache", None) else {}
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("slow") is None,
+            -last.get(_module_group(item.nodeid, item.get_closest_marker("slow") is not None), float("inf")),
+        )
+    )
+
+
+MODULE_SECONDS = "gpubot/module_seconds"  # in pytest's cache (.pytest_cache): each module's test time, last run
+
+
+def _module_group(nodeid: str, slow: bool) -> str:
+    return f"{nodeid.split('::', 1)[0]} {'slow' if slow else 'fast'}"
+
+
+class ModuleSeconds:
+    """Adds up each module's test time (on the controller, from every worker's reports) for the next run's order."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.spent: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        group = _module_group(report.nodeid, "slow" in report.keywords)
+        self.spent[group] = self.spent.get(group, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        cache = self.config.cache
+        if cache is not None and self.spent:
+            cache.set(MODULE_SECONDS, {**cache.get(MODULE_SECONDS, {}), **self.spent})

@@ -169,7 +169,7 @@ _ERRATA = re.compile(r";? ?\berrata (?:§[\d.]+|(?:S[0-2]|X)-\d{2})(?:[,…] ?(?
 _SOURCES_TAIL = re.compile(r"((?:Sources?|来源)[:：] ?)([^\n]+)$")
 
 
-_FILE = re.compile(r"(?:knowledge/[\w/.-]*|\b[\w-]+\.(?:csv|json|ya?ml|md)\b)")
+_FILE = re.compile(r"(?:knowledge/[\w/.-]*|\b[\w-]+(?:\.[\w-]+)*\.(?:csv|json|ya?ml|md)\b)")
 
 
 def _seed_words(match: re.Match, lang: str) -> str:
@@ -215,7 +215,12 @@ def scrub(text: str, lang: str = "en") -> str:
     text = _PAREN.sub(_public_paren(lang), text)
     text = _BARE_ID.sub("", text)
     text = _SEED.sub(lambda m: _seed_words(m, lang), text)
-    text = _FILE.sub(t("cite.curated", lang), text)
+    # tidied before and after the files are named: "x .csv" tidied to "x.csv" is a file name too (idempotent)
+    text = _FILE.sub(t("cite.curated", lang), _tidy(text))
+    return _tidy(text)
+
+
+def _tidy(text: str) -> str:
     return re.sub(r"(?<=\S)\s+([,.;)])", r"\1", text).replace("()", "").rstrip()
 
 

@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from slack_bolt import BoltRequest
 
+from bot.citations import scrub
 from bot.render import render_text
 from bot.slack import blocks
 from handlers.models import Answer, NameIssue, Offer, Pitfall, Query, Recommendation, RuleHit, Source, Tco
@@ -201,6 +202,7 @@ def hostile_answer(h: str, intent: str = "cheapest") -> Answer:
 )
 @example(h="<!channel> @here <@U0EVIL> <#C0EVIL> <https://evil.example|click>", intent="cheapest", lang="en")
 @example(h="&lt;!channel&gt; &amp;lt;!here&amp;gt;", intent="pitfalls", lang="zh")
+@example(h=".csv", intent="cheapest", lang="en")  # "line .csv" tidied into a file name, scrubbed twice
 def test_hostile_names_and_text_are_inert_on_every_surface(h, intent, lang):
     result = hostile_answer(h, intent)
     result = result.model_copy(update={"query": result.query.model_copy(update={"language": lang})})
@@ -538,3 +540,16 @@ def test_a_value_cannot_end_the_formatting_around_it(field, value, span):
     message = blocks.answer_message(Answer(query=query, title="t", **parts))
     sections = "\n".join(b["text"]["text"] for b in message_blocks(message) if b["type"] == "section")
     assert value not in sections, f"{value!r} reaches a {span}...{span} span unchanged: {sections!r}"
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from([*TOKENS, ".csv", "knowledge/", ".json", "S0-01", "(", ")", ",", "x.md"]), max_size=8
+    ).map("".join),
+    lang=st.sampled_from(["en", "zh"]),
+)
+@example(text="line .csv", lang="en")  # tidied to "line.csv", a file name: the text fallback scrubbed it twice
+def test_scrubbing_a_sentence_twice_changes_nothing(text, lang):
+    once = scrub(text, lang)
+    assert scrub(once, lang) == once

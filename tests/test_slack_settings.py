@@ -97,7 +97,7 @@ def slash(app, slack, text: str, channel: str, *, team: str = TEAM) -> dict[str,
     assert response.status == 200
     message = json.loads(response.body) if response.body else {}
     # a slow answer (a loaded machine): an empty ack, then the answer once through response_url
-    if not message or message.get("text") in (blocks.phrase("working", "en"), blocks.phrase("working", "zh")):
+    if not message:  # an empty ack: the reply comes by the response_url
         message = slack.wait_for(f"hooks/{hook}")[0].body
     return message
 

@@ -165,8 +165,8 @@ def empty_state_url(request, tmp_path, monkeypatch) -> str:
     return url
 
 
-# The fast tier (`./scripts/test -m "not slow"`, under a minute): everything but real servers, subprocesses and
-# PostgreSQL. The whole suite (no -m) runs everything, always.
+# The fast tier (`./scripts/test -m "not slow"`; target under a minute, see BENCHMARKS.md): everything but real
+# servers, subprocesses and PostgreSQL. The whole suite (no -m) runs everything, always.
 SLOW_MODULES = frozenset(
     {
         "test_scale",

@@ -15,6 +15,7 @@ import csv
 import datetime as dt
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -102,8 +103,12 @@ def kbs(tmp_path_factory, kb):
         return make
 
     out = {"base": kb}
-    for name, factor in LEVELS.items():
-        out[name] = KB(built_once(tmp_path_factory, f"alerts_{name}.db", scaled(factor)))
+    tmp = tmp_path_factory.mktemp("alert_kbs")
+    for name, factor in LEVELS.items():  # each level a home of this worker's: kb.db beside its catalogs/
+        built = built_once(tmp_path_factory, f"alerts_{name}.db", scaled(factor))
+        shutil.copytree(built.with_name(f"{built.name}.catalogs"), tmp / name / "catalogs")
+        shutil.copyfile(built, tmp / name / "kb.db")
+        out[name] = KB(tmp / name / "kb.db")
     yield out
     for name in LEVELS:
         out[name].close()

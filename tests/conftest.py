@@ -68,6 +68,19 @@ def gpubot_home(tmp_path_factory: pytest.TempPathFactory, full_kb_file: Path) ->
     return home
 
 
+def copy_kb(kb, target: Path) -> None:
+    """A copy of `kb`'s file at `target`, with the vocabulary `kb` pickled beside it under the copy's name: the
+    same build, so the copy's first question loads it (~20 ms) instead of building it again (~1 s of CPU)."""
+    from knowledge.kb.reader import KB
+    from knowledge.kb.vocabulary import Vocabulary, cache_path
+
+    shutil.copyfile(kb.path, target)
+    Vocabulary.from_kb(kb)  # built once per KB and pickled beside it
+    source, copied = cache_path(kb), cache_path(KB(target))
+    if source and copied and source.exists():
+        shutil.copyfile(source, copied)
+
+
 @pytest.fixture(scope="session")
 def kb(gpubot_home: Path):
     """The full knowledge base (every bundled catalog, price file and seed fact)."""
@@ -81,7 +94,7 @@ def home(kb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private GPUBOT_HOME holding a copy of the full knowledge base, with the answer cache off (CLI tests)."""
     home = tmp_path / "home"
     home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     monkeypatch.setenv("GPUBOT_ANSWER_CACHE", "0")
     return home
@@ -111,19 +124,49 @@ def postgres():
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite state database migrated to the newest schema once per worker: fresh states are copies of it
+    (migrating each one cost ~40 ms of CPU). Copy it, never write to it."""
+    import sqlalchemy as sa
+
+    from knowledge.state.db import upgrade
+
+    path = tmp_path_factory.mktemp("migrated_state") / "state.db"
+    engine = sa.create_engine(f"sqlite:///{path}", poolclass=sa.pool.NullPool)
+    upgrade(engine)
+    engine.dispose()
+    return path
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def state_url(request, tmp_path, monkeypatch) -> str:
-    """A fresh, empty persistent-state database, on SQLite and on PostgreSQL (each test runs on both)."""
+    """A fresh persistent-state database with no rows, at the newest schema, on SQLite and on PostgreSQL (each test
+    runs on both): a copy of a database migrated once (tests of migrating itself use `empty_state_url`)."""
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'state.db'}"
+        path = tmp_path / "state.db"
+        shutil.copyfile(request.getfixturevalue("migrated_sqlite_state"), path)
+        path.chmod(0o600)  # as gpubot creates it (knowledge.state.private_files)
+        url = f"sqlite:///{path}"
     else:
         url = request.getfixturevalue("postgres").new_database()
     monkeypatch.setenv("DATABASE_URL", url)
     return url
 
 
-# The fast tier (`./scripts/test -m "not slow"`, under a minute): everything but real servers, subprocesses and
-# PostgreSQL. The whole suite (no -m) runs everything, always.
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_state_url(request, tmp_path, monkeypatch) -> str:
+    """A fresh, empty persistent-state database that was never migrated, on SQLite and on PostgreSQL."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'state.db'}"
+    else:
+        url = request.getfixturevalue("postgres").new_database(migrated=False)
+    monkeypatch.setenv("DATABASE_URL", url)
+    return url
+
+
+# The fast tier (`./scripts/test -m "not slow"`; target under a minute, see BENCHMARKS.md): everything but real
+# servers, subprocesses and PostgreSQL. The whole suite (no -m) runs everything, always.
 SLOW_MODULES = frozenset(
     {
         "test_scale",
@@ -155,6 +198,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and getattr(config, "cache", None) is not None:  # xdist's controller
+        config.pluginmanager.register(ModuleSeconds(config), "gpubot-module-seconds")
     config.addinivalue_line("markers", "slow: starts servers, subprocesses or PostgreSQL (left out by -m 'not slow')")
     config.addinivalue_line(
         "markers", "live: fetches the real vendor endpoints (internet); runs only with GPUBOT_LIVE_TESTS=1 -m live"
@@ -168,9 +213,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="fetches real endpoints: set GPUBOT_LIVE_TESTS=1 and run -m live"))
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         callspec = getattr(item, "callspec", None)
-        on_postgres = "postgres" in item.fixturenames or (callspec and callspec.params.get("state_url") == "postgresql")
+        on_postgres = "postgres" in item.fixturenames or (
+            callspec and "postgresql" in (callspec.params.get("state_url"), callspec.params.get("empty_state_url"))
+        )
         if module in SLOW_MODULES or on_postgres:
             item.add_marker(pytest.mark.slow)
-    # The long tests first (servers, subprocesses, PostgreSQL): the quick ones fill the workers' gaps at the end
-    # instead of one worker finishing a 20-second test alone. A stable sort: each module's order is kept.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # The long tests first (servers, subprocesses, PostgreSQL), then the modules that took longest in the last run
+    # (a module never timed counts as the longest): the quick ones fill the workers' gaps at the end instead of one
+    # worker finishing a 20-second test alone. A stable sort: each module's tests stay together and in order.
+    last = config.cache.get(MODULE_SECONDS, {}) if getattr(config, "cache", None) else {}
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("slow") is None,
+            -last.get(_module_group(item.nodeid, item.get_closest_marker("slow") is not None), float("inf")),
+        )
+    )
+
+
+MODULE_SECONDS = "gpubot/module_seconds"  # in pytest's cache (.pytest_cache): each module's test time, last run
+
+
+def _module_group(nodeid: str, slow: bool) -> str:
+    return f"{nodeid.split('::', 1)[0]} {'slow' if slow else 'fast'}"
+
+
+class ModuleSeconds:
+    """Adds up each module's test time (on the controller, from every worker's reports) for the next run's order."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.spent: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        group = _module_group(report.nodeid, "slow" in report.keywords)
+        self.spent[group] = self.spent.get(group, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        cache = self.config.cache
+        if cache is not None and self.spent:
+            cache.set(MODULE_SECONDS, {**cache.get(MODULE_SECONDS, {}), **self.spent})

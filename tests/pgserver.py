@@ -20,6 +20,8 @@ import time
 import uuid
 from pathlib import Path
 
+import psycopg
+
 
 def _bin_dir() -> Path:
     found = shutil.which("initdb")
@@ -46,6 +48,7 @@ class PostgresServer:
         self.user = "gpubot"
         self._as_postgres = os.geteuid() == 0
         self.url = f"postgresql://{self.user}@127.0.0.1:{self.port}/gpubot"
+        self._template = ""
 
     def _run(self, *args: str) -> subprocess.CompletedProcess:
         command = [str(self.bin / args[0]), *args[1:]]
@@ -63,11 +66,34 @@ class PostgresServer:
         self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, "gpubot")
         return self
 
-    def new_database(self) -> str:
-        """A fresh, empty database on this server (one per test that needs isolation)."""
+    def new_database(self, *, migrated: bool = True) -> str:
+        """A fresh database on this server (one per test that needs isolation), created over one connection (a
+        `createdb` process per test cost ~50 ms of CPU). `migrated`: a copy of a template database migrated once to
+        the newest schema (`CREATE DATABASE ... TEMPLATE`: milliseconds, where migrating each one took ~0.3 s);
+        otherwise empty, for the tests whose point is migrating."""
         name = "t_" + uuid.uuid4().hex[:12]
-        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, name)
-        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{name}"
+        template = self._migrated_template() if migrated else "template1"
+        with psycopg.connect(self._url("gpubot", driver=False), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        return self._url(name, driver=False)
+
+    def _url(self, database: str, *, driver: bool) -> str:
+        scheme = "postgresql+psycopg" if driver else "postgresql"
+        return f"{scheme}://{self.user}@127.0.0.1:{self.port}/{database}"
+
+    def _migrated_template(self) -> str:
+        if not self._template:
+            import sqlalchemy as sa
+
+            from knowledge.state.db import upgrade
+
+            with psycopg.connect(self._url("gpubot", driver=False), autocommit=True) as conn:
+                conn.execute('CREATE DATABASE "migrated_template"')
+            engine = sa.create_engine(self._url("migrated_template", driver=True), poolclass=sa.pool.NullPool)
+            upgrade(engine)
+            engine.dispose()  # no session may stay connected to a template being copied
+            self._template = "migrated_template"
+        return self._template
 
     def stop(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError):

@@ -15,10 +15,12 @@ import csv
 import datetime as dt
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -31,8 +33,9 @@ from handlers.alerts import list_text
 from knowledge.kb.reader import KB
 from knowledge.paths import CATALOG_DIR
 from knowledge.state import alerts
-from tests.conftest import SMALL_KB_DATA
+from tests.conftest import SMALL_KB_DATA, built_once
 from tests.slack_standin import SlackStandIn, validate_blocks
+from tests.yaml_text import yaml_load
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "xoxb-T0001-alerts"
@@ -64,41 +67,47 @@ BASE = h100_spot_min(CATALOG_DIR / "aws_vms.csv")
 def kbs(tmp_path_factory, kb):
     """The session's knowledge base ("base") and two more with AWS H100 spot prices x3 ("high") and x0.5 ("low"):
     small ones (tests/data/small_kb/), which keep every GPU and size's cheapest AWS spot row, built from its catalogs
-    with the AWS one's H100 spot prices scaled."""
+    with the AWS one's H100 spot prices scaled, once per run (`built_once`: the workers share them)."""
     from knowledge.kb.build import build
 
-    out = {"base": kb}
-    tmp = tmp_path_factory.mktemp("alert_kbs")
     small = SMALL_KB_DATA / "catalogs"
     with (small / "aws_vms.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     with (small / "manifest.csv").open(encoding="utf-8", newline="") as handle:
         manifest = list(csv.DictReader(handle))
-    for name, factor in LEVELS.items():
-        folder = tmp / name / "catalogs"
-        folder.mkdir(parents=True)
-        with (folder / "aws_vms.csv").open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-            writer.writeheader()
-            for row in rows:
-                if row["AcceleratorName"] in H100 and row["SpotPrice"]:
-                    row = {**row, "SpotPrice": f"{float(row['SpotPrice']) * factor:.6f}"}
-                writer.writerow(row)
-        assert h100_spot_min(folder / "aws_vms.csv") == pytest.approx(
-            h100_spot_min(CATALOG_DIR / "aws_vms.csv", factor)
-        )
-        with (folder / "manifest.csv").open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(manifest[0]))
-            writer.writeheader()
-            for entry in manifest:  # the other catalogs: the small knowledge base's files, where they are
-                if entry["provider"] != "aws":
-                    entry = {**entry, "file": str(small / entry["file"])}
-                    entry["hosts_file"] = str(small / entry["hosts_file"]) if entry["hosts_file"] else ""
-                writer.writerow(entry)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("GPUBOT_HOME", str(tmp / name))
-            patch.setenv("DATABASE_URL", f"sqlite:///{tmp / name / 'state.db'}")
-            build(tmp / name / "kb.db", catalog_dir=folder, pricing_dir=SMALL_KB_DATA / "pricing")
+
+    def scaled(factor: float) -> Callable[[Path], None]:
+        def make(path: Path) -> None:
+            folder = path.with_name(f"{path.name}.catalogs")
+            folder.mkdir()
+            with (folder / "aws_vms.csv").open("w", encoding="utf-8", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+                writer.writeheader()
+                for row in rows:
+                    if row["AcceleratorName"] in H100 and row["SpotPrice"]:
+                        row = {**row, "SpotPrice": f"{float(row['SpotPrice']) * factor:.6f}"}
+                    writer.writerow(row)
+            assert h100_spot_min(folder / "aws_vms.csv") == pytest.approx(
+                h100_spot_min(CATALOG_DIR / "aws_vms.csv", factor)
+            )
+            with (folder / "manifest.csv").open("w", encoding="utf-8", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=list(manifest[0]))
+                writer.writeheader()
+                for entry in manifest:  # the other catalogs: the small knowledge base's files, where they are
+                    if entry["provider"] != "aws":
+                        entry = {**entry, "file": str(small / entry["file"])}
+                        entry["hosts_file"] = str(small / entry["hosts_file"]) if entry["hosts_file"] else ""
+                    writer.writerow(entry)
+            build(path, catalog_dir=folder, pricing_dir=SMALL_KB_DATA / "pricing")
+
+        return make
+
+    out = {"base": kb}
+    tmp = tmp_path_factory.mktemp("alert_kbs")
+    for name, factor in LEVELS.items():  # each level a home of this worker's: kb.db beside its catalogs/
+        built = built_once(tmp_path_factory, f"alerts_{name}.db", scaled(factor))
+        shutil.copytree(built.with_name(f"{built.name}.catalogs"), tmp / name / "catalogs")
+        shutil.copyfile(built, tmp / name / "kb.db")
         out[name] = KB(tmp / name / "kb.db")
     yield out
     for name in LEVELS:
@@ -368,9 +377,8 @@ def test_a_cny_threshold_is_converted(slack, kbs):
 
 def _usd_per_cny() -> float:
     """The exchange rate as bundled (read from providers.yaml here, not through the code under test)."""
-    import yaml
 
-    data = yaml.safe_load((Path(__file__).resolve().parents[1] / "knowledge/data/providers.yaml").read_text())
+    data = yaml_load((Path(__file__).resolve().parents[1] / "knowledge/data/providers.yaml").read_text())
     return float(data["fx"]["usd_per_cny"])
 
 

@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-import yaml
 
 from bot.cli import main
 from bot.pipeline import answer
@@ -15,8 +14,9 @@ from bot.render import answer_json, render_text
 from bot.slack import blocks
 from tests.reference_calc import CATALOGS, aws_reserved, distinct_ranking, per_gpu_ranking, region_offers, rows
 from tests.slack_standin import message_blocks
+from tests.yaml_text import yaml_load
 
-PROVIDERS = yaml.safe_load((CATALOGS.parent / "providers.yaml").read_text(encoding="utf-8"))
+PROVIDERS = yaml_load((CATALOGS.parent / "providers.yaml").read_text(encoding="utf-8"))
 FX = PROVIDERS["fx"]["usd_per_cny"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-import yaml
 
 from bot.cli import main
 from bot.pipeline import answer_with, typed_setting, understand
 from knowledge.clock import utc_now
 from knowledge.state import settings_store as store
 from knowledge.state.settings_store import SettingError
+from tests.yaml_text import yaml_load
 
 DATA = Path(__file__).resolve().parent.parent / "knowledge" / "data"
-USD_PER_CNY = float(yaml.safe_load((DATA / "providers.yaml").read_text(encoding="utf-8"))["fx"]["usd_per_cny"])
+USD_PER_CNY = float(yaml_load((DATA / "providers.yaml").read_text(encoding="utf-8"))["fx"]["usd_per_cny"])
 
 
 def _aws_a100_spot() -> list[tuple[float, float]]:

@@ -13,7 +13,7 @@ import pytest
 from bot.cli import main
 from knowledge.catalog.offers import Currency, convert
 from knowledge.catalog.reader import CatalogError, read_catalog
-from tests.conftest import seed_bundled_part
+from tests.conftest import copy_kb, seed_bundled_part
 from tests.reference_calc import CATALOGS, per_gpu_ranking, rows
 
 
@@ -95,7 +95,7 @@ def private_home(tmp_path, monkeypatch, kb, bundled_part):
     """A GPUBOT_HOME of its own, seeded with a copy of the built knowledge base and of its cached bundled part."""
     home = tmp_path / "home"
     home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
     seed_bundled_part(home, bundled_part)
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     return home

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from bot.cli import main
+from tests.conftest import copy_kb
 
 
 @pytest.fixture
 def home(kb, tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     monkeypatch.delenv("GPUBOT_ANSWER_CACHE", raising=False)
     return home

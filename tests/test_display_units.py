@@ -15,14 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from bot.cli import main
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_app import assert_valid, column, make_app, rendered_strings, slash, table_rows
+from tests.yaml_text import yaml_load
 
 ROOT = Path(__file__).resolve().parents[1]
-FX = yaml.safe_load((ROOT / "knowledge" / "data" / "providers.yaml").read_text(encoding="utf-8"))["fx"]
+FX = yaml_load((ROOT / "knowledge" / "data" / "providers.yaml").read_text(encoding="utf-8"))["fx"]
 RATE = float(FX["cny_per_usd"])  # CNY per USD
 CNY_QUESTIONS = [
     ("cheapest A100 in CNY", "en"),

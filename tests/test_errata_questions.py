@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 
 import pytest
-import yaml
 
 from bot.pipeline import answer
 from bot.render import render_text
 from tests.reference_calc import CATALOGS
+from tests.yaml_text import yaml_load
 
-ERRATA = {e["id"]: e for e in yaml.safe_load((CATALOGS.parent / "errata.yaml").read_text(encoding="utf-8"))}
+ERRATA = {e["id"]: e for e in yaml_load((CATALOGS.parent / "errata.yaml").read_text(encoding="utf-8"))}
 STOP = r"[^\n,，;；。(（\"“”「」]"  # within one clause, outside quotes
 
 

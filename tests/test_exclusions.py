@@ -12,14 +12,14 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
-import yaml
 
 from bot import pipeline
 from bot.render import render_text
 from handlers.parse import Vocabulary, parse
+from tests.yaml_text import yaml_load
 
 DATA = Path(__file__).resolve().parent.parent / "knowledge" / "data"
-PROVIDERS = {p["id"]: p for p in yaml.safe_load((DATA / "providers.yaml").read_text(encoding="utf-8"))["providers"]}
+PROVIDERS = {p["id"]: p for p in yaml_load((DATA / "providers.yaml").read_text(encoding="utf-8"))["providers"]}
 with (DATA / "region_groups.csv").open(encoding="utf-8") as _handle:
     GROUPS = list(csv.DictReader(_handle))
 

@@ -5,21 +5,20 @@ catalog over SkyPilot's undated figure) and the same zone labels."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from handlers import cheapest
 from handlers.models import Query
 from knowledge.history import series as history_series
 from knowledge.history.snapshots import ensure_baselines
+from tests.conftest import copy_kb
 
 
 @pytest.fixture(scope="module")
 def recorded(kb, tmp_path_factory):
     """A home of its own whose state holds every bundled catalog's baseline snapshot."""
     home = tmp_path_factory.mktemp("history-vs-ask")
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
     patch = pytest.MonkeyPatch()
     patch.setenv("GPUBOT_HOME", str(home))
     ensure_baselines()

@@ -14,6 +14,7 @@ import pytest
 from bot.cli import main
 from bot.slack.blocks import answer_message
 from handlers.common import as_of_text
+from tests.conftest import seed_bundled_part
 from tests.reference_calc import CATALOGS
 from tests.slack_standin import message_blocks
 
@@ -36,7 +37,9 @@ QUESTIONS = {"en": "cheapest A100 on zcloud", "zh": "zcloud上最便宜的A100"}
 
 
 @pytest.fixture
-def imported(home, tmp_path, capsys):
+def imported(home, bundled_part, tmp_path, capsys):
+    seed_bundled_part(home, bundled_part)  # the import's build starts from the cached bundled part
+
     def run(*extra: str, lang: str = "en") -> tuple[dict, str]:
         path = tmp_path / "zcloud.csv"
         path.write_text(lambda_a100_rows("zz_1x_a100"), encoding="utf-8")

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 
 from bot.cli import main
 from knowledge.catalog.reader import CatalogError, read_catalog
+from tests.conftest import copy_kb
 
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
 
@@ -30,7 +31,7 @@ def machine(tmp_path, monkeypatch, kb):
     """One machine: its own GPUBOT_HOME seeded with the built knowledge base, a state database of its own."""
     home = tmp_path / "home"
     home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'state.db'}")
     return home

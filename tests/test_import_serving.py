@@ -23,6 +23,7 @@ import pytest
 
 from bot.slack.tables import tables_of
 from knowledge.paths import CATALOG_DIR
+from tests.conftest import copy_kb
 from tests.slack_standin import SlackStandIn, check_message
 from tests.test_slack_http import FORM, GPUBOT, request, running_server, server_env, signed, slash_body
 
@@ -55,7 +56,7 @@ def slack() -> Iterator[SlackStandIn]:
 @pytest.fixture(scope="module")
 def home(tmp_path_factory, kb) -> Path:
     home = tmp_path_factory.mktemp("serving-home")
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())  # built before the import
+    copy_kb(kb, home / "kb.db")  # built before the import
     return home
 
 

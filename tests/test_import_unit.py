@@ -20,7 +20,7 @@ import pytest
 import sqlalchemy as sa
 
 from bot.cli import main
-from tests.conftest import seed_bundled_part
+from tests.conftest import copy_kb, seed_bundled_part
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
@@ -60,7 +60,7 @@ def machine(tmp_path, monkeypatch, kb, state_url, bundled_part):
     state on SQLite or PostgreSQL."""
     home = tmp_path / "home"
     home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
     seed_bundled_part(home, bundled_part)
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     return home

@@ -16,6 +16,7 @@ from bot.cli import main
 from bot.pipeline import answer
 from knowledge.code_version import tree_version
 from knowledge.kb.reader import KB
+from tests.conftest import copy_kb
 
 QUESTIONS = ("cheapest A100 spot", "H100 vs A100 for training", "recommend a GPU to fine-tune a 7B model", "A100 坑")
 
@@ -67,7 +68,7 @@ def test_an_upgrade_never_prints_an_answer_kept_by_the_code_it_replaced(kb, tmp_
 
     home = tmp_path / "home"
     home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     monkeypatch.delenv("GPUBOT_ANSWER_CACHE", raising=False)
     assert main(["ask", "cheapest A100 spot"]) == 0

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from tests.conftest import copy_kb
 
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice\n"
 
@@ -17,7 +18,7 @@ HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Re
 def home(kb, tmp_path, monkeypatch) -> Path:
     home = tmp_path / "home"
     home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'state.db'}")
     monkeypatch.setenv("GPUBOT_ANSWER_CACHE", "0")

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from knowledge.paths import CATALOG_DIR, PRICING_DIR
+from tests.conftest import copy_kb
 from tests.live_standin import LiveStandin
 from tests.reference_calc import aws_offer_file_reserved
 
@@ -656,7 +657,7 @@ def test_answers_over_http_keep_their_latency_while_a_source_hangs(tmp_path_fact
 
     patch = live_home(tmp_path_factory, standin, "live-serving", providers=("runpod",))
     home = Path(os.environ["GPUBOT_HOME"])
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
     standin.hang("/bundles/")
     env = {"GPUBOT_KB_REFRESH_SECONDS": "1", "DATABASE_URL": os.environ["DATABASE_URL"]}
     hang = {"vast": SOURCES["vast"].limited(timeout=2.5)}

@@ -9,8 +9,8 @@ import sys
 import sqlalchemy as sa
 
 
-def test_concurrent_upgrades_from_several_workers(state_url, tmp_path):
-    env = {**os.environ, "DATABASE_URL": state_url}
+def test_concurrent_upgrades_from_several_workers(empty_state_url, tmp_path):
+    env = {**os.environ, "DATABASE_URL": empty_state_url}
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "bot.cli", "db", "upgrade"],
@@ -25,7 +25,7 @@ def test_concurrent_upgrades_from_several_workers(state_url, tmp_path):
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
         assert "newest schema" in out
-    engine = sa.create_engine(state_url.replace("postgresql://", "postgresql+psycopg://"))
+    engine = sa.create_engine(empty_state_url.replace("postgresql://", "postgresql+psycopg://"))
     with engine.connect() as conn:
         assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all() == [_head()]
         tables = set(sa.inspect(conn).get_table_names())

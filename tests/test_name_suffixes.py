@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
 
 import pytest
 
 from bot.cli import main
 from knowledge.catalog.identity import identify
 from knowledge.catalog.suffixes import suffixes
+from tests.conftest import copy_kb, seed_bundled_part
 from tests.reference_calc import CATALOGS, rows
 
 
@@ -63,10 +63,11 @@ SPHERON = [  # (accelerator, instance type, count, price per hour, region)
 
 
 @pytest.fixture
-def spheron_home(tmp_path, monkeypatch, kb):
+def spheron_home(tmp_path, monkeypatch, kb, bundled_part):
     home = tmp_path / "home"
     home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
+    seed_bundled_part(home, bundled_part)  # the import's build starts from the cached bundled part
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     path = tmp_path / "spheron.csv"
     with path.open("w", encoding="utf-8", newline="") as handle:
@@ -98,10 +99,11 @@ def test_no_bundled_catalog_uses_these_spellings():
     assert not names & {a for a, *_ in SPHERON} and not names & {"RTXPRO6000S", "RTXPRO6000-WK"}
 
 
-def test_an_import_without_a_date_says_its_date_is_unknown(tmp_path, monkeypatch, kb, capsys):
+def test_an_import_without_a_date_says_its_date_is_unknown(tmp_path, monkeypatch, kb, bundled_part, capsys):
     home = tmp_path / "home"
     home.mkdir()
-    (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    copy_kb(kb, home / "kb.db")
+    seed_bundled_part(home, bundled_part)
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     path = tmp_path / "undated.csv"
     path.write_text("InstanceType,AcceleratorName,AcceleratorCount,Price,Region\nbox-h100,H100_SXM5,1,2.10,x-1\n")

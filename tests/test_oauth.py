@@ -20,11 +20,11 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import sqlalchemy as sa
-import yaml
 
 from bot.slack.tables import tables_of
 from tests.slack_standin import SlackStandIn, check_message, message_blocks
 from tests.test_slack_http import FORM, GPUBOT, JSON, free_port, request, signed
+from tests.yaml_text import yaml_load
 
 CLIENT_ID, CLIENT_SECRET = "1111.2222", "oauth-client-secret"
 SECRET = "http-test-secret"  # the signing secret `signed()` uses
@@ -211,7 +211,7 @@ def test_the_install_link_carries_client_id_scopes_and_a_state(server):
     link, query, cookie = install_link(server)
     assert link.startswith("https://slack.com/oauth/v2/authorize?")
     assert query["client_id"] == [CLIENT_ID]
-    manifest_scopes = yaml.safe_load(MANIFEST.read_text())["oauth_config"]["scopes"]["bot"]
+    manifest_scopes = yaml_load(MANIFEST.read_text())["oauth_config"]["scopes"]["bot"]
     assert sorted(query["scope"][0].split(",")) == sorted(manifest_scopes)
     state = query["state"][0]
     assert len(state) >= 32 and cookie == f"slack-app-oauth-state={state}"

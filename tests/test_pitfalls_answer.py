@@ -8,14 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from bot import pipeline
 from bot.render import render_text
+from tests.yaml_text import yaml_load
 
 DATA = Path(__file__).resolve().parent.parent / "knowledge" / "data"
-PITFALLS = yaml.safe_load((DATA / "pitfalls.yaml").read_text(encoding="utf-8"))
-PROVIDERS = {p["id"]: p for p in yaml.safe_load((DATA / "providers.yaml").read_text(encoding="utf-8"))["providers"]}
+PITFALLS = yaml_load((DATA / "pitfalls.yaml").read_text(encoding="utf-8"))
+PROVIDERS = {p["id"]: p for p in yaml_load((DATA / "providers.yaml").read_text(encoding="utf-8"))["providers"]}
 TAGGED = sorted({p for row in PITFALLS for p in row["tags"]["providers"]})
 ORDER = {"high": 0, "medium": 1, "low": 2}
 

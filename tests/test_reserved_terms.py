@@ -9,16 +9,16 @@ import json
 import re
 
 import pytest
-import yaml
 
 from bot.pipeline import answer
 from bot.render import render_text
 from handlers.break_even import break_even
 from knowledge.paths import PRICING_DIR
 from tests.reference_calc import CATALOGS, aws_reserved, rows
+from tests.yaml_text import yaml_load
 
 AWS = json.loads((PRICING_DIR / "aws_gpu_instances_reserved_spot.json").read_text(encoding="utf-8"))
-GCP = yaml.safe_load((PRICING_DIR / "gcp_gpu_commitments.yml").read_text(encoding="utf-8"))
+GCP = yaml_load((PRICING_DIR / "gcp_gpu_commitments.yml").read_text(encoding="utf-8"))
 # The bot prices instance types it knows from a catalog (accelerator, count): dl2q (Qualcomm) was dropped from the
 # bundled AWS catalog (its README), so its reserved rates have nothing to attach to.
 AWS_CATALOG_TYPES = {r["InstanceType"] for r in rows(CATALOGS / "aws_vms.csv")}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import copy_kb
 from tests.reference_calc import CATALOGS
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_http import FORM, GPUBOT, JSON, mention_body, request, running_server, signed, slash_body
@@ -33,7 +34,7 @@ def machines(kb, tmp_path, postgres):
     for name in ("machine-a", "machine-b"):
         home = tmp_path / name
         home.mkdir()
-        (home / "kb.db").write_bytes(Path(kb.path).read_bytes())
+        copy_kb(kb, home / "kb.db")
         homes.append(home)
     return homes, url
 

@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from bot.pipeline import answer
 from bot.render import render_text
@@ -28,6 +27,7 @@ from tests.test_slack_app import (  # noqa: F401  (fixtures: app, slack, _fresh)
     slack,
     slash,
 )
+from tests.yaml_text import yaml_load
 
 ROOT = Path(__file__).resolve().parents[1]
 FORM = "application/x-www-form-urlencoded"
@@ -168,7 +168,7 @@ EVENT_SCOPES = {"app_mention": "app_mentions:read", "message.im": "im:history"}
 
 
 def test_the_manifest_asks_for_exactly_the_scopes_the_code_uses():
-    manifest = yaml.safe_load((ROOT / "manifest.yml").read_text())
+    manifest = yaml_load((ROOT / "manifest.yml").read_text())
     methods = _code_methods()
     assert methods <= set(SCOPES_OF), f"a Web API method without a known scope: {methods - set(SCOPES_OF)}"
     needed = {"commands"} | {s for m in methods for s in SCOPES_OF[m]}

@@ -36,7 +36,7 @@ def test_claims_across_processes(state_url, tmp_path):
     assert sorted(outputs) == ["False", "False", "True"]
 
 
-def test_upgrade_is_idempotent(state_url):
+def test_upgrade_is_idempotent(empty_state_url):
     state.upgrade()
     state.upgrade()
     assert state.claim_event("EvAfterUpgrade") is True

@@ -11,20 +11,20 @@ import json
 import re
 
 import pytest
-import yaml
 
 from bot.pipeline import answer_query
 from handlers import tco
 from handlers.models import Query
 from knowledge.facts import rules as R
 from tests.reference_calc import CATALOGS, aws_reserved, region_offers
+from tests.yaml_text import yaml_load
 
 DATA = CATALOGS.parent
 PRICING = DATA / "pricing"
 
 
 def providers_yaml() -> dict:
-    return yaml.safe_load((DATA / "providers.yaml").read_text(encoding="utf-8"))
+    return yaml_load((DATA / "providers.yaml").read_text(encoding="utf-8"))
 
 
 def cost(provider: str, item: str) -> float:

@@ -17,6 +17,7 @@ import pytest
 
 from bot.cli import main
 from tests.slack_standin import message_blocks
+from tests.yaml_text import yaml_load
 
 DATA = Path(__file__).resolve().parent.parent / "knowledge" / "data"
 BENCH = DATA / "benchmarks" / "llm_inference.csv"
@@ -511,7 +512,6 @@ def test_recommend_for_inference_says_measured_and_training_says_estimated(ask):
 
 def _gcp_commitments() -> dict[str, float]:
     """GCP machine type -> cheapest 1-year committed hourly rate (month_1y / 730), straight from the YAML."""
-    import yaml
 
     found: dict[str, float] = {}
 
@@ -524,7 +524,7 @@ def _gcp_commitments() -> dict[str, float]:
                         found[key] = min(rates)
                 walk(value)
 
-    walk(yaml.safe_load((DATA / "pricing" / "gcp_gpu_commitments.yml").read_text(encoding="utf-8")))
+    walk(yaml_load((DATA / "pricing" / "gcp_gpu_commitments.yml").read_text(encoding="utf-8")))
     return found
 
 

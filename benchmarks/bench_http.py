@@ -163,7 +163,7 @@ def measure(
     questions = questions or QUESTIONS
     gpubot = str(Path(sys.executable).with_name("gpubot"))
     with tempfile.TemporaryDirectory() as home, SlackStandIn() as slack:
-        env = _server_env(home, slack, database_url, env_extra)
+        env = server_env(home, slack, database_url, env_extra)
         subprocess.run([gpubot, "kb", "build"], env=env, check=True, capture_output=True)
         port = free_port()
         started = time.time()
@@ -195,7 +195,7 @@ def measure(
     return _figures(load, startup, rss, server.pid)
 
 
-def _server_env(home: str, slack: SlackStandIn, database_url: str | None, extra: dict[str, str] | None) -> dict:
+def server_env(home: str, slack: SlackStandIn, database_url: str | None, extra: dict[str, str] | None) -> dict:
     """The server's environment: a fresh home, the stand-in Slack, no SLACK_* variable of this shell."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
     env.update(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import os
 import socket
 import statistics
 import subprocess
@@ -26,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_http import QUESTIONS, SECRET, client_loop, free_port  # noqa: E402
+from benchmarks.bench_http import QUESTIONS, client_loop, free_port, server_env  # noqa: E402
 from tests.slack_standin import SlackStandIn  # noqa: E402
 
 SLOW_BODY = (
@@ -110,15 +109,7 @@ def main() -> int:
     args = parser.parse_args()
     gpubot = str(Path(sys.executable).with_name("gpubot"))
     with tempfile.TemporaryDirectory() as home, SlackStandIn() as slack:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
-        env.update(
-            GPUBOT_HOME=home,
-            SLACK_SIGNING_SECRET=SECRET,
-            SLACK_BOT_TOKEN="xoxb-bench",
-            SLACK_API_URL=slack.base_url,
-            GPUBOT_LOG_LEVEL="WARNING",
-            GPUBOT_HTTP_READ_TIMEOUT=str(args.read_timeout),
-        )
+        env = server_env(home, slack, None, {"GPUBOT_HTTP_READ_TIMEOUT": str(args.read_timeout)})
         subprocess.run([gpubot, "kb", "build"], env=env, check=True, capture_output=True)
         port = free_port()
         server = subprocess.Popen(

@@ -274,16 +274,18 @@ def _insert_offers(conn: sa.Connection, snapshot_id: int, rows: list[dict]) -> N
 
     A Core `insert()` of 100,000 rows spent 2 of its 2.5 s building and processing per-row parameters; the rows are
     already validated Python values (str, float, bool, None) that both drivers bind as the Core types would (a bool
-    is an integer in SQLite, a boolean in PostgreSQL). The state's length limits are checked first, as the guard
-    checks every Core INSERT (`knowledge.state.limits`: the same `ValueTooLongError`)."""
-    limits.check(snapshot_offers.insert(), (rows,))
+    is an integer in SQLite, a boolean in PostgreSQL). The state's length limits are checked first, over the
+    parameters' columns, as the guard checks every Core INSERT (`knowledge.state.limits`: the same
+    `ValueTooLongError`)."""
+    values = operator.itemgetter(*_OFFER_COLUMNS)
+    params = [(snapshot_id, *values(row)) for row in rows]
     names = ("snapshot_id", *_OFFER_COLUMNS)
+    limits.check_columns(snapshot_offers, names, params)
     mark = _PLACEHOLDER[conn.dialect.paramstyle]
     quote = conn.dialect.identifier_preparer.quote
     columns, marks = ", ".join(quote(n) for n in names), ", ".join([mark] * len(names))
     sql = f"INSERT INTO {quote(snapshot_offers.name)} ({columns}) VALUES ({marks})"
-    values = operator.itemgetter(*_OFFER_COLUMNS)
-    conn.exec_driver_sql(sql, [(snapshot_id, *values(row)) for row in rows])
+    conn.exec_driver_sql(sql, params)
 
 
 # --- lookups ---------------------------------------------------------------------------------------------------

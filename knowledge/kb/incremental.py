@@ -24,7 +24,6 @@ from knowledge.catalog.sources import CatalogSource
 from knowledge.facts import loader as facts_loader
 from knowledge.kb import loading, segments
 from knowledge.kb.parts import DERIVED, SEGMENTED, Label, Ledger, Loaded, Part, Tables
-from knowledge.kb.schema import number_ranks
 from knowledge.kb.segments import Copied, Segment, Shape
 
 DYNAMIC = ("providers", "unpriced", "quirks_applied", "crosscheck", "build_checks")  # over every provider's part
@@ -140,7 +139,8 @@ def _computed(
     raw = [r for part in loaded.values() for r in part.raw]
     checked, checks = offer_checks.apply(offers + aws_offers + gcp_offers, terms, raw)  # keyed by provider
     loading.settle(checked)
-    number_ranks(checked)  # placeholders, in the full build's key order; renumbered over every offer once written
+    for place, offer in enumerate(checked):  # placeholders (an integer column, as a full build's); every offer's
+        offer["rank"] = place  # rank is numbered in SQL once all are written (`schema.renumber_ranks`)
     for offer in checked:
         rows.setdefault(label[id(offer)], []).append(offer)
     return loaded, rows, checked, checks, terms

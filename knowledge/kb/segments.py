@@ -118,8 +118,21 @@ def insert(db, name: str, segments: list[Segment], shapes: list[Shape], source: 
                 "WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
                 (segment.first, segment.last),
             )
+        elif segment and not structured and _one_key_set(segment) and 1 < len(segment[0]) < width:
+            own = list(segment[0])  # every row has these keys and no other: the rest of the columns stay NULL
+            marks = ", ".join("?" * len(own))
+            db.conn.executemany(
+                f"INSERT INTO [{name}] ({', '.join(f'[{k}]' for k in own)}) VALUES ({marks})",
+                map(operator.itemgetter(*own), segment),
+            )
         elif segment:
             db.conn.executemany(sql, map(encoded if structured else values, segment))
+
+
+def _one_key_set(rows: list[dict]) -> bool:
+    """Whether every row has the first row's keys (compared in C: an import's 100,000 offers have 36 of the 47)."""
+    keys = rows[0].keys()
+    return all(map(keys.__eq__, map(dict.keys, rows)))
 
 
 def stored_alike(copied: Shape, cached_types: dict[str, type], final_types: dict[str, type]) -> bool:

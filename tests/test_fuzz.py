@@ -172,25 +172,6 @@ def vocab(small_kb):
     return Vocabulary.from_kb(small_kb)
 
 
-class Quiet:
-    """A fixture's value behind a one-line repr, for @given tests. Hypothesis pretty-prints every argument of each
-    @example run (its `print_test_case`, printed or not): the Vocabulary dataclass is ~470,000 characters, ~0.4 s of
-    CPU per explicit example. The test reads `.value`, the very object the fixture built."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return f"<{type(self.value).__name__}>"
-
-
-@pytest.fixture(scope="module")
-def quiet_vocab(vocab) -> Quiet:
-    return Quiet(vocab)
-
-
 def assert_query(query: Query, text: str) -> None:
     assert isinstance(query, Query)
     assert query.intent in INTENTS and query.language in ("en", "zh")
@@ -206,10 +187,10 @@ def assert_query(query: Query, text: str) -> None:
 @example(text="\ud800")  # a lone surrogate
 @example(text="Ａ１００ ＳＰＯＴ")  # full-width
 @example(text="ﬁ ǅ İ ẞ")  # case mappings that change length
-def test_parser_reads_anything(quiet_vocab, text):
+def test_parser_reads_anything(vocab, text):
     from handlers.parse import parse
 
-    assert_query(parse(text, quiet_vocab.value), text)
+    assert_query(parse(text, vocab), text)
 
 
 def assert_helpful(result, text: str) -> None:
@@ -466,7 +447,7 @@ def _no_infinity(data, where: str) -> None:
 @given(frame=st.sampled_from(_NUMERIC_FRAMES), n=_DIGITS)
 @example(frame="tco of H100 for {n} hours", n="9" * 330)
 @example(frame="H100 spot below {n}", n="1e309")
-def test_the_numeric_grammar_never_gives_infinity_or_nan(small_kb, quiet_vocab, frame, n):
+def test_the_numeric_grammar_never_gives_infinity_or_nan(small_kb, vocab, frame, n):
     from bot.pipeline import understand
     from handlers.parse.alert import AlertParseError, parse_alert
     from knowledge.numbers import finite
@@ -477,7 +458,7 @@ def test_the_numeric_grammar_never_gives_infinity_or_nan(small_kb, quiet_vocab, 
     assert result.title not in APOLOGIES, text
     _no_infinity(finite(answer_json(result, False)), f"ask --json {text!r}")
     try:
-        alert = parse_alert(text, quiet_vocab.value)
+        alert = parse_alert(text, vocab)
     except AlertParseError:
         return
     assert 0.0001 <= alert.amount <= 100_000, text

@@ -49,9 +49,14 @@ def _tally(kb: KB, filters: OfferFilters, where: str, params: list, listed: Sequ
         f"FROM offers WHERE {where}",
         params,
     )[0]
-    excluded = left_out(kb, filters) if row["n"] > row["ok"] else excluded_counts(kb.unpriced_rows(filters))
     within, out = sum(r["n"] for r in listed), int(sum(r["out"] for r in listed))
-    return Tally(excluded, int(row["gpu_only"]), int(row["ok"] - row["gpu_only"]), within, out)
+    return Tally(_excluded(kb, filters, row), int(row["gpu_only"]), int(row["ok"] - row["gpu_only"]), within, out)
+
+
+def _excluded(kb: KB, filters: OfferFilters, counts: dict) -> list[dict]:
+    """The offers left out, by reason: read only when some of the `n` offers are not orderable (`ok` are), else
+    only the unpriced rows."""
+    return left_out(kb, filters) if counts["n"] > counts["ok"] else excluded_counts(kb.unpriced_rows(filters))
 
 
 def ranking(
@@ -136,8 +141,7 @@ def lines(kb: KB, filters: OfferFilters, limit: int) -> tuple[Tally, list[dict],
     if totals["shared"]:  # one instance type in several summary rows: its region count is not theirs summed
         return None
     whole = int(totals["ok"] - totals["gpu_only"])
-    excluded = left_out(kb, filters) if totals["n"] > totals["ok"] else excluded_counts(kb.unpriced_rows(filters))
-    tally = Tally(excluded, int(totals["gpu_only"]), whole, whole, int(totals["out"]))
+    tally = Tally(_excluded(kb, filters, totals), int(totals["gpu_only"]), whole, whole, int(totals["out"]))
     first = _first_lines(kb, where, params, limit)
     rows = kb.rows(
         f"SELECT g.head AS rid, {', '.join(f'o.{c}' for c in HEAD_COLUMNS)}, g.head_rank AS rank, "

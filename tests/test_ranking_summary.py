@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,11 +22,12 @@ from bot import pipeline
 from bot.render import answer_json
 from handlers import ranking
 from knowledge.catalog.importer import import_catalog
+from knowledge.kb import build as kb_build
 from knowledge.kb import ranks
 from knowledge.kb.build import build
 from knowledge.kb.reader import KB, GpuRef
-from knowledge.paths import CATALOG_DIR
-from tests.conftest import seed_bundled_part
+from knowledge.paths import CATALOG_DIR, kb_path
+from tests.conftest import built_once, seed_bundled_part
 
 IMPORTED_ROWS = 20_000
 
@@ -42,11 +45,11 @@ class General:
         return self._kb.offer_where(**filters)
 
 
-@pytest.fixture(scope="module")
-def imported_kb(tmp_path_factory, bundled_part):
-    """The bundled catalogs plus IMPORTED_ROWS rows of a new cloud (its build: incremental, from the cached part)."""
-    home = tmp_path_factory.mktemp("summary-home")
-    seed_bundled_part(home, bundled_part)
+def _import_big_cloud(target: Path, part: Path) -> None:
+    """`target`: the bundled catalogs plus IMPORTED_ROWS rows of a new cloud, as the import builds it (incremental,
+    from the cached bundled part), in the home `built_once` set (GPUBOT_HOME, its default SQLite state)."""
+    home = Path(os.environ["GPUBOT_HOME"])
+    seed_bundled_part(home, part)
     with (CATALOG_DIR / "lambda_vms.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     path = home / "bigcloud.csv"
@@ -56,12 +59,25 @@ def imported_kb(tmp_path_factory, bundled_part):
         for i in range(IMPORTED_ROWS):
             row = rows[i % len(rows)]
             out.writerow({**row, "InstanceType": f"{row['InstanceType']}-r{i // len(rows)}"})
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("GPUBOT_HOME", str(home))
-        patch.setenv("DATABASE_URL", f"sqlite:///{home / 'state.db'}")
+    reports: list[dict] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> dict:
+        reports.append(build(*args, **kwargs))
+        return reports[-1]
+
+    with pytest.MonkeyPatch.context() as patch:  # the import's own build, its report kept
+        patch.setattr(kb_build, "build", recorded)
         import_catalog(path, "bigcloud", as_of="2026-11-30")
-        assert build(home / "kb.db")["incremental"] is True
-    return KB(home / "kb.db")
+    assert [r["incremental"] for r in reports] == [True]
+    os.replace(kb_path(), target)
+
+
+@pytest.fixture(scope="session")
+def imported_kb(tmp_path_factory, bundled_part):
+    """The bundled catalogs plus IMPORTED_ROWS rows of a new cloud, built once per run; never write to it."""
+    return KB(
+        built_once(tmp_path_factory, "summary_imported_kb.db", lambda path: _import_big_cloud(path, bundled_part))
+    )
 
 
 @pytest.fixture(params=["bundled", "imported"])

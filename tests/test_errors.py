@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from pathlib import Path
 
 from handlers.i18n import t
 from knowledge.errors import GpubotError, UserError, reply_phrase
+from tests import sources
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN_EXCEPTIONS = {
@@ -17,12 +19,14 @@ BUILTIN_EXCEPTIONS = {
 }
 
 
+@functools.cache
 def _classes() -> dict[str, tuple[str, list[str], list[str]]]:
-    """class name -> (where, its bases' names, the phrases it sets), for every class of bot/, handlers/, knowledge/."""
+    """class name -> (where, its bases' names, the phrases it sets), for every class of bot/, handlers/, knowledge/
+    (read when a test first asks, not at collection)."""
     out = {}
     for package in ("bot", "handlers", "knowledge"):
         for path in sorted((ROOT / package).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in ast.walk(sources.tree(path)):
                 if isinstance(node, ast.ClassDef):
                     bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases]
                     phrases = [
@@ -36,27 +40,26 @@ def _classes() -> dict[str, tuple[str, list[str], list[str]]]:
     return out
 
 
-CLASSES = _classes()
-
-
 def _root_path(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
     """Every ancestor name of a project class (built-in exceptions included), by the names of its bases."""
-    if name in seen or name not in CLASSES:
+    classes = _classes()
+    if name in seen or name not in classes:
         return set()
-    ancestors = set(CLASSES[name][1])
-    for base in CLASSES[name][1]:
+    ancestors = set(classes[name][1])
+    for base in classes[name][1]:
         ancestors |= _root_path(base, seen | {name})
     return ancestors
 
 
 def test_every_exception_class_derives_from_gpubot_error():
+    classes = _classes()
     exceptions = {
         name
-        for name in CLASSES
+        for name in classes
         if name in ("GpubotError",) or _root_path(name) & (BUILTIN_EXCEPTIONS | {"GpubotError"})
     }
     assert len(exceptions) >= 18  # the scan sees them (17 classes when the root was added, and the root)
-    outside = sorted(f"{CLASSES[n][0]} {n}" for n in exceptions - {"GpubotError"} if "GpubotError" not in _root_path(n))
+    outside = sorted(f"{classes[n][0]} {n}" for n in exceptions - {"GpubotError"} if "GpubotError" not in _root_path(n))
     assert outside == []
 
 
@@ -79,7 +82,7 @@ def test_what_a_user_can_fix_is_a_user_error_with_its_reply_phrase():
 
 
 def test_every_reply_phrase_an_error_names_exists_in_both_languages():
-    named = {GpubotError.phrase, UserError.phrase} | {p for _, _, phrases in CLASSES.values() for p in phrases}
+    named = {GpubotError.phrase, UserError.phrase} | {p for _, _, phrases in _classes().values() for p in phrases}
     assert "error.kb" in named
     for key in named:
         for lang in ("en", "zh"):
@@ -93,8 +96,8 @@ def test_every_catch_all_says_why_it_catches_all():
     unexplained = []
     for package in ("bot", "handlers", "knowledge"):
         for path in sorted((ROOT / package).rglob("*.py")):
-            lines = path.read_text(encoding="utf-8").splitlines()
-            for node in ast.walk(ast.parse("\n".join(lines))):
+            lines = sources.text(path).splitlines()
+            for node in ast.walk(sources.tree(path)):
                 if not isinstance(node, ast.ExceptHandler):
                     continue
                 caught = ast.unparse(node.type) if node.type is not None else "BaseException"

@@ -8,10 +8,13 @@ Imports are read from the source (ast), inside functions too: a cycle hidden in 
 from __future__ import annotations
 
 import ast
+import functools
 import graphlib
 from pathlib import Path
 
 import pytest
+
+from tests import sources
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bot", "handlers", "knowledge")
@@ -35,7 +38,7 @@ def _imported(module: str, path: Path) -> set[str]:
     """Every dotted name `module` imports (for `from a import b`: both `a` and `a.b`), relative ones resolved."""
     names: set[str] = set()
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(sources.tree(path)):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -48,13 +51,16 @@ def _imported(module: str, path: Path) -> set[str]:
     return names
 
 
-IMPORTS = {module: _imported(module, path) for module, path in FILES.items()}
+@functools.cache
+def _imports() -> dict[str, set[str]]:
+    """module -> what it imports, for every module (read when a test first asks, not at collection)."""
+    return {module: _imported(module, path) for module, path in FILES.items()}
 
 
 def _graph(with_migrations: bool = False) -> dict[str, set[str]]:
     """Project module -> the project modules it imports (Alembic's migration scripts are loaded by path, apart)."""
     keep = {m for m in FILES if with_migrations or ".migrations" not in m}
-    return {m: {t for t in IMPORTS[m] if t in keep and t != m} for m in keep}
+    return {m: {t for t in _imports()[m] if t in keep and t != m} for m in keep}
 
 
 def test_the_analysis_sees_imports_inside_functions():
@@ -85,13 +91,13 @@ def test_nothing_imports_upward(lower, upper):
 def test_slack_libraries_only_under_bot():
     outside = sorted(
         f"{m} imports {name}"
-        for m, names in IMPORTS.items()
+        for m, names in _imports().items()
         if not m.startswith("bot")
         for name in names
         if name.split(".")[0] in ("slack_bolt", "slack_sdk")
     )
     assert outside == []
-    assert any(name.startswith("slack_bolt") for name in IMPORTS["bot.slack.app"])  # the check can see them
+    assert any(name.startswith("slack_bolt") for name in _imports()["bot.slack.app"])  # the check can see them
 
 
 def _lines() -> dict[str, int]:
@@ -145,13 +151,13 @@ def test_handlers_import_nothing_that_writes_state():
     reader, never from the state database's writers (a fake reader in tests/test_history_reader.py proves it)."""
     found = sorted(
         f"{m} imports {name}"
-        for m, names in IMPORTS.items()
+        for m, names in _imports().items()
         if m.split(".")[0] == "handlers"
         for name in names
         if any(name == w or name.startswith(w + ".") for w in STATE_WRITERS)
     )
     assert found == []
-    assert "knowledge.history.reader" in IMPORTS["handlers.history"]  # the check sees lazy imports
+    assert "knowledge.history.reader" in _imports()["handlers.history"]  # the check sees lazy imports
 
 
 # --- the knowledge packages' own rules (their __init__ docstrings) ---------------------------------------------

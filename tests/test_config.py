@@ -16,7 +16,6 @@ import pytest
 from bot.settings import Settings, SettingsError, load_settings
 from knowledge import config as cfg
 from knowledge.config_model import Config, describe, markdown_table
-from tests import sources
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -228,7 +227,8 @@ def test_no_module_outside_the_settings_modules_reads_our_variables():
         rel = path.relative_to(ROOT).as_posix()
         if rel in SETTINGS_MODULES:
             continue
-        source, tree = sources.text(path), sources.tree(path)
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
         keys = _keys_of(tree)
         for line, what in _environment_reads(tree):
             named = keys.get(line, [None])

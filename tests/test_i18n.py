@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from handlers.i18n import MESSAGES, PHRASES_FILE, t
-from tests import sources
 
 ROOT = Path(__file__).resolve().parents[1]
 # module-level lookups and the area each one reads (`phrase = scoped("history")`)
@@ -25,7 +24,7 @@ def _literal_keys() -> list[tuple[str, str]]:
     """(module, key) of every `t("key")`, `phrase("key")`, `_p("key")` call with a literal key in the packages."""
     found = []
     for path in sorted(p for package in ("handlers", "bot") for p in (ROOT / package).rglob("*.py")):
-        tree = sources.tree(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
         areas = dict(LOOKUPS)
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module in ("bot.slack.phrases", "bot.slack.blocks"):
@@ -71,7 +70,7 @@ def test_no_module_keeps_its_own_phrase_table():
     """A dict literal mapping keys to {"en": ..., "zh": ...} belongs in knowledge/data/phrases.json."""
     owners = []
     for path in sorted(p for package in ("handlers", "bot", "knowledge") for p in (ROOT / package).rglob("*.py")):
-        for node in ast.walk(sources.tree(path)):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Dict) and len(node.values) > 2:
                 inner = [v for v in node.values if isinstance(v, ast.Dict)]
                 langs = [{k.value for k in v.keys if isinstance(k, ast.Constant)} for v in inner]

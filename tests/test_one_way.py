@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests import sources
-
 ROOT = Path(__file__).resolve().parent.parent
 PARSE = ROOT / "handlers" / "parse"
 SOURCES = [p for pkg in ("bot", "handlers", "knowledge") for p in sorted((ROOT / pkg).rglob("*.py"))]
@@ -37,8 +35,9 @@ def _functions(tree: ast.AST):
 
 def _reads(path: Path) -> list[tuple[int, str, str]]:
     """(line, function, what) for every read of a query's text and every call of `scan_text` in one module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
-    for fn in _functions(sources.tree(path)):
+    for fn in _functions(tree):
         for node in ast.walk(fn):
             named = isinstance(node, ast.Attribute) and node.attr == "text" and isinstance(node.value, ast.Name)
             if named and ("query" in node.value.id or node.value.id in ("q", "applied", "parsed")):
@@ -101,7 +100,8 @@ def test_the_intent_is_decided_in_one_place():
     places = {}
     for path in SOURCES:
         rel = path.relative_to(ROOT).as_posix()
-        hits = [n.lineno for n in ast.walk(sources.tree(path)) if _decides_intent(n)]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        hits = [n.lineno for n in ast.walk(tree) if _decides_intent(n)]
         if hits:
             places[rel] = hits
     outside = {rel for rel in places if not rel.startswith("handlers/parse/")}
@@ -148,10 +148,10 @@ def _is_raw(e: ast.AST, raw: set[str], holders: set[str]) -> bool:
     return isinstance(e, ast.BoolOp) and any(_is_raw(v, raw, holders) for v in e.values)
 
 
-def _matches(source: str | ast.Module) -> list[tuple[int, str, str]]:
-    """(line, function, how) for every match of the question's raw text in one module's source (or parsed module)."""
+def _matches(source: str) -> list[tuple[int, str, str]]:
+    """(line, function, how) for every match of the question's raw text in one module's source."""
     found = []
-    for fn in _functions(ast.parse(source) if isinstance(source, str) else source):
+    for fn in _functions(ast.parse(source)):
         args = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
         holders = HOLDERS | {
             a.arg
@@ -217,7 +217,7 @@ def test_no_module_outside_the_parser_matches_the_question_text():
     offenders = [
         f"{path.relative_to(ROOT).as_posix()}:{line} {function}() {how}"
         for path in OUTSIDE
-        for line, function, how in _matches(sources.tree(path))
+        for line, function, how in _matches(path.read_text(encoding="utf-8"))
     ]
     assert not offenders, "match the words in handlers/parse/ and put what they say on the Query:\n" + "\n".join(
         offenders

@@ -21,9 +21,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from slack_sdk import WebClient
+from slack_sdk.http_retry import builtin_handlers
 from slack_sdk.http_retry.builtin_interval_calculators import FixedValueRetryIntervalCalculator
 
 from bot.slack.reply_once import RATE_LIMIT_RETRIES, SERVER_ERROR_RETRIES, outcome_of, reply_retry_handlers
@@ -91,10 +93,12 @@ def slack_delivers_until_answered(app, slack, body: str, channel: str) -> int:
     [("500", 2), ("503", 10), ("429", 10)],
     ids=["500x2", "503x10", "429x10"],
 )
-def test_a_reply_slack_refuses_for_a_while_arrives_exactly_once(app, slack, fault, times):
+def test_a_reply_slack_refuses_for_a_while_arrives_exactly_once(app, slack, monkeypatch, fault, times):
     channel = f"C0R{fault}X{times}"
     if fault == "429":
         slack.rate_limit("chat.postMessage", retry_after=0, times=times)
+        # each retry waits the Retry-After alone, without slack_sdk's up-to-1-s jitter (ten of them slept ~5 s)
+        monkeypatch.setattr(builtin_handlers, "random", SimpleNamespace(random=lambda: 0.0))
     else:
         slack.server_error("chat.postMessage", int(fault), times=times)
     body, event = mention_body("cheapest A100 spot", channel=channel)

@@ -15,11 +15,13 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any, get_args
 from urllib.parse import urlencode
 
 import pytest
 from slack_bolt import BoltRequest
+from slack_sdk.http_retry import builtin_handlers
 
 from bot.citations import public_source
 from bot.pipeline import answer, answer_query
@@ -437,8 +439,9 @@ def test_mention_gets_exactly_one_reply_in_its_thread(app, slack, kb):
     assert blocks.ACTION_IDS["share"] not in buttons(reply)
 
 
-def test_a_rate_limited_reply_is_retried_once_and_posted_once(app, slack):
+def test_a_rate_limited_reply_is_retried_once_and_posted_once(app, slack, monkeypatch):
     slack.rate_limit("chat.postMessage", retry_after=0, times=1)
+    monkeypatch.setattr(builtin_handlers, "random", SimpleNamespace(random=lambda: 0.0))  # no jitter (up to 1 s)
     dispatch(app, event_body(mention("cheapest A100 spot")), "application/json")
     calls = slack.wait_for("chat.postMessage", 2)
     settle()

@@ -30,6 +30,7 @@ from slack_bolt import BoltRequest
 from slack_sdk import WebClient
 
 from bot.cli import main
+from tests.conftest import seed_bundled_part
 from tests.slack_standin import SlackStandIn, check_message
 from tests.test_slack_http import GPUBOT, free_port, request, server_env, signed, slash_body
 
@@ -637,8 +638,9 @@ def test_damage_inside_the_file_gets_the_unavailable_answer_without_a_traceback(
     assert "Traceback" not in first.stderr
 
 
-def test_a_knowledge_base_that_cannot_be_built_is_a_clear_cli_error(cli_home):
+def test_a_knowledge_base_that_cannot_be_built_is_a_clear_cli_error(cli_home, bundled_part):
     home, _ = cli_home
+    seed_bundled_part(home, bundled_part)  # a home that built before: the import's build starts from the cache
     _store_a_bad_import(home / "state.db")
     done = ask(home, "ask", "cheapest A100 spot")
     assert done.returncode == 2
@@ -670,11 +672,12 @@ def _store_a_bad_import(state_db: Path) -> None:
     eng.dispose()
 
 
-def test_a_stale_knowledge_base_keeps_serving_when_the_rebuild_fails(cli_home, monkeypatch):
+def test_a_stale_knowledge_base_keeps_serving_when_the_rebuild_fails(cli_home, bundled_part, monkeypatch):
     from knowledge.kb.opener import open_kb
 
     home, good = cli_home
     (home / "kb.db").write_bytes(good)
+    seed_bundled_part(home, bundled_part)  # the home that built it kept the bundled part
     _store_a_bad_import(home / "state.db")  # a newer import makes the kb stale, and its rebuild fails
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{home / 'state.db'}")
@@ -739,8 +742,9 @@ def test_the_server_starts_on_a_missing_or_damaged_knowledge_base_and_healthz_te
         stop(proc, log)
 
 
-def test_the_server_starts_when_the_knowledge_base_cannot_be_built_and_healthz_says_why(cli_home, slack):
+def test_the_server_starts_when_the_knowledge_base_cannot_be_built_and_healthz_says_why(cli_home, bundled_part, slack):
     home, _ = cli_home
+    seed_bundled_part(home, bundled_part)  # a home that built before: the import's build starts from the cache
     _store_a_bad_import(home / "state.db")
     proc, port, status, raw, log = start_server(home, slack)
     try:

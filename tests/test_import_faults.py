@@ -21,17 +21,19 @@ import sqlalchemy as sa
 
 from bot.cli import main
 from knowledge.catalog.reader import CatalogError, read_catalog
-from tests.conftest import copy_kb
+from tests.conftest import copy_kb, seed_bundled_part
 
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
 
 
 @pytest.fixture
-def machine(tmp_path, monkeypatch, kb):
-    """One machine: its own GPUBOT_HOME seeded with the built knowledge base, a state database of its own."""
+def machine(tmp_path, monkeypatch, kb, bundled_part):
+    """One machine: its own GPUBOT_HOME seeded with the built knowledge base (and the bundled part its build
+    cached: a build after an import starts from it), a state database of its own."""
     home = tmp_path / "home"
     home.mkdir()
     copy_kb(kb, home / "kb.db")
+    seed_bundled_part(home, bundled_part)
     monkeypatch.setenv("GPUBOT_HOME", str(home))
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'state.db'}")
     return home
@@ -167,7 +169,9 @@ def test_a_cancelled_import_whose_id_is_reused_leaves_no_server_behind(machine):
     assert live.is_stale(), "a reused id with other content is another version"
 
 
-def test_kb_import_records_its_snapshot_and_another_machines_cli_notices(machine, tmp_path, capsys, kb, monkeypatch):
+def test_kb_import_records_its_snapshot_and_another_machines_cli_notices(
+    machine, tmp_path, capsys, kb, bundled_part, monkeypatch
+):
     from knowledge.history import snapshots as history
 
     path = tmp_path / "testcloud.csv"
@@ -182,6 +186,7 @@ def test_kb_import_records_its_snapshot_and_another_machines_cli_notices(machine
     other = tmp_path / "other"
     other.mkdir()
     (other / "kb.db").write_bytes(Path(kb.path).read_bytes())
+    seed_bundled_part(other, bundled_part)
     monkeypatch.setenv("GPUBOT_HOME", str(other))
     assert main(["ask", "price of tc1.big", "--json"]) == 0
     offers = json.loads(capsys.readouterr().out)["offers"]

@@ -33,6 +33,7 @@ from bot.citations import scrub
 from bot.render import render_text
 from bot.slack import blocks
 from handlers.models import Answer, NameIssue, Offer, Pitfall, Query, Recommendation, RuleHit, Source, Tco
+from tests.conftest import seed_bundled_part
 from tests.slack_standin import SlackStandIn, check_message, message_blocks
 
 SECRET = "injection-secret"
@@ -437,12 +438,13 @@ EVIL_SOURCE = "<!here> evil source <https://evil.example|click> @channel"
 
 
 @pytest.fixture(scope="module")
-def evil_kb(tmp_path_factory, kb):
+def evil_kb(tmp_path_factory, kb, bundled_part):
     """A knowledge base with the hostile catalog imported as provider `evilcloud` (own home and state)."""
     from knowledge.catalog.importer import import_catalog
     from knowledge.kb.opener import open_kb
 
     home = tmp_path_factory.mktemp("evil_home")
+    seed_bundled_part(home, bundled_part)  # the import's build starts from the cached bundled part
     path = home / "evil.csv"
     out = io.StringIO()
     writer = csv.writer(out)

@@ -10,13 +10,15 @@ from pathlib import Path
 from knowledge.kb.live import LiveKB
 from knowledge.kb.opener import open_kb
 from knowledge.kb.reader import GpuRef
+from tests.conftest import seed_bundled_part
 from tests.reference_calc import CATALOGS
 
 
-def test_an_import_on_another_machine_reaches_this_worker(state_url, kb, tmp_path, monkeypatch):
+def test_an_import_on_another_machine_reaches_this_worker(state_url, kb, bundled_part, tmp_path, monkeypatch):
     here, there = tmp_path / "machine-a", tmp_path / "machine-b"
-    here.mkdir()
-    there.mkdir()
+    for home in (here, there):  # machines that built before: each build after the import starts from the cache
+        home.mkdir()
+        seed_bundled_part(home, bundled_part)
     (here / "kb.db").write_bytes(Path(kb.path).read_bytes())
     monkeypatch.setenv("GPUBOT_HOME", str(here))
     live = LiveKB(open_kb(here / "kb.db"), interval=0)

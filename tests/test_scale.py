@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_kb
+from tests.conftest import copy_kb, seed_bundled_part
 from tests.reference_calc import CATALOGS
 from tests.slack_standin import SlackStandIn
 from tests.test_slack_http import FORM, GPUBOT, JSON, mention_body, request, running_server, signed, slash_body
@@ -55,8 +55,10 @@ def test_a_retry_delivered_to_another_machine_gets_no_second_reply(machines):
         assert posted[0].body["thread_ts"] == event["ts"]
 
 
-def test_prices_imported_on_one_machine_reach_the_other(machines):
+def test_prices_imported_on_one_machine_reach_the_other(machines, bundled_part):
     (home_a, home_b), url = machines
+    for home in (home_a, home_b):  # machines that built before: each build after the import starts from the cache
+        seed_bundled_part(home, bundled_part)
     with SlackStandIn() as slack, ExitStack() as stack:
         port_b = stack.enter_context(serve(home_b, slack, url))
         env = {**os.environ, "GPUBOT_HOME": str(home_a), "DATABASE_URL": url}

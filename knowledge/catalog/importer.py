@@ -12,23 +12,28 @@ and the price history: it is the one that writes and rebuilds.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy.exc import IntegrityError
 
 from knowledge.catalog.freshness import IMPORTED
-from knowledge.catalog.imports import catalog_imports
+from knowledge.catalog.imports import ImportRecord, catalog_imports, versioned_rows
+from knowledge.catalog.imports_version import version_token
 from knowledge.catalog.offers import Conversion, convert
 from knowledge.catalog.reader import Catalog, CatalogError, read_bounded, read_catalog
-from knowledge.catalog.sources import CatalogSource, catalog_terms
+from knowledge.catalog.sources import CatalogSource, catalog_terms, imported_source
 from knowledge.history import snapshots as history
 from knowledge.history.models import SnapshotResult
-from knowledge.kb import bulk
+from knowledge.kb import bulk, forked
 from knowledge.kb.live import build_lock
-from knowledge.kb.loading import Converted, catalog_notes
+from knowledge.kb.loading import Converted, Parsed, catalog_notes
 from knowledge.paths import home, kb_path
 from knowledge.state.db import engine
+
+BESIDE_FROM_OFFERS = 10_000  # an import this large builds beside its store; below, a second process costs more
 
 
 def _date(text: str) -> str:
@@ -87,15 +92,53 @@ def import_catalog(
         raise CatalogError(path, "no priced offers in this file (every price empty or skipped)")
 
     record = _record(src, as_of_known)
-    new_id, snapshot = _store(record, result.offers, taken_at, snapshot_kind)
-    try:
-        with build_lock(home() / "kb.lock"):  # a server of this home waits, then swaps this build in
-            converted = Converted(record["hosts_content"], src.currency_info(), source, as_of, as_of_known, result)
-            built = builder.build(kb_path(), {provider: (record["content"], catalog, converted)})  # converted once
-    except BaseException:
-        _undo(new_id, snapshot)  # the knowledge base was not replaced, so neither are the import and its snapshot
-        raise
+    converted = Converted(record["hosts_content"], src.currency_info(), source, as_of, as_of_known, result)
+    parsed: Parsed = {provider: (record["content"], catalog, converted)}  # the build reuses this parse, conversion
+    store = functools.partial(_store, record, result.offers, taken_at, snapshot_kind)
+    if len(result.offers) >= BESIDE_FROM_OFFERS and forked.possible():
+        snapshot, built = _store_while_building(store, parsed, record)
+    else:
+        new_id, snapshot = store()
+        try:
+            with build_lock(home() / "kb.lock"):  # a server of this home waits, then swaps this build in
+                built = builder.build(kb_path(), parsed)
+        except BaseException:
+            _undo(new_id, snapshot)  # the knowledge base was not replaced, so neither are the import and snapshot
+            raise
     return _report(provider, catalog, host_catalog, result, built["offers"], snapshot)
+
+
+def _store_while_building(
+    store: Callable[[], tuple[int, SnapshotResult]], parsed: Parsed, record: dict
+) -> tuple[SnapshotResult, dict]:
+    """Store the import while a forked child builds the knowledge base with it (the other core: a 100,000-row
+    import's store is ~1 s of its ~5); the build is swapped in only once the store has committed, and holds the
+    imports' token only if nothing else was imported meanwhile (else it is behind, and rebuilt where opened).
+    A failure of either leaves the knowledge base and the state as they were."""
+    from knowledge.kb import build as builder
+
+    with build_lock(home() / "kb.lock"):  # a server of this home waits, then swaps this build in
+        before = versioned_rows()
+        pending = imported_source(ImportRecord(0, **{k: record[k] for k in ImportRecord.__slots__ if k != "id"}))
+        job = builder.plan(kb_path(), parsed, pending=pending, version=version_token(before))
+        temporary = builder.temporary_beside(job.target)
+        child = forked.Forked(builder.write_temporary, job, temporary)
+        try:
+            new_id, snapshot = store()
+        except BaseException:
+            child.cancel()
+            temporary.unlink(missing_ok=True)
+            raise
+        try:
+            built = child.result()
+            after = versioned_rows()
+            alone = [row for row in after if row[0] != new_id] == before and len(after) == len(before) + 1
+            builder.swap_in(temporary, job.target, version_token(after) if alone else None)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            _undo(new_id, snapshot)  # the knowledge base was not replaced, so neither are the import and snapshot
+            raise
+    return snapshot, built
 
 
 def _report(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from knowledge.catalog.imports_version import _VERSIONED, _token, imports_version_quick
+from knowledge.catalog.imports_version import _VERSIONED, imports_version_quick, version_token
 from knowledge.state.db import engine, metadata
 
 catalog_imports = sa.Table(
@@ -80,12 +80,17 @@ def imports_version() -> str:
     """A token of every stored import's identity and content: it changes with every import, cancellation or
     replacement and never comes back for different imports (a reused id with other content is another token).
     A knowledge base built at another token is behind. "0" when there are no imports."""
+    return version_token(versioned_rows())
+
+
+def versioned_rows() -> list[tuple]:
+    """What `imports_version()` is the token of: each stored import's identity, in id order (the id first)."""
     columns = [catalog_imports.c[name] for name in _VERSIONED]
     with engine().connect() as conn:
         rows = conn.execute(
             sa.select(*columns, sa.func.length(catalog_imports.c.hosts_content)).order_by(catalog_imports.c.id)
         ).all()
-    return _token(rows)
+    return [tuple(row) for row in rows]
 
 
 def current_version() -> str | None:

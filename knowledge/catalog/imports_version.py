@@ -14,7 +14,8 @@ from knowledge.state.url import database_url
 _VERSIONED = ("id", "provider", "sha256", "currency", "usd_per_unit", "as_of", "source", "imported_at")
 
 
-def _token(rows) -> str:
+def version_token(rows) -> str:
+    """The token of stored imports' `_VERSIONED` rows (with the hosts text's length), in id order."""
     if not rows:
         return "0"
     digest = hashlib.sha256()
@@ -50,4 +51,4 @@ def imports_version_quick() -> str | None:
         return None
     finally:
         conn.close()
-    return _token(rows)
+    return version_token(rows)

@@ -71,6 +71,10 @@ class CatalogError(UserError, ValueError):
             where += f", column {column}"
         super().__init__(f"{where}: {message}")
         self.path, self.line, self.column = str(path), line, column
+        self._given = (path, message, line, column)
+
+    def __reduce__(self):  # pickled as made (an import's build in a forked child: `knowledge.kb.forked`)
+        return type(self), self._given
 
 
 @dataclass(frozen=True, slots=True)

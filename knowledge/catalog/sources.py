@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from knowledge.catalog.imports import latest_imports
+from knowledge.catalog.imports import ImportRecord, latest_imports
 from knowledge.catalog.offers import Currency
 from knowledge.catalog.reader import Catalog, parse_catalog, read_catalog
 from knowledge.paths import CATALOG_DIR
@@ -73,26 +73,32 @@ def bundled_catalogs(catalog_dir: Path = CATALOG_DIR) -> list[CatalogSource]:
 
 def imported_catalogs() -> list[CatalogSource]:
     """Catalogs added with `gpubot kb import` (or a price refresh): the newest per provider, from the state."""
-    return [
-        CatalogSource(
-            provider=r.provider,
-            path=Path(r.filename),
-            hosts_path=Path(f"{r.provider}-hosts.csv") if r.hosts_content else None,
-            currency=r.currency,
-            usd_per_unit=r.usd_per_unit,
-            as_of=r.as_of,
-            source=r.source,
-            text=r.content,
-            hosts_text=r.hosts_content,
-            as_of_known=r.as_of_known is not False,
-        )
-        for r in latest_imports()
-    ]
+    return [imported_source(r) for r in latest_imports()]
 
 
-def all_catalogs(catalog_dir: Path = CATALOG_DIR) -> list[CatalogSource]:
-    """Bundled catalogs (of `catalog_dir`), each replaced by a user import for the same provider."""
-    imported = {c.provider: c for c in imported_catalogs()}
+def imported_source(r: ImportRecord) -> CatalogSource:
+    """A stored import as a build source (its file's name only: the text is the stored one)."""
+    return CatalogSource(
+        provider=r.provider,
+        path=Path(r.filename),
+        hosts_path=Path(f"{r.provider}-hosts.csv") if r.hosts_content else None,
+        currency=r.currency,
+        usd_per_unit=r.usd_per_unit,
+        as_of=r.as_of,
+        source=r.source,
+        text=r.content,
+        hosts_text=r.hosts_content,
+        as_of_known=r.as_of_known is not False,
+    )
+
+
+def all_catalogs(catalog_dir: Path = CATALOG_DIR, pending: CatalogSource | None = None) -> list[CatalogSource]:
+    """Bundled catalogs (of `catalog_dir`), each replaced by a user import for the same provider. `pending`: an
+    import being stored right now, taken as the newest (what the state will return once it has committed)."""
+    stored = imported_catalogs()
+    if pending is not None:
+        stored = [c for c in stored if c.provider != pending.provider] + [pending]
+    imported = {c.provider: c for c in stored}
     bundled = [c for c in bundled_catalogs(catalog_dir) if c.provider not in imported]
     return bundled + list(imported.values())
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sqlite3
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from knowledge.catalog.imports import imports_version
@@ -239,7 +241,87 @@ def _meta(built_from: str, version: str, catalog_dir: Path) -> list[dict]:
     ]
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What a build reads before it computes: its target, its sources and meta rows, the bundled files' folders."""
+
+    target: Path
+    sources: list[CatalogSource]
+    parsed: Parsed | None
+    meta: list[dict]
+    catalog_dir: Path
+    pricing_dir: Path
+    reuse_bundled: bool
+
+
+def plan(
+    target: Path | None = None,
+    parsed: Parsed | None = None,
+    *,
+    catalog_dir: Path = CATALOG_DIR,
+    pricing_dir: Path = PRICING_DIR,
+    reuse_bundled: bool = True,
+    pending: CatalogSource | None = None,
+    version: str | None = None,
+) -> Plan:
+    """A build's plan: `pending`, an import being stored at the same time (`all_catalogs`); `version`, the stored
+    imports' token when the caller read it already (`imports_version()`)."""
+    version = version if version is not None else imports_version()  # before the imports themselves: a later
+    meta = _meta(fingerprint(), version, catalog_dir)  # import makes us stale, not wrong
+    sources = all_catalogs(catalog_dir, pending)
+    return Plan(target or kb_path(), sources, parsed, meta, catalog_dir, pricing_dir, reuse_bundled)
+
+
+def temporary_beside(target: Path) -> Path:
+    """A new empty file for a build of `target`, in its folder (`remove_leftovers` knows its name)."""
+    remove_leftovers(target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".kb-{os.getpid()}-", suffix=".db", dir=target.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
 @bulk.paused()  # the rows of every catalog stay alive until the end: no collector passes over them
+def write_temporary(job: Plan, temporary: Path) -> dict:
+    """Compute the plan's tables into `temporary` (removed when that fails); return the build's report.
+
+    With imports, the bundled part is copied from its cache in GPUBOT_HOME (`knowledge.kb.base_cache`, built
+    first when missing) and only the imported providers' parts are computed (`knowledge.kb.incremental`): the same
+    tables, row for row (`incremental` in the report)."""
+    from knowledge.kb import base_cache, incremental
+
+    imported = any(src.text is not None for src in job.sources)
+    key = base_cache.key(job.catalog_dir, job.pricing_dir)
+    base = bundled_part(key, job.catalog_dir, job.pricing_dir, job.meta) if imported and job.reuse_bundled else None
+    try:
+        tables = incremental.tables(base.ledger, job.sources, job.parsed, job.pricing_dir, job.meta) if base else None
+        if tables is None:
+            tables = full(job.sources, job.parsed, job.pricing_dir, job.meta)
+            write(temporary, tables)
+            if not imported:  # this is the bundled part: kept for the builds after an import
+                base_cache.store(key, temporary, incremental.ledger(tables))
+        else:
+            write(temporary, tables, base.path if base is not None else None)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    report = {"path": str(job.target), **tables.counts, "skipped": tables.skipped}
+    return report | {"incremental": not tables.history}  # not history: the bundled part copied from its cache
+
+
+def swap_in(temporary: Path, target: Path, version: str | None = None) -> None:
+    """Rename a written build over `target` (`version`: the stored imports' token it holds, when it is newer than
+    the one its plan read); the temporary file is removed when that fails."""
+    try:
+        if version is not None:
+            with sqlite3.connect(temporary) as conn:
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'imports_version'", [version])
+            conn.close()
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
 def build(
     target: Path | None = None,
     parsed: Parsed | None = None,
@@ -252,38 +334,13 @@ def build(
 
     `parsed`: see `load_catalogs`. `catalog_dir`, `pricing_dir`: the bundled catalogs (their manifest.csv) and
     reserved/spot price files; tests build a small knowledge base from a subset of both (tests/data/small_kb/).
-    With imports, the bundled part is copied from its cache in GPUBOT_HOME (`knowledge.kb.base_cache`, built
-    first when missing) and only the imported providers' parts are computed (`knowledge.kb.incremental`): the same
-    tables, row for row (`incremental` in the report); `reuse_bundled=False` computes every part."""
-    from knowledge.kb import base_cache, incremental
-
+    `reuse_bundled=False` computes every part (see `write_temporary`)."""
     started = time.perf_counter()
-    target = target or kb_path()
-    version = imports_version()  # read before the imports themselves: a later import makes us stale, not wrong
-    meta = _meta(fingerprint(), version, catalog_dir)
-    sources = all_catalogs(catalog_dir)
-    imported = any(src.text is not None for src in sources)
-    remove_leftovers(target.parent)
-    key = base_cache.key(catalog_dir, pricing_dir)
-    base = bundled_part(key, catalog_dir, pricing_dir, meta) if imported and reuse_bundled else None
-    tables = incremental.tables(base.ledger, sources, parsed, pricing_dir, meta) if base is not None else None
-    fd, tmp = tempfile.mkstemp(prefix=f".kb-{os.getpid()}-", suffix=".db", dir=target.parent)
-    os.close(fd)
-    try:
-        if tables is None:
-            tables = full(sources, parsed, pricing_dir, meta)
-            write(Path(tmp), tables)
-            if not imported:  # this is the bundled part: kept for the builds after an import
-                base_cache.store(key, Path(tmp), incremental.ledger(tables))
-        else:
-            write(Path(tmp), tables, base.path if base is not None else None)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    report = {"path": str(target), **tables.counts, "skipped": tables.skipped}
-    incremental_build = not tables.history  # the bundled part copied from its cache
-    return report | {"seconds": round(time.perf_counter() - started, 2), "incremental": incremental_build}
+    job = plan(target, parsed, catalog_dir=catalog_dir, pricing_dir=pricing_dir, reuse_bundled=reuse_bundled)
+    temporary = temporary_beside(job.target)
+    report = write_temporary(job, temporary)
+    swap_in(temporary, job.target)
+    return report | {"seconds": round(time.perf_counter() - started, 2)}
 
 
 def bundled_part(key: str, catalog_dir: Path, pricing_dir: Path, meta: list[dict]):

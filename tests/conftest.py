@@ -166,7 +166,7 @@ def empty_state_url(request, tmp_path, monkeypatch) -> str:
 
 
 # The fast tier (`./scripts/test -m "not slow"`; target under a minute, see BENCHMARKS.md): everything but real
-# servers, subprocesses and PostgreSQL. The whole suite (no -m) runs everything, always.
+# servers, subprocesses, PostgreSQL and whole-build comparisons. The whole suite (no -m) runs everything, always.
 SLOW_MODULES = frozenset(
     {
         "test_scale",
@@ -187,17 +187,19 @@ SLOW_MODULES = frozenset(
         "test_hostile",  # real servers, slow-client sockets, nginx
         "test_live_refresh",  # a stand-in HTTP server for the live price sources, a real server answering
         "test_stock_alerts",  # the live-source stand-in server builds its knowledge bases
+        "test_kb_incremental",  # in process, but whole builds compared: 3 imports, 6 builds, ~19 s of CPU
     }
 )
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: one worker per core, plus one for the whole suite. A fifth of its time is tests waiting (on a
-    server's retry-after, a lease running out, a child process): the extra worker computes meanwhile. The fast tier
-    (`-m "not slow"`) waits little: there the extra worker only adds its collection and contends for the cores
-    (on 2 cores, 2026-12-04: 2 workers 94-96 s of user CPU, 78-82 s wall; 3 workers 106-110 s, 77-98 s)."""
+    """`-n auto`: two workers per core for the whole suite, one per core plus one for the fast tier. Much of the
+    whole suite's time is tests waiting (a server's retry-after, a lease running out, a child process): the extra
+    workers compute meanwhile. The fast tier (`-m "not slow"`) waits less. Measured on 2 cores, quiet, 2026-12-04:
+    whole suite 3 workers 181 s, 4 workers 162 s (303 s of CPU either way); fast tier 2 workers 67-69 s, 3 workers
+    65 s, 4 workers 67 s."""
     cores = len(os.sched_getaffinity(0))
-    return cores if _the_fast_tier(config.option.markexpr) else cores + 1
+    return cores + 1 if _the_fast_tier(config.option.markexpr) else 2 * cores
 
 
 def _the_fast_tier(markexpr: str) -> bool:
@@ -213,7 +215,10 @@ def _the_fast_tier(markexpr: str) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput") and getattr(config, "cache", None) is not None:  # xdist's controller
         config.pluginmanager.register(ModuleSeconds(config), "gpubot-module-seconds")
-    config.addinivalue_line("markers", "slow: starts servers, subprocesses or PostgreSQL (left out by -m 'not slow')")
+    config.addinivalue_line(
+        "markers",
+        "slow: starts servers, subprocesses or PostgreSQL, or compares whole builds (left out by -m 'not slow')",
+    )
     config.addinivalue_line(
         "markers", "live: fetches the real vendor endpoints (internet); runs only with GPUBOT_LIVE_TESTS=1 -m live"
     )

@@ -104,6 +104,17 @@ def test_the_build_beside_the_store_is_the_sequential_build(home, tmp_path, monk
     assert first_difference(beside, kb_path()) is None
 
 
+def test_beside_a_postgresql_store(home, tmp_path, monkeypatch, beside_always, postgres):
+    """The child inherits the parent's open PostgreSQL connections and never uses them: the parent's store and
+    its reads after the child has ended work, and the build holds the token."""
+    monkeypatch.setenv("DATABASE_URL", postgres.new_database())
+    importer.import_catalog(_catalog(tmp_path / "c.csv", 300), "bigcloud", as_of="2026-11-30")
+    importer.import_catalog(_catalog(tmp_path / "d.csv", 200), "bigcloud", as_of="2026-12-01")
+    assert len(beside_always) == 2 and KB(kb_path()).meta("imports_version") == imports_version()
+    with sqlite3.connect(kb_path()) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM offers WHERE provider = 'bigcloud'").fetchone()[0] == 400
+
+
 @pytest.fixture
 def beside_always(monkeypatch, children):
     """Every import takes the forked path, however small (the paths are the same code at any size)."""

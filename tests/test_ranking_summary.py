@@ -21,6 +21,7 @@ import pytest
 from bot import pipeline
 from bot.render import answer_json
 from handlers import ranking
+from knowledge.catalog import importer
 from knowledge.catalog.importer import import_catalog
 from knowledge.kb import build as kb_build
 from knowledge.kb import ranks
@@ -67,6 +68,7 @@ def _import_big_cloud(target: Path, part: Path) -> None:
 
     with pytest.MonkeyPatch.context() as patch:  # the import's own build, its report kept
         patch.setattr(kb_build, "build", recorded)
+        patch.setattr(importer, "BESIDE_FROM_OFFERS", 10**9)  # built here, not in a child (the same KB either way)
         import_catalog(path, "bigcloud", as_of="2026-11-30")
     assert [r["incremental"] for r in reports] == [True]
     os.replace(kb_path(), target)

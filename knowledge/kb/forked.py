@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -33,6 +34,8 @@ class Forked:
     exception; `cancel()` stops it."""
 
     def __init__(self, function: Callable[..., Any], *args: Any) -> None:
+        for stream in (sys.stdout, sys.stderr):  # else what they hold would be written twice, once by the child
+            stream.flush()
         context = multiprocessing.get_context("fork")
         self._receiver, sender = context.Pipe(duplex=False)
         self._process = context.Process(target=_run, args=(sender, function, args), daemon=True)

@@ -92,6 +92,9 @@ def _size_order(item: dict | Offer) -> tuple:
     return _get(item, "gpu_count"), _get(item, "instance_type")
 
 
+_MOST_PARTS = 8  # values of a name's differing part shown in one line (GCP's TPU v5p sizes: 94)
+
+
 def size_label(members: Sequence[dict | Offer]) -> str:
     """ "n3-H100 x1/x2/x4/x8" when the names differ only by a trailing GPU count, "Standard_NC24/48/96ads_A100_v4"
     or "1/2/4/8x_L4_SECURE" when by one number, else up to three names or the first and the counts
@@ -115,7 +118,10 @@ def size_label(members: Sequence[dict | Offer]) -> str:
         head, tail = "".join(parts[0][:at]), "".join(parts[0][at + 1 :])
         if not tail and all(float(p[at]) == _get(m, "gpu_count") for p, m in zip(parts, ordered, strict=True)):
             return f"{head.rstrip('x-_ ') or head} {counts}"
-        return head + "/".join(p[at] for p in parts) + tail  # "Standard_NC24/48/96ads_A100_v4"
+        shown = [p[at] for p in parts]  # "Standard_NC24/48/96ads_A100_v4"
+        if len(shown) > _MOST_PARTS:  # "tpu-v5p-8/16/32/64/128/256/…/12288": the first ones and the last
+            shown = [*shown[: _MOST_PARTS - 2], "…", shown[-1]]
+        return head + "/".join(shown) + tail
     if len(ordered) <= 3:
         return "/".join(names)  # "p5.4xlarge/p5.48xlarge"
     return f"{_get(members[0], 'instance_type')} ({counts})"

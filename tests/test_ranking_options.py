@@ -114,6 +114,16 @@ def test_the_standard_region_wins_a_tie_over_its_local_zone(kb):
         (["Standard_NC24ads_A100_v4", "Standard_NC48ads_A100_v4"], [1, 2], "Standard_NC24/48ads_A100_v4"),
         (["scaleway_L4", "scaleway_L4x2"], [1, 2], "scaleway_L4 x1/x2"),
         (["p5.4xlarge", "p5.48xlarge"], [1, 8], "p5.4/48xlarge"),
+        (  # GCP's 94 TPU v5p sizes made a line of 500 characters: the first ones and the last
+            [f"tpu-v5p-{n}" for n in (8, 16, 32, 64, 128, 256, 384, 512, 640, 768)],
+            [4, 8, 16, 32, 64, 128, 192, 256, 320, 384],
+            "tpu-v5p-8/16/32/64/128/256/…/768",
+        ),
+        (
+            [f"tpu-v5p-{n}" for n in (8, 16, 32, 64, 128, 256, 384, 512)],
+            [4, 8, 16, 32, 64, 128, 192, 256],
+            "tpu-v5p-8/16/32/64/128/256/384/512",
+        ),
     ],
 )
 def test_a_merged_line_names_its_sizes(names, counts, label):

@@ -100,6 +100,19 @@ def home(kb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture
+def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kb, bundled_part: Path) -> Path:
+    """One machine for imports: its own GPUBOT_HOME seeded with the built knowledge base (and the bundled part its
+    build cached: a build after an import starts from it), a SQLite state database of its own."""
+    home = tmp_path / "home"
+    home.mkdir()
+    copy_kb(kb, home / "kb.db")
+    seed_bundled_part(home, bundled_part)
+    monkeypatch.setenv("GPUBOT_HOME", str(home))
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'state.db'}")
+    return home
+
+
 @pytest.fixture(scope="session")
 def small_kb(tmp_path_factory: pytest.TempPathFactory, gpubot_home: Path):
     """A small knowledge base: every cloud, a few hundred real catalog rows (tests/data/small_kb/make.py says which),

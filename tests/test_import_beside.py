@@ -23,7 +23,7 @@ from knowledge.catalog.reader import CatalogError
 from knowledge.kb import build, forked
 from knowledge.kb.reader import KB
 from knowledge.paths import kb_path
-from tests.conftest import copy_kb, seed_bundled_part
+from tests.conftest import seed_bundled_part
 from tests.kb_dump import first_difference
 
 ROWS = 5_000  # on-demand and spot: `BESIDE_FROM_OFFERS` offers, the forked path without changing it
@@ -38,18 +38,6 @@ def _catalog(path: Path, rows: int) -> Path:
         for i in range(rows)
     ]
     path.write_text(HEADER + "".join(lines), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch, kb, bundled_part):
-    """A GPUBOT_HOME of its own (the built knowledge base, the cached bundled part) with its own SQLite state."""
-    path = tmp_path / "home"
-    path.mkdir()
-    copy_kb(kb, path / "kb.db")
-    seed_bundled_part(path, bundled_part)
-    monkeypatch.setenv("GPUBOT_HOME", str(path))
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{path / 'state.db'}")
     return path
 
 
@@ -85,7 +73,7 @@ def _as_they_were(home: Path):
     return lambda: (home / "kb.db").read_bytes() == kb_bytes and _state() == state and not list(home.glob(".kb-*"))
 
 
-def test_the_build_beside_the_store_is_the_sequential_build(home, tmp_path, monkeypatch, children, bundled_part):
+def test_the_build_beside_the_store_is_the_sequential_build(machine, tmp_path, monkeypatch, children, bundled_part):
     path = _catalog(tmp_path / "big.csv", ROWS)
     report = importer.import_catalog(path, "bigcloud", as_of="2026-11-30")
     assert report["offers"] == 2 * ROWS == importer.BESIDE_FROM_OFFERS and len(children) == 1  # built beside
@@ -104,7 +92,7 @@ def test_the_build_beside_the_store_is_the_sequential_build(home, tmp_path, monk
     assert first_difference(beside, kb_path()) is None
 
 
-def test_beside_a_postgresql_store(home, tmp_path, monkeypatch, beside_always, postgres):
+def test_beside_a_postgresql_store(machine, tmp_path, monkeypatch, beside_always, postgres):
     """The child inherits the parent's open PostgreSQL connections and never uses them: the parent's store and
     its reads after the child has ended work, and the build holds the token."""
     monkeypatch.setenv("DATABASE_URL", postgres.new_database())
@@ -122,8 +110,8 @@ def beside_always(monkeypatch, children):
     return children
 
 
-def test_a_store_that_fails_stops_the_build_and_leaves_everything(home, tmp_path, monkeypatch, beside_always):
-    unchanged = _as_they_were(home)
+def test_a_store_that_fails_stops_the_build_and_leaves_everything(machine, tmp_path, monkeypatch, beside_always):
+    unchanged = _as_they_were(machine)
     real = importer._store
 
     def refused(*args):
@@ -137,8 +125,8 @@ def test_a_store_that_fails_stops_the_build_and_leaves_everything(home, tmp_path
     monkeypatch.setattr(importer, "_store", real)
 
 
-def test_a_build_that_fails_in_the_child_undoes_the_store(home, tmp_path, monkeypatch, beside_always):
-    unchanged = _as_they_were(home)
+def test_a_build_that_fails_in_the_child_undoes_the_store(machine, tmp_path, monkeypatch, beside_always):
+    unchanged = _as_they_were(machine)
 
     def damaged(job, temporary):
         temporary.write_bytes(b"half")
@@ -151,8 +139,8 @@ def test_a_build_that_fails_in_the_child_undoes_the_store(home, tmp_path, monkey
     assert len(beside_always) == 1 and unchanged()
 
 
-def test_a_child_killed_while_building_undoes_the_store(home, tmp_path, monkeypatch, beside_always):
-    unchanged = _as_they_were(home)
+def test_a_child_killed_while_building_undoes_the_store(machine, tmp_path, monkeypatch, beside_always):
+    unchanged = _as_they_were(machine)
 
     def killed(job, temporary):
         assert os.getpid() != test_process  # never the test's own process
@@ -167,7 +155,7 @@ def test_a_child_killed_while_building_undoes_the_store(home, tmp_path, monkeypa
     assert unchanged()
 
 
-def test_an_import_stored_meanwhile_leaves_the_build_behind(home, tmp_path, monkeypatch, beside_always):
+def test_an_import_stored_meanwhile_leaves_the_build_behind(machine, tmp_path, monkeypatch, beside_always):
     from knowledge.catalog.imports import catalog_imports
     from knowledge.catalog.sources import CatalogSource
     from knowledge.state.db import engine

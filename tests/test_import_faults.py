@@ -21,22 +21,9 @@ import sqlalchemy as sa
 
 from bot.cli import main
 from knowledge.catalog.reader import CatalogError, read_catalog
-from tests.conftest import copy_kb, seed_bundled_part
+from tests.conftest import seed_bundled_part
 
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
-
-
-@pytest.fixture
-def machine(tmp_path, monkeypatch, kb, bundled_part):
-    """One machine: its own GPUBOT_HOME seeded with the built knowledge base (and the bundled part its build
-    cached: a build after an import starts from it), a state database of its own."""
-    home = tmp_path / "home"
-    home.mkdir()
-    copy_kb(kb, home / "kb.db")
-    seed_bundled_part(home, bundled_part)
-    monkeypatch.setenv("GPUBOT_HOME", str(home))
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'state.db'}")
-    return home
 
 
 def _unchanged(home: Path):
